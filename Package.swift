@@ -1,0 +1,40 @@
+// swift-tools-version: 6.0
+// Parlor: a self-hosted drop-in audio rooms server. No package dependencies; system C libraries only.
+import PackageDescription
+
+let package = Package(
+    name: "Parlor",
+    platforms: [.macOS(.v14), .iOS(.v17)],
+    products: [
+        .executable(name: "parlor", targets: ["parlor"]),
+        .library(name: "ParlorApp", targets: ["ParlorApp"]),
+        .library(name: "ParlorClient", targets: ["ParlorClient"]),
+    ],
+    targets: [
+        // System C libraries (Debian -dev packages).
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CJWT", pkgConfig: "libjwt", providers: [.apt(["libjwt-dev"])]),
+        // epoll, eventfd, timerfd and accept4: Glibc does not expose them to Swift.
+        .target(name: "CParlorSystem"),
+
+        // Layers, in one dependency direction: loop → codec/protocols → store → rooms → app → executable.
+        .target(name: "ParlorLoop", dependencies: ["CParlorSystem"]),
+        .target(name: "ParlorCodec"),
+        .target(name: "ParlorHTTP", dependencies: ["ParlorLoop", "ParlorCodec", "COpenSSL"]),
+        .executableTarget(name: "ParlorMigrationEmbedder"),
+        .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["ParlorMigrationEmbedder"]),
+        .target(name: "ParlorStore", dependencies: ["CSQLite"], plugins: ["EmbedMigrations"]),
+        .target(name: "ParlorRooms", dependencies: ["ParlorStore", "ParlorHTTP", "ParlorCodec", "ParlorLoop", "CJWT", "COpenSSL"]),
+        .target(name: "ParlorApp", dependencies: ["ParlorRooms", "ParlorHTTP", "ParlorStore", "ParlorLoop", "ParlorCodec"]),
+        .executableTarget(name: "parlor", dependencies: ["ParlorApp", "ParlorClient"]),
+
+        // Client library: Foundation and the project's own codec only, so it builds on Apple platforms too.
+        .target(name: "ParlorClient", dependencies: ["ParlorCodec"]),
+
+        .testTarget(name: "ParlorCodecTests", dependencies: ["ParlorCodec"]),
+        .testTarget(name: "ParlorStoreTests", dependencies: ["ParlorStore"]),
+        .testTarget(name: "ParlorAppTests", dependencies: ["ParlorApp", "ParlorClient", "ParlorCodec", "ParlorStore", "ParlorRooms"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

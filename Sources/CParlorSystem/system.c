@@ -1,0 +1,17 @@
+#define _GNU_SOURCE
+#include "CParlorSystem.h"
+
+int parlor_accept4(int fd, struct sockaddr *addr, socklen_t *len) {
+    return accept4(fd, addr, len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+}
+
+void parlor_ignore_sigpipe(void) { signal(SIGPIPE, SIG_IGN); }
+
+// Raises the soft RLIMIT_NOFILE to the hard limit; returns the new soft limit, or -1.
+int parlor_raise_nofile_limit(void) {
+    struct rlimit lim;
+    if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return -1;
+    lim.rlim_cur = lim.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &lim) != 0) return -1;
+    return (int)lim.rlim_cur;
+}

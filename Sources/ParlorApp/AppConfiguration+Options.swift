@@ -1,0 +1,126 @@
+import ParlorHTTP
+import ParlorLoop
+
+/// One configuration option: its flag, its environment variable, its default and what it does.
+public struct ConfigurationOption: Sendable {
+    public let flag: String
+    public let environment: String
+    public let defaultValue: String
+    public let help: String
+    let apply: @Sendable (inout AppConfiguration, String) throws -> Void
+}
+
+public struct ConfigurationError: Error, CustomStringConvertible, Sendable {
+    public let message: String
+    public var description: String { message }
+}
+
+extension AppConfiguration {
+    /// The documented options, in the order `parlor serve --help` and the README list them.
+    public static let options: [ConfigurationOption] = [
+        option("--host", "PARLOR_HOST", "0.0.0.0", "address to listen on") { $0.http.host = $1 },
+        option("--port", "PARLOR_PORT", "8080", "port to listen on; 0 picks a free one") { $0.http.port = try int($1, "--port", 0...65535) },
+        option("--data-dir", "PARLOR_DATA_DIR", "./data", "directory for the database and the generated JWT secret") { $0.dataDirectory = $1 },
+        option("--database", "PARLOR_DATABASE", "<data-dir>/parlor.db", "SQLite file, or :memory: for no files at all") { $0.databasePath = $1 },
+        option("--jwt-secret", "PARLOR_JWT_SECRET", "generated", "HS256 secret; when unset, a random one is kept in <data-dir>/jwt-secret (0600)") { $0.jwtSecret = $1 },
+        option("--token-ttl", "PARLOR_TOKEN_TTL", "21600", "seconds a token from /auth stays valid") { $0.tokenTTLSeconds = Int64(try int($1, "--token-ttl", 1...31_536_000)) },
+        option("--loops", "PARLOR_LOOPS", "0", "event-loop threads; 0 means one per core") { $0.http.loopCount = try int($1, "--loops", 0...256) },
+        option("--readers", "PARLOR_READERS", "2", "SQLite reader connections") { $0.readerCount = try int($1, "--readers", 1...64) },
+        option("--max-body-bytes", "PARLOR_MAX_BODY_BYTES", "65536", "largest HTTP request body (413 above)") { $0.http.limits.maxBodyBytes = try int($1, "--max-body-bytes", 0...(64 << 20)) },
+        option("--header-timeout", "PARLOR_HEADER_TIMEOUT", "10", "seconds to receive a request head (slowloris guard)") { $0.http.headerTimeout = .seconds(try seconds($1, "--header-timeout")) },
+        option("--idle-timeout", "PARLOR_IDLE_TIMEOUT", "60", "seconds an idle keep-alive connection stays open") { $0.http.idleTimeout = .seconds(try seconds($1, "--idle-timeout")) },
+        option("--cors-origins", "PARLOR_CORS_ORIGINS", "*", "comma-separated origins allowed by CORS") { $0.http.corsAllowedOrigins = $1.split(separator: ",").map { $0.trimmingSpaces } },
+        option("--grace-period", "PARLOR_GRACE_PERIOD", "20", "seconds a dropped member may resume before member:left reason dropped") { $0.rooms.gracePeriod = .seconds(try seconds($1, "--grace-period")) },
+        option("--room-ttl", "PARLOR_ROOM_TTL", "300", "default seconds an empty room is kept") { $0.rooms.defaultRoomTTL = Int64(try int($1, "--room-ttl", 0...31_536_000)) },
+        option("--ping-interval", "PARLOR_PING_INTERVAL", "5", "seconds between WebSocket pings") { $0.http.webSocket.pingInterval = .seconds(try seconds($1, "--ping-interval")) },
+        option("--pong-timeout", "PARLOR_PONG_TIMEOUT", "15", "seconds of silence before a WebSocket is closed") { $0.http.webSocket.pongTimeout = .seconds(try seconds($1, "--pong-timeout")) },
+        option("--max-message-bytes", "PARLOR_MAX_MESSAGE_BYTES", "65536", "largest WebSocket frame or message (close 1009 above)") {
+            let value = try int($1, "--max-message-bytes", 1024...(16 << 20))
+            $0.http.webSocket.maxFrameBytes = value
+            $0.http.webSocket.maxMessageBytes = value
+        },
+        option("--max-request-bytes", "PARLOR_MAX_REQUEST_BYTES", "32768", "largest JSON request on the WebSocket (error reply above)") { $0.maxRequestBytes = try int($1, "--max-request-bytes", 256...(16 << 20)) },
+        option("--max-output-bytes", "PARLOR_MAX_OUTPUT_BYTES", "1048576", "unsent bytes a WebSocket may queue before it is closed with 1008") { $0.http.webSocket.maxPendingOutputBytes = try int($1, "--max-output-bytes", 1024...(1 << 30)) },
+        option("--log-level", "PARLOR_LOG_LEVEL", "info", "debug, info, warn, error or off") {
+            guard let level = Logger.Level(name: $1) else { throw ConfigurationError(message: "--log-level must be debug, info, warn, error or off") }
+            $0.logLevel = level
+        },
+    ]
+
+    /// Reads PARLOR_* variables, then flags (`--port 0` or `--port=0`).
+    public static func parse(arguments: [String], environment: [String: String]) throws(ConfigurationError) -> AppConfiguration {
+        var configuration = AppConfiguration()
+        for option in options {
+            if let value = environment[option.environment] { try apply(option, value, to: &configuration) }
+        }
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            var flag = argument
+            var value: String?
+            if let equals = argument.firstIndex(of: "=") {
+                flag = String(argument[..<equals])
+                value = String(argument[argument.index(after: equals)...])
+            }
+            guard let option = options.first(where: { $0.flag == flag }) else {
+                throw ConfigurationError(message: "unknown option \(argument); see parlor serve --help")
+            }
+            if value == nil {
+                index += 1
+                guard index < arguments.count else { throw ConfigurationError(message: "\(flag) needs a value") }
+                value = arguments[index]
+            }
+            try apply(option, value!, to: &configuration)
+            index += 1
+        }
+        return configuration
+    }
+
+    private static func apply(_ option: ConfigurationOption, _ value: String, to configuration: inout AppConfiguration) throws(ConfigurationError) {
+        do {
+            try option.apply(&configuration, value)
+        } catch let error as ConfigurationError {
+            throw error
+        } catch {
+            throw ConfigurationError(message: "\(option.flag): \(error)")
+        }
+    }
+
+    public static func helpText() -> String {
+        var text = "Usage: parlor serve [options]\n\nOptions (each also read from its environment variable; flags win):\n"
+        for option in options {
+            text += "  \(option.flag.padding(22))\(option.environment.padding(26))default \(option.defaultValue)\n"
+            text += "      \(option.help)\n"
+        }
+        return text
+    }
+
+    private static func option(_ flag: String, _ environment: String, _ defaultValue: String, _ help: String,
+                               _ apply: @escaping @Sendable (inout AppConfiguration, String) throws -> Void) -> ConfigurationOption {
+        ConfigurationOption(flag: flag, environment: environment, defaultValue: defaultValue, help: help, apply: apply)
+    }
+
+    private static func int(_ text: String, _ flag: String, _ range: ClosedRange<Int>) throws(ConfigurationError) -> Int {
+        guard let value = Int(text.trimmingSpaces), range.contains(value) else {
+            throw ConfigurationError(message: "\(flag) must be a whole number from \(range.lowerBound) to \(range.upperBound), not \(text)")
+        }
+        return value
+    }
+
+    private static func seconds(_ text: String, _ flag: String) throws(ConfigurationError) -> Double {
+        guard let value = Double(text.trimmingSpaces), value > 0, value <= 86_400 * 365 else {
+            throw ConfigurationError(message: "\(flag) must be a positive number of seconds, not \(text)")
+        }
+        return value
+    }
+}
+
+extension StringProtocol {
+    var trimmingSpaces: String {
+        String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+    }
+
+    func padding(_ width: Int) -> String {
+        count >= width ? String(self) + " " : String(self) + String(repeating: " ", count: width - count)
+    }
+}

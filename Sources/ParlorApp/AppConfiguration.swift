@@ -1,0 +1,40 @@
+import ParlorHTTP
+import ParlorLoop
+import ParlorRooms
+
+/// Everything `parlor serve` can be told, from flags or PARLOR_* environment variables (flags win).
+public struct AppConfiguration: Sendable {
+    public var http = HTTPServerConfiguration()
+    public var rooms = RoomsConfiguration()
+    /// Holds the database (unless --database says otherwise) and the generated JWT secret.
+    public var dataDirectory = "./data"
+    /// nil: `<dataDirectory>/parlor.db`; ":memory:" runs with no files at all.
+    public var databasePath: String?
+    public var readerCount = 2
+    /// nil: PARLOR_JWT_SECRET was not set; a secret is generated once and kept in the data directory.
+    public var jwtSecret: String?
+    public var tokenTTLSeconds: Int64 = 6 * 3600
+    public var logLevel = Logger.Level.info
+    /// Largest JSON request accepted on the WebSocket; bigger ones get an error reply.
+    public var maxRequestBytes = 32 * 1024
+
+    public init() {
+        http.host = "0.0.0.0"
+        http.port = 8080
+    }
+
+    /// An in-memory server on 127.0.0.1 and a free port, for tests: no files, quiet logs, short timeouts stay default.
+    public static func testing() -> AppConfiguration {
+        var configuration = AppConfiguration()
+        configuration.http.host = "127.0.0.1"
+        configuration.http.port = 0
+        configuration.http.loopCount = 2
+        configuration.databasePath = ":memory:"
+        configuration.jwtSecret = "parlor-test-secret-parlor-test-secret"
+        configuration.logLevel = .warning
+        return configuration
+    }
+
+    public var resolvedDatabasePath: String { databasePath ?? dataDirectory + "/parlor.db" }
+    public var isInMemory: Bool { resolvedDatabasePath == ":memory:" }
+}

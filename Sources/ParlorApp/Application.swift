@@ -1,0 +1,90 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ParlorHTTP
+import ParlorLoop
+import ParlorRooms
+import ParlorStore
+
+/// A running Parlor: database, rooms thread, event loops and the HTTP/WebSocket server.
+/// The executable and the tests both start it with `buildApplication`.
+public final class ParlorApplication: Sendable {
+    public let configuration: AppConfiguration
+    public let database: Database
+    public let rooms: RoomsService
+    public let users: UserDirectory
+    public let tokens: TokenService
+    public let server: HTTPServer
+    public let logger: Logger
+    private let group: EventLoopGroup
+
+    /// The bound port (the kernel's choice with port 0).
+    public var port: Int { server.port }
+    public var host: String { configuration.http.host }
+    /// "http://HOST:PORT", with 0.0.0.0 shown as it was bound.
+    public var baseURL: String { "http://\(host.contains(":") ? "[\(host)]" : host):\(port)" }
+
+    init(configuration: AppConfiguration) throws {
+        self.configuration = configuration
+        let logger = Logger(level: configuration.logLevel)
+        self.logger = logger
+        ProcessSetup.prepareForServing()
+
+        var databaseConfiguration = DatabaseConfiguration(path: configuration.resolvedDatabasePath)
+        databaseConfiguration.readerCount = configuration.readerCount
+        let database = try Database(databaseConfiguration)
+        self.database = database
+
+        let secret: [UInt8]
+        if let configured = configuration.jwtSecret {
+            guard configured.utf8.count >= 16 else {
+                throw ConfigurationError(message: "PARLOR_JWT_SECRET must be at least 16 bytes long")
+            }
+            secret = Array(configured.utf8)
+        } else if configuration.isInMemory && configuration.databasePath != nil {
+            secret = SecretFile.random()  // nothing survives an in-memory run, so neither need its tokens
+        } else {
+            secret = try SecretFile.loadOrCreate(in: configuration.dataDirectory)
+        }
+        tokens = TokenService(secret: secret, timeToLiveSeconds: configuration.tokenTTLSeconds)
+        users = UserDirectory(database: database)
+        rooms = try RoomsService(database: database, configuration: configuration.rooms, logger: logger)
+
+        let loopCount = configuration.http.loopCount > 0 ? configuration.http.loopCount : System.coreCount
+        group = try EventLoopGroup(loopCount: loopCount)
+        let routes = Routes(configuration: configuration, database: database, rooms: rooms, users: users, tokens: tokens, logger: logger)
+        do {
+            server = try HTTPServer(configuration: configuration.http, group: group, router: routes.router(), logger: logger)
+        } catch {
+            group.shutdown()
+            rooms.stop()
+            database.close()
+            throw error
+        }
+    }
+
+    /// Graceful stop: no new connections, in-flight requests finish, WebSockets get close 1001 and keep their
+    /// memberships for the next start, then the database is closed cleanly.
+    public func shutdown() {
+        rooms.beginShutdown()
+        server.shutdown()
+        rooms.stop()
+        group.shutdown()
+        database.close()
+    }
+}
+
+/// Builds and starts Parlor: when this returns, it is accepting connections on `app.port`.
+public func buildApplication(_ configuration: AppConfiguration) throws -> ParlorApplication {
+    try ParlorApplication(configuration: configuration)
+}
+
+enum System {
+    static var coreCount: Int {
+        #if canImport(Glibc)
+        return max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+        #else
+        return 1
+        #endif
+    }
+}

@@ -1,0 +1,138 @@
+import ParlorCodec
+import ParlorHTTP
+import ParlorLoop
+import ParlorRooms
+
+/// One WebSocket client speaking Parlor's JSON protocol. It lives on the connection's loop thread: it checks each
+/// request's shape, answers what needs no room state (ping, bad input) itself, and hands the rest to the rooms thread.
+final class ClientSession: WebSocketDelegate {
+    private let rooms: RoomsService
+    private let configuration: AppConfiguration
+    private var client: ClientRef?
+    private let user: User
+
+    init(user: User, rooms: RoomsService, configuration: AppConfiguration) {
+        self.user = user
+        self.rooms = rooms
+        self.configuration = configuration
+    }
+
+    func webSocketDidOpen(_ socket: WebSocketConnection) {
+        let client = ClientRef(handle: socket.handle, sessionID: Identifier.make(Identifier.session), user: user)
+        self.client = client
+        rooms.connect(client)
+    }
+
+    func webSocket(_ socket: WebSocketConnection, didReceiveText text: String) {
+        guard let client else { return }
+        guard text.utf8.count <= configuration.maxRequestBytes else {
+            socket.send(frame: ProtocolFrame.error(tid: .null, code: "request:error:too-large",
+                                                   detail: "requests are limited to \(configuration.maxRequestBytes) bytes"))
+            return
+        }
+        let message: JSONValue
+        do {
+            message = try JSONParser.parse(Array(text.utf8))
+        } catch {
+            socket.send(frame: ProtocolFrame.error(tid: .null, code: "request:error:invalid-json", detail: "not valid JSON: \(error)"))
+            return
+        }
+        guard case .object(let object) = message else {
+            socket.send(frame: ProtocolFrame.error(tid: .null, code: "request:error:invalid-json", detail: "a request must be a JSON object"))
+            return
+        }
+        let tid = object["tid"] ?? .null
+        switch tid {
+        case .string, .number, .null: break
+        default:
+            socket.send(frame: ProtocolFrame.error(tid: .null, code: "request:error:invalid-field", detail: "tid must be a string or a number"))
+            return
+        }
+        guard let typeValue = object["type"] else {
+            socket.send(frame: ProtocolFrame.error(tid: tid, code: "request:error:missing-field", detail: "type is required"))
+            return
+        }
+        guard case .string(let type) = typeValue else {
+            socket.send(frame: ProtocolFrame.error(tid: tid, code: "request:error:invalid-field", detail: "type must be a string"))
+            return
+        }
+        let body: JSONObject
+        switch object["body"] {
+        case nil, .null?: body = JSONObject()
+        case .object(let value)?: body = value
+        case let other?:
+            socket.send(frame: ProtocolFrame.error(tid: tid, code: "request:error:invalid-field", detail: "body must be an object, not \(other.typeName)", requestType: type))
+            return
+        }
+        do {
+            if type == "session:ping" {
+                socket.send(frame: ProtocolFrame.success("session:ping", tid: tid, body: .object([:])))
+                return
+            }
+            guard let request = try parseRequest(type: type, body: body) else {
+                socket.send(frame: ProtocolFrame.error(tid: tid, code: "request:error:unknown-type", detail: "unknown request type \(type)", requestType: type))
+                return
+            }
+            rooms.handle(request, tid: tid, from: client)
+        } catch {
+            socket.send(frame: ProtocolFrame.error(tid: tid, code: error.code, detail: error.detail, requestType: type))
+        }
+    }
+
+    func webSocket(_ socket: WebSocketConnection, didReceiveBinary bytes: [UInt8]) {
+        socket.send(frame: ProtocolFrame.error(tid: .null, code: "request:error:binary-unsupported",
+                                               detail: "requests are JSON text messages; binary messages are not understood"))
+    }
+
+    func webSocketDidClose(_ socket: WebSocketConnection, code: UInt16?, reason: String) {
+        if let client { rooms.disconnected(client) }
+        client = nil
+    }
+
+    private func parseRequest(type: String, body: JSONObject) throws(FieldError) -> RoomRequest? {
+        let fields = ProtocolFields(body: body, maxPageSize: configuration.rooms.maxPageSize, defaultPageSize: configuration.rooms.defaultPageSize)
+        switch type {
+        case "conversation:join":
+            return .join(cid: try fields.string("cid"))
+        case "conversation:leave":
+            return .leave(cid: try fields.string("cid"))
+        case "conversation:members":
+            let cid = try fields.string("cid")
+            var query = try ProtocolFields.membersFilter(order: try fields.optionalString("order"), state: try fields.optionalString("state")).get()
+            query.pageSize = try fields.pageSize()
+            query.cursor = try fields.cursor()
+            return .members(cid: cid, query: query)
+        case "conversation:events":
+            let cid = try fields.string("cid")
+            let since = try fields.optionalInt("since", in: 0...Int64.max / 2) ?? 0
+            return .events(cid: cid, since: since, pageSize: try fields.pageSize())
+        case "session:resume":
+            let sessionID = try fields.string("session_id")
+            var lastEventIDs: [(cid: String, lastEventID: Int64)] = []
+            switch body["last_event_ids"] {
+            case nil, .null?: break
+            case .object(let map)?:
+                guard map.pairs.count <= 1000 else { throw .invalid("body.last_event_ids", "may name at most 1000 rooms") }
+                for (cid, value) in map.pairs {
+                    guard let id = value.intValue, id >= 0 else { throw .invalid("body.last_event_ids.\(cid)", "must be a whole number ≥ 0") }
+                    lastEventIDs.append((cid, Int64(id)))
+                }
+            case let other?:
+                throw .invalid("body.last_event_ids", "must be an object of room id to event id, not \(other.typeName)")
+            }
+            return .resume(sessionID: sessionID, lastEventIDs: lastEventIDs)
+        default:
+            return nil
+        }
+    }
+}
+
+extension Routes {
+    /// GET /ws: authenticate (401 before any upgrade), then speak the protocol.
+    func webSocket(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
+        let user = try authenticator.requireUser(for: request)
+        let rooms = self.rooms
+        let configuration = self.configuration
+        return .upgrade(WebSocketUpgrade { _, _ in ClientSession(user: user, rooms: rooms, configuration: configuration) })
+    }
+}

@@ -1,0 +1,71 @@
+import ParlorCodec
+import ParlorHTTP
+import ParlorRooms
+
+/// A request field that is missing or wrong, named so the client can fix it.
+struct FieldError: Error {
+    let field: String
+    let rule: String
+    let missing: Bool
+
+    static func missing(_ field: String) -> FieldError { FieldError(field: field, rule: "is required", missing: true) }
+    static func invalid(_ field: String, _ rule: String) -> FieldError { FieldError(field: field, rule: rule, missing: false) }
+
+    var code: String { missing ? "request:error:missing-field" : "request:error:invalid-field" }
+    var detail: String { "\(field) \(rule)" }
+}
+
+/// Reads typed fields out of a request body.
+struct ProtocolFields {
+    let body: JSONObject
+    let maxPageSize: Int
+    let defaultPageSize: Int
+
+    func string(_ name: String) throws(FieldError) -> String {
+        guard let value = body[name], !value.isNull else { throw .missing("body.\(name)") }
+        guard case .string(let text) = value else { throw .invalid("body.\(name)", "must be a string, not \(value.typeName)") }
+        guard !text.isEmpty, text.utf8.count <= 256 else { throw .invalid("body.\(name)", "must be 1 to 256 bytes") }
+        return text
+    }
+
+    func optionalString(_ name: String) throws(FieldError) -> String? {
+        guard let value = body[name], !value.isNull else { return nil }
+        return try string(name)
+    }
+
+    func optionalInt(_ name: String, in range: ClosedRange<Int64>) throws(FieldError) -> Int64? {
+        guard let value = body[name], !value.isNull else { return nil }
+        guard let number = value.intValue, range.contains(Int64(number)) else {
+            throw .invalid("body.\(name)", "must be a whole number from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return Int64(number)
+    }
+
+    func pageSize() throws(FieldError) -> Int {
+        Int(try optionalInt("page_size", in: 1...Int64(maxPageSize)) ?? Int64(defaultPageSize))
+    }
+
+    func cursor() throws(FieldError) -> PageCursor? {
+        guard let text = try optionalString("cursor") else { return nil }
+        guard let cursor = PageCursor(encoded: text) else { throw .invalid("body.cursor", "is not a cursor this server issued") }
+        return cursor
+    }
+
+    /// `order` (asc|desc) and `state` (JOINED|LEFT|ALL) of a members listing.
+    static func membersFilter(order: String?, state: String?) -> Result<MembersQuery, FieldError> {
+        var query = MembersQuery(pageSize: 0, cursor: nil, descending: false, state: nil)
+        switch order?.lowercased() {
+        case nil, "asc": break
+        case "desc": query.descending = true
+        default: return .failure(.invalid("order", "must be asc or desc"))
+        }
+        switch state?.uppercased() {
+        case nil: break
+        case "ALL": query.allStates = true
+        case let name?:
+            guard let parsed = MemberState(rawValue: name) else { return .failure(.invalid("state", "must be JOINED, LEFT or ALL")) }
+            query.state = parsed
+        }
+        return .success(query)
+    }
+}

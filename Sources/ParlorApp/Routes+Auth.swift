@@ -1,0 +1,29 @@
+import ParlorCodec
+import ParlorHTTP
+import ParlorRooms
+
+extension Routes {
+    /// POST /auth `{"name":"alice"}` → `{"name":"alice","jwt":"…"}` (the tutorial app's contract), plus extras.
+    func auth(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
+        let body = try request.jsonObject()
+        guard let rawName = body["name"] else { throw HTTPError.missingField("name") }
+        guard case .string(let text) = rawName else { throw HTTPError.invalidField("name", "must be a string") }
+        let name: String
+        switch FieldRules.text(text, min: 1, max: 64) {
+        case .success(let valid): name = valid
+        case .failure(let violation): throw HTTPError.invalidField("name", violation.rule)
+        }
+        let user: User
+        do {
+            user = try users.findOrCreate(name: name)
+        } catch {
+            logger.error("could not create user", ["error": "\(error)"])
+            throw HTTPError.internalError()
+        }
+        let issued = try tokens.issue(name: name)
+        return .response(.json([
+            "name": .string(name), "jwt": .string(issued.token), "user_id": .string(user.id),
+            "expires_at": .string(Timestamp.iso8601(milliseconds: issued.claims.expiresAt * 1000)),
+        ]))
+    }
+}

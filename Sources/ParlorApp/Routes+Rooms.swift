@@ -1,0 +1,119 @@
+import ParlorCodec
+import ParlorHTTP
+import ParlorRooms
+
+extension Routes {
+    /// GET /rooms: open rooms, newest first, as a bare array (the tutorial decodes `[RoomResponse]`).
+    func listRooms(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
+        _ = try authenticator.user(for: request)
+        let (size, cursor) = (try pageSize(request), try self.cursor(request))
+        let page = try read { try RoomQueries.openRooms(pageSize: size, cursor: cursor, in: $0) }
+        return .response(.json(.array(page.items.map(\.json)), headers: linkHeader(request, next: page.next?.encoded)))
+    }
+
+    /// POST /rooms `{"display_name":"Friday chat"}` → 201 with the room (its `id` is what the tutorial reads).
+    func createRoom(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
+        let creator = try authenticator.user(for: request)
+        let body = try request.jsonObject()
+        guard let rawDisplayName = body["display_name"] else { throw HTTPError.missingField("display_name") }
+        guard case .string(let displayNameText) = rawDisplayName else { throw HTTPError.invalidField("display_name", "must be a string") }
+        let displayName: String
+        switch FieldRules.text(displayNameText, min: 1, max: 100) {
+        case .success(let valid): displayName = valid
+        case .failure(let violation): throw HTTPError.invalidField("display_name", violation.rule)
+        }
+        var name: String?
+        if let rawName = body["name"], !rawName.isNull {
+            guard case .string(let text) = rawName else { throw HTTPError.invalidField("name", "must be a string") }
+            guard text.utf8.count >= 1, text.utf8.count <= 64,
+                  text.utf8.allSatisfy({ ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2D || $0 == 0x5F || ($0 >= 0x41 && $0 <= 0x5A) }) else {
+                throw HTTPError.invalidField("name", "must be 1 to 64 letters, digits, '-' or '_'")
+            }
+            name = text
+        }
+        var ttl: Int64?
+        var maxMembers: Int64?
+        if let rawProperties = body["properties"], !rawProperties.isNull {
+            guard case .object(let properties) = rawProperties else { throw HTTPError.invalidField("properties", "must be an object") }
+            if let value = properties["ttl"], !value.isNull {
+                guard let seconds = value.intValue, (0...31_536_000).contains(seconds) else {
+                    throw HTTPError.invalidField("properties.ttl", "must be a whole number of seconds from 0 to 31536000")
+                }
+                ttl = Int64(seconds)
+            }
+            if let value = properties["max_members"], !value.isNull {
+                guard let count = value.intValue, (1...100_000).contains(count) else {
+                    throw HTTPError.invalidField("properties.max_members", "must be a whole number from 1 to 100000")
+                }
+                maxMembers = Int64(count)
+            }
+        }
+        let room = NewRoom(name: name, displayName: displayName, ttl: ttl, maxMembers: maxMembers, createdBy: creator)
+        rooms.createRoom(room) { result in
+            switch result {
+            case .success(let record): context.respond(.json(record.json, status: 201, headers: HTTPHeaders([("Location", "/rooms/\(record.id)")])))
+            case .failure(let error): context.respond(Self.httpError(error))
+            }
+        }
+        return .pending
+    }
+
+    /// GET /rooms/{id}
+    func getRoom(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
+        _ = try authenticator.user(for: request)
+        let room = try existingRoom(context.parameter("id"))
+        return .response(.json(room.json))
+    }
+
+    /// GET /rooms/{id}/members: the same page shape as conversation:members.
+    func listMembers(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
+        _ = try authenticator.user(for: request)
+        let room = try existingRoom(context.parameter("id"))
+        let (size, cursor) = (try pageSize(request), try self.cursor(request))
+        let query = try ProtocolFields.membersFilter(order: request.head.query["order"], state: request.head.query["state"])
+            .mapError { HTTPError.invalidField($0.field, $0.rule) }.get()
+        let page = try read {
+            try RoomQueries.members(roomID: room.id, state: query.allStates ? nil : (query.state ?? .joined), descending: query.descending,
+                                    pageSize: size, cursor: cursor, in: $0)
+        }
+        var body: JSONObject = ["cid": .string(room.id), "members": .array(page.items.map(\.json))]
+        if let next = page.next { body["cursor"] = .string(next.encoded) }
+        return .response(.json(.object(body), headers: linkHeader(request, next: page.next?.encoded)))
+    }
+
+    /// GET /rooms/{id}/events?since=N: the same page shape as conversation:events.
+    func listEvents(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
+        _ = try authenticator.user(for: request)
+        let room = try existingRoom(context.parameter("id"))
+        let size = try pageSize(request)
+        var since: Int64 = 0
+        if let text = request.head.query["since"] {
+            guard let value = Int64(text), value >= 0 else { throw HTTPError.invalidField("since", "must be a whole number ≥ 0") }
+            since = value
+        }
+        let page = try read { try RoomQueries.events(roomID: room.id, since: since, pageSize: size, in: $0) }
+        var body: JSONObject = ["cid": .string(room.id), "events": .array(page.items.map(\.json))]
+        let next = page.next.map { String($0.number) }
+        if let next { body["cursor"] = .string(next) }
+        return .response(.json(.object(body), headers: linkHeader(request, next: next, parameter: "since")))
+    }
+
+    private func existingRoom(_ id: String) throws(HTTPError) -> RoomRecord {
+        guard let room = try read({ try RoomQueries.room(id: id, in: $0) }) else {
+            throw HTTPError.notFound("room:error:not-found", "no room with id \(id)")
+        }
+        return room
+    }
+
+    static func httpError(_ error: RoomError) -> HTTPError {
+        let status = switch error.code {
+        case "room:error:not-found": 404
+        case "room:error:name-taken": 409
+        case "room:error:closed": 410
+        case "server:error:shutting-down": 503
+        case "server:error:internal": 500
+        default: 400
+        }
+        return HTTPError(status: status, code: error.code, title: HTTPResponse.reasonPhrase(status), detail: error.detail)
+    }
+}

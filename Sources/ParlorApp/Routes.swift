@@ -1,0 +1,103 @@
+import Foundation
+import ParlorCodec
+import ParlorHTTP
+import ParlorLoop
+import ParlorRooms
+import ParlorStore
+
+/// The HTTP API: each route validates its input and answers JSON; errors carry `{"code","title","detail"}`.
+struct Routes: Sendable {
+    let configuration: AppConfiguration
+    let database: Database
+    let rooms: RoomsService
+    let users: UserDirectory
+    let tokens: TokenService
+    let logger: Logger
+
+    var authenticator: Authenticator { Authenticator(tokens: tokens, users: users) }
+
+    func router() -> Router {
+        Router { routes in
+            routes.post("/auth", auth)
+            routes.get("/rooms", listRooms)
+            routes.post("/rooms", createRoom)
+            routes.get("/rooms/{id}", getRoom)
+            routes.get("/rooms/{id}/members", listMembers)
+            routes.get("/rooms/{id}/events", listEvents)
+            routes.get("/healthz", health)
+            routes.get("/ws", webSocket)
+        }
+    }
+
+    func health(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
+        do {
+            _ = try database.read { try $0.queryOne("SELECT 1 AS ok") }
+            return .response(.json(["status": "ok"]))
+        } catch {
+            return .response(.json(["status": "unavailable", "detail": .string("\(error)")], status: 503))
+        }
+    }
+
+    /// Runs a read on a reader connection, turning store failures into a 500.
+    func read<T>(_ body: (SQLiteConnection) throws -> T) throws(HTTPError) -> T {
+        do {
+            return try database.read(body)
+        } catch {
+            logger.error("database read failed", ["error": "\(error)"])
+            throw HTTPError.internalError()
+        }
+    }
+
+    /// `page_size` from the query: default and maximum from configuration.
+    func pageSize(_ request: HTTPRequest) throws(HTTPError) -> Int {
+        guard let text = request.head.query["page_size"] else { return configuration.rooms.defaultPageSize }
+        guard let value = Int(text), (1...configuration.rooms.maxPageSize).contains(value) else {
+            throw HTTPError.invalidField("page_size", "must be a whole number from 1 to \(configuration.rooms.maxPageSize)")
+        }
+        return value
+    }
+
+    func cursor(_ request: HTTPRequest) throws(HTTPError) -> PageCursor? {
+        guard let text = request.head.query["cursor"] else { return nil }
+        guard let cursor = PageCursor(encoded: text) else { throw HTTPError.invalidField("cursor", "is not a cursor this server issued") }
+        return cursor
+    }
+
+    /// `Link: <url>; rel="next"` for a page that has a successor, keeping the body a plain array.
+    func linkHeader(_ request: HTTPRequest, next: String?, parameter: String = "cursor") -> HTTPHeaders {
+        guard let next else { return HTTPHeaders() }
+        var query = request.head.query
+        query[parameter] = next
+        let encoded = query.sorted { $0.key < $1.key }.map { "\(percentEncode($0.key))=\(percentEncode($0.value))" }.joined(separator: "&")
+        return HTTPHeaders([("Link", "<\(request.head.path)?\(encoded)>; rel=\"next\"")])
+    }
+
+    func percentEncode(_ text: String) -> String {
+        var out = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "~"):
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                let hex = String(byte, radix: 16, uppercase: true)
+                out += "%" + (hex.count == 1 ? "0" + hex : hex)
+            }
+        }
+        return out
+    }
+}
+
+/// Field rules shared by HTTP bodies and WebSocket requests.
+enum FieldRules {
+    /// Trimmed text of `min...max` characters with no control characters, or nil with the rule it broke.
+    static func text(_ value: String, min: Int, max: Int) -> Result<String, FieldError> {
+        let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
+        let count = trimmed.count
+        guard count >= min, count <= max else { return .failure(.invalid("", "must be \(min) to \(max) characters after trimming spaces")) }
+        guard !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            return .failure(.invalid("", "must not contain control characters"))
+        }
+        return .success(trimmed)
+    }
+}

@@ -1,0 +1,242 @@
+import ParlorCodec
+import ParlorLoop
+
+/// Speaks HTTP/1.1 on one connection: parses requests as bytes arrive, answers them strictly in order (a pipelined
+/// request waits until the one before it is answered), enforces header and idle timeouts, and hands the connection
+/// over to a WebSocket when a route upgrades it.
+final class HTTPConnectionHandler: ConnectionHandler {
+    private unowned let connection: Connection
+    private let context: HTTPServerContext
+    private var parser: HTTPRequestParser
+    private var requestCount: UInt64 = 0
+    private var inFlight: InFlight?
+    private var isProcessing = false
+    private var closeWhenDone = false
+    private var upgraded = false
+
+    // One timer per connection, re-armed lazily: it checks the deadline that applies when it fires.
+    private var timer: TimerID?
+    private var timerDeadline: UInt64 = 0
+    private var headStartedAt: UInt64?
+    private var lastActivity = MonotonicClock.now()
+
+    private struct InFlight {
+        let number: UInt64
+        let method: String
+        let path: String
+        let headOnly: Bool
+        let keepAlive: Bool
+        let origin: String?
+        let startedAt: UInt64
+    }
+
+    init(connection: Connection, context: HTTPServerContext) {
+        self.connection = connection
+        self.context = context
+        parser = HTTPRequestParser(limits: context.configuration.limits)
+        armTimer()
+    }
+
+    // MARK: ConnectionHandler
+
+    func connection(_ connection: Connection, didRead bytes: UnsafeRawBufferPointer) {
+        lastActivity = MonotonicClock.now()
+        parser.append(bytes)
+        processRequests()
+    }
+
+    func connectionDidReachEnd(_ connection: Connection) {}
+
+    func connectionDidClose(_ connection: Connection) {
+        if let timer { connection.loop.cancelTimer(timer) }
+        timer = nil
+        if !upgraded { context.connectionClosed() }
+    }
+
+    /// Shutdown: close now if idle, otherwise after the response in flight.
+    func closeWhenIdle() {
+        closeWhenDone = true
+        if inFlight == nil { connection.close() }
+    }
+
+    // MARK: Requests
+
+    private func processRequests() {
+        guard !isProcessing else { return }
+        isProcessing = true
+        defer { isProcessing = false }
+        while inFlight == nil, connection.isOpen, !upgraded {
+            let request: HTTPRequest?
+            do {
+                request = try parser.next()
+            } catch {
+                failAndClose(HTTPError(error))
+                return
+            }
+            guard let request else {
+                if parser.isInsideHead, headStartedAt == nil { headStartedAt = MonotonicClock.now() }
+                return
+            }
+            headStartedAt = nil
+            handle(request)
+        }
+    }
+
+    private func handle(_ request: HTTPRequest) {
+        requestCount += 1
+        let head = request.head
+        let flight = InFlight(number: requestCount, method: head.method, path: head.path, headOnly: head.method == "HEAD",
+                              keepAlive: head.keepAlive && !closeWhenDone, origin: head.headers["Origin"],
+                              startedAt: MonotonicClock.now())
+        inFlight = flight
+
+        if head.method == "OPTIONS" {
+            complete(requestNumber: flight.number, response: preflight(request))
+            return
+        }
+        switch context.router.match(method: head.method, path: head.path) {
+        case .failure(let error):
+            complete(requestNumber: flight.number, response: error.response())
+        case .success(let (route, parameters)):
+            let requestContext = RequestContext(peerIP: connection.peerIP, pathParameters: parameters,
+                                                responder: ResponseSink(connection: connection.handle, requestNumber: flight.number))
+            do {
+                switch try route.handler(request, requestContext) {
+                case .response(let response): complete(requestNumber: flight.number, response: response)
+                case .pending: break
+                case .upgrade(let upgrade): performUpgrade(request, upgrade, flight)
+                }
+            } catch let error as HTTPError {
+                complete(requestNumber: flight.number, response: error.response())
+            } catch {
+                context.logger.error("handler failed", ["path": head.path, "error": "\(error)"])
+                complete(requestNumber: flight.number, response: HTTPError.internalError().response())
+            }
+        }
+    }
+
+    private func preflight(_ request: HTTPRequest) -> HTTPResponse {
+        let methods = context.router.allowedMethods(path: request.head.path)
+        guard !methods.isEmpty || request.head.target == "*" else {
+            return HTTPError.notFound("http:error:not-found", "no route for \(request.head.path)").response()
+        }
+        var headers = HTTPHeaders()
+        let allow = Router.allowHeader(methods)
+        headers.add("Allow", allow)
+        headers.add("Access-Control-Allow-Methods", allow)
+        headers.add("Access-Control-Allow-Headers", request.head.headers["Access-Control-Request-Headers"] ?? "Authorization, Content-Type")
+        headers.add("Access-Control-Max-Age", "600")
+        return HTTPResponse(status: 204, headers: headers)
+    }
+
+    /// Writes the response to request `requestNumber` (ignored if that request is no longer the one in flight).
+    func complete(requestNumber: UInt64, response: HTTPResponse) {
+        guard let flight = inFlight, flight.number == requestNumber, connection.isOpen else { return }
+        let keepAlive = flight.keepAlive && !closeWhenDone
+        var response = response
+        finalize(&response, flight: flight, keepAlive: keepAlive)
+        connection.write(response.serialized(headOnly: flight.headOnly))
+        accessLog(flight, status: response.status, bytes: response.body.count)
+        inFlight = nil
+        lastActivity = MonotonicClock.now()
+        if !keepAlive {
+            connection.closeAfterFlush()
+            return
+        }
+        armTimer()
+        processRequests()
+    }
+
+    private func finalize(_ response: inout HTTPResponse, flight: InFlight, keepAlive: Bool) {
+        response.headers.replaceOrAdd("Date", HTTPDateCache.current())
+        if !response.headers.contains("Content-Type") {
+            response.headers.add("Content-Type", response.body.isEmpty ? "text/plain" : "application/json; charset=utf-8")
+        }
+        response.headers.replaceOrAdd("Content-Length", String(response.body.count))
+        if let origin = context.allowedOrigin(for: flight.origin) {
+            response.headers.replaceOrAdd("Access-Control-Allow-Origin", origin)
+            response.headers.replaceOrAdd("Access-Control-Expose-Headers", "Link, Retry-After")
+            if origin != "*" { response.headers.replaceOrAdd("Vary", "Origin") }
+        }
+        if !keepAlive { response.headers.replaceOrAdd("Connection", "close") }
+    }
+
+    private func failAndClose(_ error: HTTPError) {
+        let flight = InFlight(number: requestCount + 1, method: "-", path: "-", headOnly: false, keepAlive: false,
+                              origin: nil, startedAt: MonotonicClock.now())
+        requestCount += 1
+        inFlight = flight
+        complete(requestNumber: flight.number, response: error.response())
+    }
+
+    private func accessLog(_ flight: InFlight, status: Int, bytes: Int) {
+        guard context.logger.isEnabled(.info) else { return }
+        let micros = (MonotonicClock.now() - flight.startedAt) / 1000
+        let duration = Self.milliseconds(micros)
+        context.logger.info("request", ["method": flight.method, "path": flight.path, "status": String(status),
+                                        "bytes": String(bytes), "duration_ms": duration, "peer": connection.peer])
+    }
+
+    private static func milliseconds(_ micros: UInt64) -> String {
+        let millis = micros / 1000, fraction = micros % 1000
+        let padded = fraction < 10 ? "00\(fraction)" : fraction < 100 ? "0\(fraction)" : "\(fraction)"
+        return "\(millis).\(padded)"
+    }
+
+    // MARK: Upgrade
+
+    private func performUpgrade(_ request: HTTPRequest, _ upgrade: WebSocketUpgrade, _ flight: InFlight) {
+        let accept: String
+        do {
+            accept = try WebSocketHandshakeValidator.acceptValue(for: request.head)
+        } catch {
+            complete(requestNumber: flight.number, response: error.response())
+            return
+        }
+        var headers = HTTPHeaders()
+        headers.add("Upgrade", "websocket")
+        headers.add("Connection", "Upgrade")
+        headers.add("Sec-WebSocket-Accept", accept)
+        connection.write(HTTPResponse(status: 101, headers: headers).serialized())
+        accessLog(flight, status: 101, bytes: 0)
+        inFlight = nil
+        upgraded = true
+        if let timer { connection.loop.cancelTimer(timer) }
+        timer = nil
+        let socket = WebSocketConnection(connection: connection, context: context)
+        connection.handler = socket
+        socket.start(delegate: upgrade.makeDelegate(socket, request), initialBytes: parser.takeRemainingBytes())
+    }
+
+    // MARK: Timeouts
+
+    private func currentDeadline() -> UInt64? {
+        if inFlight != nil { return nil }
+        if let headStartedAt { return headStartedAt + context.configuration.headerTimeout.nanoseconds }
+        return lastActivity + context.configuration.idleTimeout.nanoseconds
+    }
+
+    private func armTimer() {
+        guard timer == nil, let deadline = currentDeadline() else { return }
+        let now = MonotonicClock.now()
+        timerDeadline = deadline
+        timer = connection.loop.schedule(after: TimeSpan(nanoseconds: deadline > now ? deadline - now : 0)) { [weak self] in
+            self?.timerFired()
+        }
+    }
+
+    private func timerFired() {
+        timer = nil
+        guard connection.isOpen, !upgraded else { return }
+        if parser.isInsideHead, headStartedAt == nil { headStartedAt = lastActivity }
+        guard let deadline = currentDeadline() else { return }
+        if MonotonicClock.now() >= deadline {
+            if headStartedAt != nil {
+                context.logger.info("header timeout", ["peer": connection.peer])
+            }
+            connection.close()
+            return
+        }
+        armTimer()
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import ParlorCodec
+import ParlorLoop
+import Synchronization
+
+/// The HTTP/1.1 and WebSocket server: a TCPServer whose connections speak HTTP until a route upgrades them.
+public final class HTTPServer: Sendable {
+    public let configuration: HTTPServerConfiguration
+    public let group: EventLoopGroup
+    let context: HTTPServerContext
+    private let tcp: TCPServer
+
+    /// The port actually bound (the kernel's choice when configured with 0).
+    public var port: Int { tcp.localAddress.port }
+    public var host: String { configuration.host }
+
+    public init(configuration: HTTPServerConfiguration, group: EventLoopGroup, router: Router, logger: Logger) throws {
+        self.configuration = configuration
+        self.group = group
+        let context = HTTPServerContext(configuration: configuration, router: router, logger: logger)
+        self.context = context
+        tcp = try TCPServer(group: group, host: configuration.host, port: configuration.port) { connection in
+            context.openConnections.add(1, ordering: .relaxed)
+            connection.handler = HTTPConnectionHandler(connection: connection, context: context)
+        }
+    }
+
+    public var openConnectionCount: Int { context.openConnections.load(ordering: .relaxed) }
+
+    /// Stops accepting, closes idle keep-alive connections, lets in-flight requests finish, closes WebSockets with
+    /// 1001, and after `shutdownTimeout` closes whatever is left. Returns when every connection is closed.
+    public func shutdown() {
+        context.shuttingDown.store(true, ordering: .releasing)
+        tcp.stopAccepting()
+        for loop in group.loops {
+            loop.submitAndWait {
+                for connection in loop.openConnections() {
+                    switch connection.handler {
+                    case let http as HTTPConnectionHandler: http.closeWhenIdle()
+                    case let socket as WebSocketConnection: socket.close(code: WebSocketCloseCode.goingAway, reason: "server shutting down")
+                    default: connection.close()
+                    }
+                }
+            }
+        }
+        context.waitForConnectionsToClose(timeout: configuration.shutdownTimeout)
+        for loop in group.loops {
+            loop.submitAndWait { for connection in loop.openConnections() { connection.close() } }
+        }
+    }
+}
+
+/// What every connection of one server shares.
+final class HTTPServerContext: Sendable {
+    let configuration: HTTPServerConfiguration
+    let router: Router
+    let logger: Logger
+    let openConnections = Atomic<Int>(0)
+    let shuttingDown = Atomic<Bool>(false)
+
+    init(configuration: HTTPServerConfiguration, router: Router, logger: Logger) {
+        self.configuration = configuration
+        self.router = router
+        self.logger = logger
+    }
+
+    private let closedCondition = NSCondition()
+
+    func connectionClosed() {
+        openConnections.subtract(1, ordering: .relaxed)
+        closedCondition.lock()
+        closedCondition.broadcast()
+        closedCondition.unlock()
+    }
+
+    /// Blocks until every connection has closed or `timeout` has passed.
+    func waitForConnectionsToClose(timeout: TimeSpan) {
+        let deadline = Date().addingTimeInterval(timeout.seconds)
+        closedCondition.lock()
+        while openConnections.load(ordering: .relaxed) > 0, closedCondition.wait(until: deadline) {}
+        closedCondition.unlock()
+    }
+
+    /// CORS: the Access-Control-Allow-Origin value for this request's Origin, or nil when it is not allowed.
+    func allowedOrigin(for origin: String?) -> String? {
+        guard let origin else { return nil }
+        if configuration.corsAllowedOrigins.contains("*") { return "*" }
+        return configuration.corsAllowedOrigins.contains(origin) ? origin : nil
+    }
+}

@@ -1,0 +1,33 @@
+import ParlorCodec
+import ParlorLoop
+
+/// Socket-level settings of the HTTP and WebSocket server.
+public struct HTTPServerConfiguration: Sendable {
+    public var host = "127.0.0.1"
+    public var port = 8080
+    public var loopCount = 0  // 0: one per core
+    public var limits = HTTPParserLimits()
+    /// A request head must be complete this long after its first byte (slowloris).
+    public var headerTimeout = TimeSpan.seconds(10)
+    /// A keep-alive connection with no request in progress is closed after this long.
+    public var idleTimeout = TimeSpan.seconds(60)
+    /// Origins allowed by CORS; "*" allows any.
+    public var corsAllowedOrigins = ["*"]
+    public var webSocket = WebSocketConfiguration()
+    /// How long shutdown waits for in-flight requests before closing what is left.
+    public var shutdownTimeout = TimeSpan.seconds(5)
+
+    public init() {}
+}
+
+public struct WebSocketConfiguration: Sendable {
+    public var maxFrameBytes = 64 * 1024
+    public var maxMessageBytes = 64 * 1024
+    /// The server pings this often, and closes a connection silent for `pongTimeout`.
+    public var pingInterval = TimeSpan.seconds(5)
+    public var pongTimeout = TimeSpan.seconds(15)
+    /// A consumer whose unsent output exceeds this is disconnected with 1008 rather than growing memory.
+    public var maxPendingOutputBytes = 1024 * 1024
+
+    public init() {}
+}

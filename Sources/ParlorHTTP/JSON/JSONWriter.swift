@@ -1,0 +1,65 @@
+/// Encodes JSONValue to compact UTF-8 bytes.
+extension JSONValue {
+    public func encoded() -> [UInt8] {
+        var output: [UInt8] = []
+        output.reserveCapacity(128)
+        write(to: &output)
+        return output
+    }
+
+    public func encodedString() -> String { String(decoding: encoded(), as: UTF8.self) }
+
+    public func write(to output: inout [UInt8]) {
+        switch self {
+        case .null: output.append(contentsOf: [0x6E, 0x75, 0x6C, 0x6C])
+        case .bool(let value): output.append(contentsOf: Array((value ? "true" : "false").utf8))
+        case .number(let value): Self.writeNumber(value, to: &output)
+        case .string(let value): Self.writeString(value, to: &output)
+        case .array(let elements):
+            output.append(UInt8(ascii: "["))
+            for (index, element) in elements.enumerated() {
+                if index > 0 { output.append(UInt8(ascii: ",")) }
+                element.write(to: &output)
+            }
+            output.append(UInt8(ascii: "]"))
+        case .object(let object):
+            output.append(UInt8(ascii: "{"))
+            for (index, pair) in object.pairs.enumerated() {
+                if index > 0 { output.append(UInt8(ascii: ",")) }
+                Self.writeString(pair.key, to: &output)
+                output.append(UInt8(ascii: ":"))
+                pair.value.write(to: &output)
+            }
+            output.append(UInt8(ascii: "}"))
+        }
+    }
+
+    static func writeNumber(_ value: Double, to output: inout [UInt8]) {
+        if value.rounded() == value, abs(value) < 9.0e15 {
+            output.append(contentsOf: Array(String(Int64(value)).utf8))
+        } else if value.isFinite {
+            output.append(contentsOf: Array(String(value).utf8))
+        } else {
+            output.append(contentsOf: Array("null".utf8))
+        }
+    }
+
+    static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+
+    static func writeString(_ value: String, to output: inout [UInt8]) {
+        output.append(UInt8(ascii: "\""))
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): output.append(contentsOf: [0x5C, 0x22])
+            case UInt8(ascii: "\\"): output.append(contentsOf: [0x5C, 0x5C])
+            case 0x0A: output.append(contentsOf: [0x5C, UInt8(ascii: "n")])
+            case 0x0D: output.append(contentsOf: [0x5C, UInt8(ascii: "r")])
+            case 0x09: output.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+            case 0..<0x20, 0x7F:
+                output.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0xF)]])
+            default: output.append(byte)
+            }
+        }
+        output.append(UInt8(ascii: "\""))
+    }
+}

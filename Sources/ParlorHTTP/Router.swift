@@ -1,0 +1,101 @@
+import ParlorCodec
+
+/// What a route handler gives back.
+public enum RouteResult: Sendable {
+    /// The response, written now.
+    case response(HTTPResponse)
+    /// The handler will call `context.respond` later, from any thread.
+    case pending
+    /// Switch the connection to WebSocket; the HTTP layer validates the handshake and writes the 101.
+    case upgrade(WebSocketUpgrade)
+}
+
+public typealias RouteHandler = @Sendable (HTTPRequest, RequestContext) throws -> RouteResult
+
+/// Maps method and path to handlers. Paths are literal segments or `{name}` parameters.
+/// A known path with the wrong method answers 405 with Allow; an unknown path answers 404.
+public final class Router: Sendable {
+    public struct Route: Sendable {
+        public let method: String
+        public let pattern: String
+        let segments: [Segment]
+        let handler: RouteHandler
+    }
+
+    enum Segment: Sendable, Equatable {
+        case literal(String)
+        case parameter(String)
+    }
+
+    public let routes: [Route]
+
+    public init(_ build: (inout RouterBuilder) -> Void) {
+        var builder = RouterBuilder()
+        build(&builder)
+        routes = builder.routes
+    }
+
+    /// The route for this request with its path parameters, or the 404/405 to send instead.
+    func match(method: String, path: String) -> Result<(Route, [String: String]), HTTPError> {
+        let parts = Self.split(path)
+        var allowed: [String] = []
+        for route in routes {
+            guard let parameters = Self.bind(route.segments, to: parts) else { continue }
+            if route.method == method || (method == "HEAD" && route.method == "GET") {
+                return .success((route, parameters))
+            }
+            allowed.append(route.method)
+        }
+        if allowed.isEmpty {
+            return .failure(.notFound("http:error:not-found", "no route for \(path)"))
+        }
+        return .failure(HTTPError(status: 405, code: "http:error:method-not-allowed", title: "Method not allowed",
+                                  detail: "\(method) is not allowed on \(path); use \(Self.allowHeader(allowed))",
+                                  headers: HTTPHeaders([("Allow", Self.allowHeader(allowed))])))
+    }
+
+    /// Methods a path accepts (for OPTIONS and Allow); empty when the path is unknown.
+    func allowedMethods(path: String) -> [String] {
+        let parts = Self.split(path)
+        return routes.filter { Self.bind($0.segments, to: parts) != nil }.map(\.method)
+    }
+
+    static func allowHeader(_ methods: [String]) -> String {
+        var all = methods
+        if all.contains("GET") { all.append("HEAD") }
+        all.append("OPTIONS")
+        var seen = Set<String>()
+        return all.filter { seen.insert($0).inserted }.joined(separator: ", ")
+    }
+
+    static func split(_ path: String) -> [Substring] {
+        path.split(separator: "/", omittingEmptySubsequences: true)
+    }
+
+    static func bind(_ segments: [Segment], to parts: [Substring]) -> [String: String]? {
+        guard segments.count == parts.count else { return nil }
+        var parameters: [String: String] = [:]
+        for (segment, part) in zip(segments, parts) {
+            switch segment {
+            case .literal(let literal): if literal != part { return nil }
+            case .parameter(let name): parameters[name] = String(part)
+            }
+        }
+        return parameters
+    }
+}
+
+public struct RouterBuilder {
+    var routes: [Router.Route] = []
+
+    public mutating func on(_ method: String, _ pattern: String, _ handler: @escaping RouteHandler) {
+        let segments = Router.split(pattern).map { part -> Router.Segment in
+            part.hasPrefix("{") && part.hasSuffix("}") ? .parameter(String(part.dropFirst().dropLast())) : .literal(String(part))
+        }
+        routes.append(Router.Route(method: method, pattern: pattern, segments: segments, handler: handler))
+    }
+
+    public mutating func get(_ pattern: String, _ handler: @escaping RouteHandler) { on("GET", pattern, handler) }
+    public mutating func post(_ pattern: String, _ handler: @escaping RouteHandler) { on("POST", pattern, handler) }
+    public mutating func delete(_ pattern: String, _ handler: @escaping RouteHandler) { on("DELETE", pattern, handler) }
+}

@@ -1,0 +1,157 @@
+import ParlorCodec
+import ParlorLoop
+
+/// What a route that upgrades to WebSocket supplies: the object that receives the messages.
+public struct WebSocketUpgrade: Sendable {
+    /// Called on the connection's loop thread, right after the 101 is written.
+    public let makeDelegate: @Sendable (WebSocketConnection, HTTPRequest) -> WebSocketDelegate
+
+    public init(makeDelegate: @escaping @Sendable (WebSocketConnection, HTTPRequest) -> WebSocketDelegate) {
+        self.makeDelegate = makeDelegate
+    }
+}
+
+/// Receives a WebSocket's messages, on its loop thread.
+public protocol WebSocketDelegate: AnyObject {
+    func webSocketDidOpen(_ socket: WebSocketConnection)
+    func webSocket(_ socket: WebSocketConnection, didReceiveText text: String)
+    func webSocket(_ socket: WebSocketConnection, didReceiveBinary bytes: [UInt8])
+    /// The connection is gone: closed by either side, failed, or timed out.
+    func webSocketDidClose(_ socket: WebSocketConnection, code: UInt16?, reason: String)
+}
+
+/// RFC 6455 on one upgraded connection: frames in, messages to the delegate, pings every `pingInterval`,
+/// and a close for peers that stop answering or stop reading.
+public final class WebSocketConnection: ConnectionHandler {
+    public unowned let connection: Connection
+    let context: HTTPServerContext
+    private var decoder: WebSocketDecoder
+    private var delegate: WebSocketDelegate?
+    private var lastHeardFrom = MonotonicClock.now()
+    private var heartbeat: TimerID?
+    private var closeSent = false
+    private var closeReported = false
+    private var closeCode: UInt16?
+    private var closeReason = ""
+
+    init(connection: Connection, context: HTTPServerContext) {
+        self.connection = connection
+        self.context = context
+        let config = context.configuration.webSocket
+        decoder = WebSocketDecoder(role: .server, maxFrameSize: config.maxFrameBytes, maxMessageSize: config.maxMessageBytes)
+    }
+
+    public var handle: ConnectionHandle { connection.handle }
+    public var isOpen: Bool { connection.isOpen && !closeSent }
+    public var peerIP: String { connection.peerIP }
+
+    func start(delegate: WebSocketDelegate, initialBytes: [UInt8]) {
+        self.delegate = delegate
+        scheduleHeartbeat()
+        delegate.webSocketDidOpen(self)
+        if !initialBytes.isEmpty {
+            initialBytes.withUnsafeBytes { connection(connection, didRead: $0) }
+        }
+    }
+
+    // MARK: Sending
+
+    public func send(text: String) {
+        send(frame: WebSocketFrameEncoder.text(text))
+    }
+
+    /// Queues an already-encoded frame; the same array may be queued to many sockets (fan-out encodes once).
+    public func send(frame: [UInt8]) {
+        guard isOpen else { return }
+        connection.write(frame)
+        if connection.pendingOutputBytes > context.configuration.webSocket.maxPendingOutputBytes {
+            // A consumer that does not read would otherwise grow our memory without bound.
+            connection.discardUnsentOutput()
+            close(code: WebSocketCloseCode.policyViolation, reason: "slow consumer: output queue over limit")
+        }
+    }
+
+    /// Sends a close frame and closes the connection once it is written.
+    public func close(code: UInt16, reason: String) {
+        guard !closeSent, connection.isOpen else { return }
+        closeSent = true
+        closeCode = code
+        closeReason = reason
+        connection.write(WebSocketFrameEncoder.close(code: code, reason: reason))
+        connection.closeAfterFlush()
+        reportClose()
+    }
+
+    // MARK: ConnectionHandler
+
+    public func connection(_ connection: Connection, didRead bytes: UnsafeRawBufferPointer) {
+        guard !closeSent else { return }
+        lastHeardFrom = MonotonicClock.now()
+        decoder.append(bytes)
+        while !closeSent, connection.isOpen {
+            let message: WebSocketMessage?
+            do {
+                message = try decoder.next()
+            } catch {
+                close(code: error.closeCode, reason: error.reason)
+                return
+            }
+            guard let message else { return }
+            handle(message)
+        }
+    }
+
+    private func handle(_ message: WebSocketMessage) {
+        switch message {
+        case .text(let text): delegate?.webSocket(self, didReceiveText: text)
+        case .binary(let bytes): delegate?.webSocket(self, didReceiveBinary: bytes)
+        case .ping(let payload): connection.write(WebSocketFrameEncoder.frame(.pong, payload: payload))
+        case .pong: break
+        case .close(let code, _):
+            // Echo the peer's code (or 1000 for an empty close) and close our side.
+            close(code: code ?? WebSocketCloseCode.normal, reason: "")
+        }
+    }
+
+    public func connectionDidReachEnd(_ connection: Connection) {
+        if closeCode == nil { closeCode = 1006; closeReason = "connection lost" }
+    }
+
+    public func connectionDidClose(_ connection: Connection) {
+        if let heartbeat { connection.loop.cancelTimer(heartbeat) }
+        heartbeat = nil
+        if closeCode == nil { closeCode = 1006; closeReason = "connection lost" }
+        reportClose()
+        delegate = nil
+        context.connectionClosed()
+    }
+
+    private func reportClose() {
+        guard !closeReported else { return }
+        closeReported = true
+        delegate?.webSocketDidClose(self, code: closeCode, reason: closeReason)
+    }
+
+    // MARK: Heartbeat
+
+    private func scheduleHeartbeat() {
+        heartbeat = connection.loop.schedule(after: context.configuration.webSocket.pingInterval) { [weak self] in
+            self?.heartbeatFired()
+        }
+    }
+
+    private func heartbeatFired() {
+        heartbeat = nil
+        guard isOpen else { return }
+        let silentFor = MonotonicClock.now() - lastHeardFrom
+        if silentFor > context.configuration.webSocket.pongTimeout.nanoseconds {
+            closeCode = 1006
+            closeReason = "heartbeat timeout"
+            reportClose()
+            connection.close()
+            return
+        }
+        connection.write(WebSocketFrameEncoder.frame(.ping, payload: [UInt8]()))
+        scheduleHeartbeat()
+    }
+}

@@ -1,0 +1,185 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CParlorSystem
+
+/// What a connection tells the protocol running on it. Called on the connection's loop thread only.
+public protocol ConnectionHandler: AnyObject {
+    /// Bytes arrived; they are valid only during the call.
+    func connection(_ connection: Connection, didRead bytes: UnsafeRawBufferPointer)
+    /// The peer closed its side, or the socket failed; the connection is closed right after this returns.
+    func connectionDidReachEnd(_ connection: Connection)
+    /// The connection is closed; release what it held.
+    func connectionDidClose(_ connection: Connection)
+}
+
+/// An accepted TCP socket owned by one event loop: non-blocking reads into the loop's buffer, and a per-connection
+/// output queue that asks for write readiness only while bytes are pending.
+public final class Connection: SelectorHandler {
+    public let loop: EventLoop
+    public let fd: Int32
+    /// The peer's address as "ip:port".
+    public let peer: String
+    /// The peer's IP alone, for per-address limits.
+    public let peerIP: String
+    public var handler: ConnectionHandler?
+
+    private(set) var registrationID: UInt32 = 0
+    private var output = OutputQueue()
+    private var wantsWrite = false
+    private var state = State.open
+    private var lingerTimer: TimerID?
+
+    private enum State { case open, closingAfterFlush, lingering, closed }
+
+    init(loop: EventLoop, fd: Int32, peer: String, peerIP: String) {
+        self.loop = loop
+        self.fd = fd
+        self.peer = peer
+        self.peerIP = peerIP
+    }
+
+    func register() throws(SystemError) {
+        registrationID = try loop.register(fd: fd, interest: .read, handler: self)
+    }
+
+    /// A Sendable reference other threads use to hand this connection work.
+    public var handle: ConnectionHandle { ConnectionHandle(loop: loop, fd: fd, registrationID: registrationID) }
+
+    public var isOpen: Bool { state == .open }
+    public var pendingOutputBytes: Int { output.byteCount }
+
+    // MARK: Writing
+
+    /// Queues bytes and writes what the socket takes now. Arrays are shared, not copied, when one frame goes to many.
+    public func write(_ bytes: [UInt8]) {
+        guard state == .open, !bytes.isEmpty else { return }
+        output.append(bytes)
+        flush()
+    }
+
+    /// Drops queued output that has not started to go out (used before closing a consumer that does not read).
+    public func discardUnsentOutput() {
+        output.discardUnstarted()
+    }
+
+    /// Closes once everything queued has been written, then lingers briefly so the peer reads it before any reset.
+    public func closeAfterFlush() {
+        guard state == .open else { return }
+        state = .closingAfterFlush
+        flush()
+    }
+
+    private func flush() {
+        while !output.isEmpty {
+            let written = output.withIOVectors { vectors, count in
+                writev(fd, vectors, Int32(count))
+            }
+            if written < 0 {
+                if errno == EINTR { continue }
+                if errno == EAGAIN || errno == EWOULDBLOCK { break }
+                close()
+                return
+            }
+            output.consume(written)
+        }
+        if output.isEmpty, state == .closingAfterFlush {
+            startLingering()
+            return
+        }
+        setWriteInterest(!output.isEmpty)
+    }
+
+    private func setWriteInterest(_ wanted: Bool) {
+        guard wanted != wantsWrite, state != .closed else { return }
+        wantsWrite = wanted
+        loop.reregister(fd: fd, id: registrationID, interest: wanted ? [.read, .write] : .read)
+    }
+
+    /// Half-closes our side and discards input until the peer closes or a second passes: closing with unread input
+    /// would send RST, which can destroy the response the peer has not read yet.
+    private func startLingering() {
+        state = .lingering
+        setWriteInterest(false)
+        shutdown(fd, Int32(SHUT_WR))
+        lingerTimer = loop.schedule(after: .seconds(1)) { [weak self] in self?.close() }
+    }
+
+    // MARK: Closing
+
+    /// Closes the socket now; queued output is dropped.
+    public func close() {
+        guard state != .closed else { return }
+        state = .closed
+        if let lingerTimer { loop.cancelTimer(lingerTimer) }
+        loop.deregister(fd: fd, id: registrationID)
+        Glibc.close(fd)
+        output.removeAll()
+        let handler = self.handler
+        self.handler = nil
+        handler?.connectionDidClose(self)
+    }
+
+    // MARK: Readiness
+
+    func handleSelectorEvent(readable: Bool, writable: Bool, hangUp: Bool) {
+        if writable, state == .open || state == .closingAfterFlush { flush() }
+        if readable || hangUp { readAvailable() }
+    }
+
+    private func readAvailable() {
+        // A bounded number of reads per wake-up keeps one chatty peer from starving the rest of the loop.
+        for _ in 0..<4 {
+            guard state != .closed else { return }
+            let count = read(fd, loop.readBuffer.baseAddress, loop.readBuffer.count)
+            if count > 0 {
+                if state == .open {
+                    handler?.connection(self, didRead: UnsafeRawBufferPointer(rebasing: loop.readBuffer[0..<count]))
+                }
+                if count < loop.readBuffer.count { return }
+            } else if count == 0 {
+                if state == .open { handler?.connectionDidReachEnd(self) }
+                close()
+                return
+            } else {
+                if errno == EINTR { continue }
+                if errno == EAGAIN || errno == EWOULDBLOCK { return }
+                if state == .open { handler?.connectionDidReachEnd(self) }
+                close()
+                return
+            }
+        }
+    }
+}
+
+/// A Sendable way to reach a connection from another thread; it resolves to nothing once that connection is gone,
+/// even if its fd number has been reused.
+public struct ConnectionHandle: Sendable, Hashable {
+    public let loop: EventLoop
+    let fd: Int32
+    let registrationID: UInt32
+
+    /// Runs `body` on the connection's loop if the connection is still open.
+    public func withConnection(_ body: @escaping @Sendable (Connection) -> Void) {
+        let (loop, fd, id) = (self.loop, self.fd, self.registrationID)
+        loop.execute {
+            if let connection = loop.connection(fd: fd, id: id), connection.isOpen { body(connection) }
+        }
+    }
+
+    /// The connection, when called on its own loop thread and it is still open.
+    public func resolve() -> Connection? {
+        guard loop.inEventLoop, let connection = loop.connection(fd: fd, id: registrationID), connection.isOpen else { return nil }
+        return connection
+    }
+
+    public static func == (a: ConnectionHandle, b: ConnectionHandle) -> Bool {
+        a.loop === b.loop && a.fd == b.fd && a.registrationID == b.registrationID
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(ObjectIdentifier(loop))
+        hasher.combine(fd)
+        hasher.combine(registrationID)
+    }
+}

@@ -1,0 +1,178 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Synchronization
+
+/// Something registered with a loop's selector: a listener or a connection.
+protocol SelectorHandler: AnyObject {
+    func handleSelectorEvent(readable: Bool, writable: Bool, hangUp: Bool)
+}
+
+/// One thread, one epoll selector. Every socket registered here is read, written and closed only on this thread;
+/// other threads hand it work through `execute`, which queues a closure and wakes the loop through its eventfd.
+public final class EventLoop: @unchecked Sendable {  // loop-thread state is confined; the task queue is behind a Mutex
+    public let name: String
+    private let selector: Selector
+    private let pendingTasks = Mutex<[@Sendable () -> Void]>([])
+    private let threadID = Mutex<pthread_t?>(nil)
+    private let stopRequested = Atomic<Bool>(false)
+    private let finished = Mutex<Bool>(false)
+    private let finishedCondition = NSCondition()
+
+    // Loop-thread state.
+    private var registrations: [Registration?] = []
+    private var nextRegistrationID: UInt32 = 0
+    var timers = TimerQueue()
+    /// Scratch space every read on this loop lands in before its handler consumes it; one per loop keeps connections small.
+    let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
+
+    private struct Registration {
+        let id: UInt32
+        let handler: SelectorHandler
+    }
+
+    public init(name: String) throws(SystemError) {
+        self.name = name
+        selector = try Selector()
+    }
+
+    deinit { readBuffer.deallocate() }
+
+    /// True on this loop's own thread.
+    public var inEventLoop: Bool {
+        guard let owner = threadID.withLock({ $0 }) else { return false }
+        return pthread_equal(owner, pthread_self()) != 0
+    }
+
+    /// Starts the loop on a new thread.
+    public func start() {
+        let thread = Thread { [self] in self.run() }
+        thread.name = name
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+
+    /// Queues `task` to run on the loop thread; safe from any thread, including the loop's own.
+    public func execute(_ task: @escaping @Sendable () -> Void) {
+        let wasEmpty = pendingTasks.withLock { tasks in
+            tasks.append(task)
+            return tasks.count == 1
+        }
+        if wasEmpty { selector.wakeUp() }
+    }
+
+    /// Asks the loop to return from `run` after the tasks already queued; it closes nothing by itself.
+    public func stop() {
+        stopRequested.store(true, ordering: .releasing)
+        selector.wakeUp()
+    }
+
+    /// Blocks until the loop thread has left `run`.
+    public func waitUntilStopped() {
+        finishedCondition.lock()
+        while !finished.withLock({ $0 }) { finishedCondition.wait() }
+        finishedCondition.unlock()
+    }
+
+    func run() {
+        threadID.withLock { $0 = pthread_self() }
+        while !stopRequested.load(ordering: .acquiring) {
+            do {
+                try selector.wait { event in dispatch(event) }
+            } catch {
+                Logger().error("selector failed", ["loop": name, "error": "\(error)"])
+                break
+            }
+        }
+        runPendingTasks()
+        finishedCondition.lock()
+        finished.withLock { $0 = true }
+        finishedCondition.broadcast()
+        finishedCondition.unlock()
+    }
+
+    private func dispatch(_ event: SelectorEvent) {
+        switch event.source {
+        case .wakeUp:
+            runPendingTasks()
+        case .timer:
+            fireDueTimers()
+        case .registration(let fd, let id):
+            // A stale event for a closed fd, maybe reused since, is dropped by the id check.
+            guard Int(fd) < registrations.count, let registration = registrations[Int(fd)], registration.id == id else { return }
+            registration.handler.handleSelectorEvent(readable: event.readable, writable: event.writable, hangUp: event.hangUp)
+        }
+    }
+
+    private func runPendingTasks() {
+        // Tasks queued while these run are picked up on the next wake-up, so one busy producer cannot starve sockets.
+        let tasks = pendingTasks.withLock { tasks in
+            let taken = tasks
+            tasks.removeAll(keepingCapacity: true)
+            return taken
+        }
+        for task in tasks { task() }
+    }
+
+    // MARK: Registrations (loop thread only)
+
+    func register(fd: Int32, interest: Interest, handler: SelectorHandler) throws(SystemError) -> UInt32 {
+        precondition(inEventLoop, "register must run on the loop thread")
+        nextRegistrationID &+= 1
+        let id = nextRegistrationID
+        try selector.register(fd: fd, id: id, interest: interest)
+        if Int(fd) >= registrations.count {
+            registrations.append(contentsOf: repeatElement(nil, count: Int(fd) - registrations.count + 1))
+        }
+        registrations[Int(fd)] = Registration(id: id, handler: handler)
+        return id
+    }
+
+    func reregister(fd: Int32, id: UInt32, interest: Interest) {
+        try? selector.reregister(fd: fd, id: id, interest: interest)
+    }
+
+    /// Removes the registration; call before closing the fd.
+    func deregister(fd: Int32, id: UInt32) {
+        guard Int(fd) < registrations.count, registrations[Int(fd)]?.id == id else { return }
+        selector.deregister(fd: fd)
+        registrations[Int(fd)] = nil
+    }
+
+    /// The live connection registered under (fd, id), if it is still the same one.
+    func connection(fd: Int32, id: UInt32) -> Connection? {
+        guard Int(fd) < registrations.count, let registration = registrations[Int(fd)], registration.id == id else { return nil }
+        return registration.handler as? Connection
+    }
+
+    func handler(fd: Int32) -> SelectorHandler? {
+        Int(fd) < registrations.count ? registrations[Int(fd)]?.handler : nil
+    }
+
+    /// All live connections on this loop (for shutdown).
+    func allConnections() -> [Connection] {
+        registrations.compactMap { $0?.handler as? Connection }
+    }
+
+    // MARK: Timers (loop thread only)
+
+    /// Runs `body` on this loop after `delay`. Cancel with `cancelTimer`.
+    @discardableResult
+    public func schedule(after delay: TimeSpan, _ body: @escaping () -> Void) -> TimerID {
+        let deadline = MonotonicClock.now() &+ delay.nanoseconds
+        let (id, earliestChanged) = timers.add(deadline: deadline, body)
+        if earliestChanged { selector.armTimer(at: timers.earliestDeadline) }
+        return id
+    }
+
+    public func cancelTimer(_ id: TimerID) {
+        timers.cancel(id)
+    }
+
+    private func fireDueTimers() {
+        let now = MonotonicClock.now()
+        while let body = timers.popDue(now: now) { body() }
+        selector.armTimer(at: timers.earliestDeadline)
+    }
+}

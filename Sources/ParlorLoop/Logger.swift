@@ -1,0 +1,61 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Structured log lines (logfmt) on stderr; stdout stays for the "listening on" line that scripts read.
+public struct Logger: Sendable {
+    public enum Level: Int, Sendable, Comparable, CaseIterable {
+        case debug, info, warning, error, off
+        public static func < (a: Level, b: Level) -> Bool { a.rawValue < b.rawValue }
+        public init?(name: String) {
+            switch name.lowercased() {
+            case "debug": self = .debug
+            case "info": self = .info
+            case "warn", "warning": self = .warning
+            case "error": self = .error
+            case "off", "none", "quiet": self = .off
+            default: return nil
+            }
+        }
+        var name: String { ["debug", "info", "warn", "error", "off"][rawValue] }
+    }
+
+    public var level: Level
+
+    public init(level: Level = .info) { self.level = level }
+
+    public func isEnabled(_ level: Level) -> Bool { level >= self.level && self.level != .off }
+
+    /// Writes `level=… msg="…" key=value…`; values with spaces or quotes are quoted.
+    public func log(_ level: Level, _ message: String, _ fields: KeyValuePairs<String, String> = [:]) {
+        guard isEnabled(level) else { return }
+        var line = "level=\(level.name) msg=\(Self.quote(message))"
+        for (key, value) in fields { line += " \(key)=\(Self.quote(value))" }
+        line += "\n"
+        // One write(2) per line keeps lines from different threads whole.
+        var bytes = Array(line.utf8)
+        _ = bytes.withUnsafeMutableBytes { Glibc.write(2, $0.baseAddress, $0.count) }
+    }
+
+    public func debug(_ message: String, _ fields: KeyValuePairs<String, String> = [:]) { log(.debug, message, fields) }
+    public func info(_ message: String, _ fields: KeyValuePairs<String, String> = [:]) { log(.info, message, fields) }
+    public func warning(_ message: String, _ fields: KeyValuePairs<String, String> = [:]) { log(.warning, message, fields) }
+    public func error(_ message: String, _ fields: KeyValuePairs<String, String> = [:]) { log(.error, message, fields) }
+
+    static func quote(_ value: String) -> String {
+        let needsQuotes = value.isEmpty || value.utf8.contains { $0 <= 0x20 || $0 == 0x22 || $0 == 0x3D || $0 == 0x5C || $0 >= 0x7F }
+        guard needsQuotes else { return value }
+        var out = "\""
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            default:
+                if scalar.value < 0x20 { out += "\\u{\(String(scalar.value, radix: 16))}" } else { out.unicodeScalars.append(scalar) }
+            }
+        }
+        return out + "\""
+    }
+}

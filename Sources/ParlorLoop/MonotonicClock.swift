@@ -1,0 +1,22 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Nanoseconds on CLOCK_MONOTONIC: deadlines that wall-clock changes cannot move.
+public enum MonotonicClock {
+    public static func now() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
+}
+
+/// A span of time in nanoseconds, written the way configuration speaks (seconds, milliseconds).
+public struct TimeSpan: Sendable, Hashable, Comparable {
+    public var nanoseconds: UInt64
+    public init(nanoseconds: UInt64) { self.nanoseconds = nanoseconds }
+    public static func seconds(_ s: Double) -> TimeSpan { TimeSpan(nanoseconds: UInt64(max(0, s) * 1e9)) }
+    public static func milliseconds(_ ms: Int) -> TimeSpan { TimeSpan(nanoseconds: UInt64(max(0, ms)) * 1_000_000) }
+    public var seconds: Double { Double(nanoseconds) / 1e9 }
+    public static func < (a: TimeSpan, b: TimeSpan) -> Bool { a.nanoseconds < b.nanoseconds }
+}

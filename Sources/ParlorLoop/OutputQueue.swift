@@ -1,0 +1,75 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Byte chunks waiting to be written, flushed with one writev per readiness. Chunks are kept as given,
+/// so a frame shared by many connections is stored once.
+struct OutputQueue {
+    private var chunks: [[UInt8]] = []
+    private var head = 0          // index of the first unwritten chunk
+    private var headOffset = 0    // bytes of chunks[head] already written
+    private(set) var byteCount = 0
+    private static let maxVectors = 64
+
+    var isEmpty: Bool { byteCount == 0 }
+
+    mutating func append(_ bytes: [UInt8]) {
+        chunks.append(bytes)
+        byteCount += bytes.count
+    }
+
+    /// Drops every chunk not yet started, keeping a partly written one so the byte stream stays well-formed.
+    mutating func discardUnstarted() {
+        let keep = headOffset > 0 ? 1 : 0
+        let kept = Array(chunks[head..<min(chunks.count, head + keep)])
+        chunks = kept
+        head = 0
+        byteCount = kept.first.map { $0.count - headOffset } ?? 0
+    }
+
+    mutating func removeAll() {
+        chunks = []
+        head = 0
+        headOffset = 0
+        byteCount = 0
+    }
+
+    /// Calls `body` with up to 64 iovecs covering the pending bytes in order.
+    func withIOVectors(_ body: (UnsafePointer<iovec>, Int) -> Int) -> Int {
+        let end = min(chunks.count, head + Self.maxVectors)
+        return withUnsafeTemporaryAllocation(of: iovec.self, capacity: end - head) { vectors in
+            // The arrays outlive this call (they are in `chunks`), so their base addresses stay valid for writev.
+            for (slot, index) in (head..<end).enumerated() {
+                let offset = index == head ? headOffset : 0
+                chunks[index].withUnsafeBytes { raw in
+                    vectors[slot] = iovec(iov_base: UnsafeMutableRawPointer(mutating: raw.baseAddress! + offset),
+                                          iov_len: raw.count - offset)
+                }
+            }
+            return body(vectors.baseAddress!, end - head)
+        }
+    }
+
+    mutating func consume(_ count: Int) {
+        var remaining = count
+        byteCount -= count
+        while remaining > 0 {
+            let available = chunks[head].count - headOffset
+            if remaining >= available {
+                remaining -= available
+                head += 1
+                headOffset = 0
+            } else {
+                headOffset += remaining
+                remaining = 0
+            }
+        }
+        if head == chunks.count {
+            chunks.removeAll(keepingCapacity: chunks.count <= 16)
+            head = 0
+        } else if head > 32 {
+            chunks.removeFirst(head)
+            head = 0
+        }
+    }
+}

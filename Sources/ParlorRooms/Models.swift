@@ -1,0 +1,86 @@
+import ParlorHTTP
+
+/// A person, identified by the name they authenticate with.
+public struct User: Sendable, Hashable {
+    public let id: String
+    public let name: String
+    public init(id: String, name: String) { self.id = id; self.name = name }
+    public var json: JSONValue { ["id": .string(id), "name": .string(name)] }
+}
+
+/// A room as stored, with its live member count.
+public struct RoomRecord: Sendable {
+    public let id: String
+    public let name: String
+    public let displayName: String
+    public let createdBy: String?
+    public let createdAt: Int64
+    public let closedAt: Int64?
+    public let ttl: Int64
+    public let maxMembers: Int64?
+    public let memberCount: Int
+    public let lastEventID: Int64
+
+    /// The tutorial app reads `id` and `display_name`; everything else is extra and ignored by it.
+    public var json: JSONValue {
+        var properties: JSONObject = ["ttl": JSONValue(ttl)]
+        properties["max_members"] = maxMembers.map { JSONValue($0) } ?? .null
+        var object: JSONObject = [
+            "id": .string(id), "name": .string(name), "display_name": .string(displayName),
+            "created_at": .string(Timestamp.iso8601(milliseconds: createdAt)),
+            "created_by": JSONValue(createdBy), "member_count": JSONValue(memberCount),
+            "properties": .object(properties), "last_event_id": JSONValue(lastEventID),
+        ]
+        if let closedAt { object["closed_at"] = .string(Timestamp.iso8601(milliseconds: closedAt)) }
+        return .object(object)
+    }
+}
+
+public enum MemberState: String, Sendable {
+    case joined = "JOINED"
+    case left = "LEFT"
+}
+
+/// Why a membership ended; sent as `reason` on member:left.
+public enum LeaveReason: String, Sendable {
+    case left, dropped, kicked
+    case roomClosed = "room_closed"
+}
+
+/// A membership as clients see it.
+public struct MemberRecord: Sendable {
+    public let memberID: String
+    public let user: User
+    public let state: MemberState
+    public let joinedAt: Int64
+    public let leftAt: Int64?
+    public let audioEnabled: Bool
+    public let audioMuted: Bool
+
+    public var json: JSONValue {
+        var timestamp: JSONObject = ["joined": .string(Timestamp.iso8601(milliseconds: joinedAt))]
+        if let leftAt { timestamp["left"] = .string(Timestamp.iso8601(milliseconds: leftAt)) }
+        return [
+            "member_id": .string(memberID), "user": user.json, "state": .string(state.rawValue),
+            "timestamp": .object(timestamp),
+            "media": ["audio_settings": ["enabled": .bool(audioEnabled), "muted": .bool(audioMuted)]],
+        ]
+    }
+}
+
+/// One entry of a room's history.
+public struct EventRecord: Sendable {
+    public let roomID: String
+    public let id: Int64
+    public let type: String
+    public let from: String?
+    public let body: JSONValue
+    public let createdAt: Int64
+
+    public var json: JSONValue {
+        [
+            "type": .string(type), "cid": .string(roomID), "id": JSONValue(id), "from": JSONValue(from),
+            "timestamp": .string(Timestamp.iso8601(milliseconds: createdAt)), "body": body,
+        ]
+    }
+}

@@ -1,0 +1,58 @@
+import ParlorHTTP
+
+extension RoomsService {
+    /// What a batch of commands produces: frames to send and completions to call, once the batch has committed.
+    struct Batch {
+        var outbox = Outbox()
+        var completions: [() -> Void] = []
+        var touchedRooms: Set<String> = []
+        /// Where each command's reply goes, so a failed commit can tell every waiter.
+        private var waiters: [(ClientRef, JSONValue, String)] = []
+        private var failedCompletions: [() -> Void] = []
+
+        mutating func reply(to client: ClientRef, _ type: String, tid: JSONValue, body: JSONValue) {
+            outbox.send(ProtocolFrame.success(type, tid: tid, body: body), to: client.handle)
+            waiters.append((client, tid, type))
+        }
+
+        mutating func send(_ frame: [UInt8], to client: ClientRef) {
+            outbox.send(frame, to: client.handle)
+        }
+
+        mutating func complete(_ command: Command, with record: RoomRecord) {
+            guard case .createRoom(_, let completion) = command else { return }
+            completions.append { completion(.success(record)) }
+            failedCompletions.append { completion(.failure(.internalError)) }
+        }
+
+        mutating func merge(_ other: Batch) {
+            outbox.append(other.outbox)
+            completions += other.completions
+            touchedRooms.formUnion(other.touchedRooms)
+            waiters += other.waiters
+            failedCompletions += other.failedCompletions
+        }
+
+        /// One command was refused: its requester gets the error now, in order with the rest.
+        mutating func fail(_ command: Command, with error: RoomError) {
+            switch command {
+            case .request(let client, let tid, let request):
+                outbox.send(ProtocolFrame.error(tid: tid, error, requestType: request.type), to: client.handle)
+            case .createRoom(_, let completion):
+                completions.append { completion(.failure(error)) }
+            case .connect, .disconnected, .dropIfStillAway, .closeIfExpired:
+                break
+            }
+        }
+
+        /// The whole batch failed to commit: nothing it would have sent is true, so send errors instead.
+        mutating func failAll() {
+            var errors = Outbox()
+            for (client, tid, type) in waiters {
+                errors.send(ProtocolFrame.error(tid: tid, .internalError, requestType: type), to: client.handle)
+            }
+            outbox = errors
+            completions = failedCompletions
+        }
+    }
+}

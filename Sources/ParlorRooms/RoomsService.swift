@@ -1,0 +1,164 @@
+import ParlorHTTP
+import ParlorLoop
+import ParlorStore
+import Synchronization
+
+/// The live rooms: one thread owns all room state and the order of everything that happens to it.
+///
+/// Connections hand it commands; it drains them in batches, applies each inside one `BEGIN IMMEDIATE` transaction
+/// (a savepoint per command, so one failure does not undo the others), commits, and only then sends replies and
+/// events. So an event a client saw is always in the history, and every receiver sees a room's events in one order.
+public final class RoomsService: @unchecked Sendable {  // mutable state is confined to `loop`; `inbox` is behind a Mutex
+    let loop: EventLoop
+    let database: Database
+    let configuration: RoomsConfiguration
+    let logger: Logger
+    private let inbox = Mutex<[Command]>([])
+    private let shuttingDown = Atomic<Bool>(false)
+
+    // Rooms-thread state.
+    var rooms: [String: LiveRoom] = [:]
+    var clients: [ConnectionHandle: ClientState] = [:]
+
+    struct ClientState {
+        let ref: ClientRef
+        var rooms: Set<String> = []
+    }
+
+    enum Command {
+        case connect(ClientRef)
+        case request(ClientRef, tid: JSONValue, RoomRequest)
+        case disconnected(ClientRef)
+        case createRoom(NewRoom, @Sendable (Result<RoomRecord, RoomError>) -> Void)
+        case dropIfStillAway(roomID: String, memberID: String)
+        case closeIfExpired(roomID: String)
+    }
+
+    /// Loads open rooms and treats every membership a previous process left JOINED as disconnected:
+    /// it gets a full grace period to resume, then drops.
+    public init(database: Database, configuration: RoomsConfiguration, logger: Logger) throws {
+        self.database = database
+        self.configuration = configuration
+        self.logger = logger
+        loop = try EventLoop(name: "parlor-rooms")
+        loop.start()
+        let recovered: Result<Int, Error> = loop.submitAndWait { [self] in
+            Result { try self.recover() }
+        }
+        let count = try recovered.get()
+        if count > 0 { logger.info("recovered memberships from a previous run", ["members": String(count)]) }
+    }
+
+    // MARK: Entry points (any thread)
+
+    public func connect(_ client: ClientRef) { submit(.connect(client)) }
+
+    public func handle(_ request: RoomRequest, tid: JSONValue, from client: ClientRef) {
+        submit(.request(client, tid: tid, request))
+    }
+
+    /// The connection is gone. During shutdown this is ignored: memberships stay as they are for the next start.
+    public func disconnected(_ client: ClientRef) {
+        guard !shuttingDown.load(ordering: .acquiring) else { return }
+        submit(.disconnected(client))
+    }
+
+    public func createRoom(_ room: NewRoom, completion: @escaping @Sendable (Result<RoomRecord, RoomError>) -> Void) {
+        submit(.createRoom(room, completion))
+    }
+
+    /// From now on disconnects are not processed (so a restart can resume them) and requests are refused.
+    public func beginShutdown() {
+        shuttingDown.store(true, ordering: .releasing)
+    }
+
+    /// Waits for queued work to finish and stops the rooms thread.
+    public func stop() {
+        loop.submitAndWait { [self] in self.drain() }
+        loop.stop()
+        loop.waitUntilStopped()
+    }
+
+    func submit(_ command: Command) {
+        let first = inbox.withLock { queue in
+            queue.append(command)
+            return queue.count == 1
+        }
+        if first { loop.execute { [self] in self.drain() } }
+    }
+
+    // MARK: Batches (rooms thread)
+
+    private func drain() {
+        let commands = inbox.withLock { queue in
+            let taken = queue
+            queue.removeAll(keepingCapacity: true)
+            return taken
+        }
+        guard !commands.isEmpty else { return }
+        var batch = Batch()
+        do {
+            try database.write { db in
+                for command in commands { apply(command, db: db, batch: &batch) }
+            }
+        } catch {
+            // The commit failed: nothing of this batch happened. Tell everyone waiting, and re-read the rooms it touched.
+            logger.error("rooms batch failed to commit", ["error": "\(error)", "commands": String(commands.count)])
+            reload(batch.touchedRooms)
+            batch.failAll()
+        }
+        batch.outbox.flush()
+        for completion in batch.completions { completion() }
+    }
+
+    private func apply(_ command: Command, db: SQLiteConnection, batch: inout Batch) {
+        var step = Batch()
+        do {
+            try db.execute("SAVEPOINT command")
+            do {
+                try perform(command, db: db, batch: &step)
+                try db.execute("RELEASE command")
+            } catch {
+                try db.execute("ROLLBACK TO command")
+                try db.execute("RELEASE command")
+                throw error
+            }
+            batch.merge(step)
+        } catch let error as RoomError {
+            batch.fail(command, with: error)
+        } catch {
+            logger.error("rooms command failed", ["error": "\(error)"])
+            reload(step.touchedRooms)
+            batch.fail(command, with: .internalError)
+        }
+    }
+
+    private func perform(_ command: Command, db: SQLiteConnection, batch: inout Batch) throws {
+        switch command {
+        case .connect(let client):
+            try openSession(client, db: db, batch: &batch)
+        case .request(let client, let tid, let request):
+            if shuttingDown.load(ordering: .acquiring) { throw RoomError.shuttingDown }
+            try serve(request, tid: tid, from: client, db: db, batch: &batch)
+        case .disconnected(let client):
+            try clientDisconnected(client, db: db, batch: &batch)
+        case .createRoom(let room, _):
+            let record = try create(room, db: db, batch: &batch)
+            batch.complete(command, with: record)
+        case .dropIfStillAway(let roomID, let memberID):
+            try dropIfStillAway(roomID: roomID, memberID: memberID, db: db, batch: &batch)
+        case .closeIfExpired(let roomID):
+            try closeIfExpired(roomID: roomID, db: db, batch: &batch)
+        }
+    }
+
+    private func serve(_ request: RoomRequest, tid: JSONValue, from client: ClientRef, db: SQLiteConnection, batch: inout Batch) throws {
+        switch request {
+        case .join(let cid): try join(cid, tid: tid, client: client, db: db, batch: &batch)
+        case .leave(let cid): try leave(cid, tid: tid, client: client, db: db, batch: &batch)
+        case .members(let cid, let query): try listMembers(cid, query: query, tid: tid, client: client, db: db, batch: &batch)
+        case .events(let cid, let since, let pageSize): try listEvents(cid, since: since, pageSize: pageSize, tid: tid, client: client, db: db, batch: &batch)
+        case .resume(let sessionID, let last): try resume(sessionID, lastEventIDs: last, tid: tid, client: client, db: db, batch: &batch)
+        }
+    }
+}

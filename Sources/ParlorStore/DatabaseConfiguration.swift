@@ -1,0 +1,27 @@
+/// Where the database lives and how `Database` opens it.
+public struct DatabaseConfiguration: Sendable {
+    /// A file path (its parent directory is created if missing), or `":memory:"` for a private
+    /// in-memory database that writes no files at all.
+    public var path: String
+    /// Read-only connections kept open beside the writer; at least 1. Ignored for `:memory:`.
+    public var readerCount: Int
+    /// How long a connection waits for another one's lock before failing with `SQLITE_BUSY`.
+    public var busyTimeoutMilliseconds: Int32
+    /// Applied in id order at open; tests pass their own.
+    public var migrations: [Migration]
+
+    public init(
+        path: String,
+        readerCount: Int = 2,
+        busyTimeoutMilliseconds: Int32 = 5000,
+        migrations: [Migration] = Migrations.embedded
+    ) {
+        self.path = path
+        self.readerCount = readerCount
+        self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
+        self.migrations = migrations
+    }
+
+    /// True for `:memory:`: one connection, no files, no WAL.
+    public var isInMemory: Bool { path == ":memory:" }
+}

@@ -1,0 +1,71 @@
+import Foundation
+
+/// What `schema_migrations` records about one applied migration.
+struct AppliedMigration {
+    var id: String
+    var checksum: String
+    var appliedAt: Int64
+}
+
+// Bringing the schema up to date on the writer connection.
+extension SQLiteConnection {
+    /// Applies the `migrations` the database lacks, in id order, each in its own transaction.
+    /// Checks everything first, so a changed or unknown migration stops the start before any change.
+    func migrate(to migrations: [Migration]) throws {
+        try execute("""
+            CREATE TABLE IF NOT EXISTS schema_migrations (
+                id         TEXT PRIMARY KEY,
+                checksum   TEXT NOT NULL,
+                applied_at INTEGER NOT NULL
+            )
+            """)
+
+        let known = try Dictionary(migrations.map { ($0.id, $0) }) { first, _ in
+            throw MigrationError.duplicate(id: first.id)
+        }
+        let applied = try appliedMigrations()
+
+        let unknown = applied.map(\.id).filter { known[$0] == nil }
+        guard unknown.isEmpty else { throw MigrationError.unknown(ids: unknown) }
+
+        var pending: [Migration] = []
+        for migration in migrations.sorted(by: { $0.id < $1.id }) {
+            if let record = applied.first(where: { $0.id == migration.id }) {
+                guard record.checksum == migration.checksum else { throw MigrationError.changed(id: migration.id) }
+            } else {
+                pending.append(migration)
+            }
+        }
+
+        for migration in pending {
+            try apply(migration)
+        }
+    }
+
+    /// The rows of `schema_migrations`, in id order.
+    func appliedMigrations() throws -> [AppliedMigration] {
+        try query("SELECT id, checksum, applied_at FROM schema_migrations ORDER BY id").map { row in
+            AppliedMigration(
+                id: row.string("id") ?? "", checksum: row.string("checksum") ?? "", appliedAt: row.int("applied_at") ?? 0)
+        }
+    }
+
+    /// Runs the migration and records it atomically: on failure neither its changes nor its record remain.
+    private func apply(_ migration: Migration) throws {
+        do {
+            try inTransaction("BEGIN IMMEDIATE") { connection in
+                try connection.execute(migration.sql)
+                try connection.run(
+                    "INSERT INTO schema_migrations (id, checksum, applied_at) VALUES (?, ?, ?)",
+                    [.text(migration.id), .text(migration.checksum), .integer(Self.nowMilliseconds())])
+            }
+        } catch let error as StoreError {
+            throw MigrationError.failed(id: migration.id, underlying: error)
+        }
+    }
+
+    /// Unix milliseconds, the unit of every time column in the schema.
+    private static func nowMilliseconds() -> Int64 {
+        Int64((Date().timeIntervalSince1970 * 1000).rounded())
+    }
+}

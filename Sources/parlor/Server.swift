@@ -1,0 +1,47 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Dispatch
+import Foundation
+import ParlorApp
+
+enum Server {
+    /// Starts Parlor, prints the listening line first on stdout, and shuts down cleanly on SIGTERM or SIGINT.
+    static func run(options: [String]) -> Never {
+        let configuration: AppConfiguration
+        do {
+            configuration = try AppConfiguration.parse(arguments: options, environment: ProcessInfo.processInfo.environment)
+        } catch {
+            fail("\(error)")
+        }
+        // Handle the signals on a queue rather than in an async signal handler, where little is safe to call.
+        signal(SIGTERM, SIG_IGN)
+        signal(SIGINT, SIG_IGN)
+        let stop = DispatchSemaphore(value: 0)
+        let signalQueue = DispatchQueue(label: "parlor.signals")
+        let sources = [SIGTERM, SIGINT].map { number in
+            let source = DispatchSource.makeSignalSource(signal: number, queue: signalQueue)
+            source.setEventHandler { stop.signal() }
+            source.resume()
+            return source
+        }
+
+        let app: ParlorApplication
+        do {
+            app = try buildApplication(configuration)
+        } catch {
+            fail("cannot start: \(error)", code: 1)
+        }
+        // Written straight to fd 1 so it is out (unbuffered) before anything else: scripts wait for this line.
+        let line = Array("listening on \(app.baseURL)\n".utf8)
+        _ = line.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
+        app.logger.info("parlor started", ["address": app.baseURL, "database": configuration.resolvedDatabasePath])
+
+        stop.wait()
+        app.logger.info("shutting down")
+        app.shutdown()
+        app.logger.info("stopped")
+        _ = sources
+        exit(0)
+    }
+}
