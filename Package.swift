@@ -34,6 +34,7 @@ let package = Package(
 
         .testTarget(name: "ParlorCodecTests", dependencies: ["ParlorCodec"]),
         .testTarget(name: "ParlorStoreTests", dependencies: ["ParlorStore"]),
+        .testTarget(name: "ParlorClientTests", dependencies: ["ParlorClient", "ParlorApp"]),
         .testTarget(name: "ParlorAppTests", dependencies: ["ParlorApp", "ParlorClient", "ParlorCodec", "ParlorStore", "ParlorRooms"]),
     ],
     swiftLanguageModes: [.v6]

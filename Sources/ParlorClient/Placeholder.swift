@@ -1,1 +1,1 @@
-// placeholder
+// ParlorClient: see docs/clients.md

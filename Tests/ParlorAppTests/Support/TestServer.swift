@@ -1,0 +1,46 @@
+import Foundation
+import ParlorApp
+
+/// Starts Parlor in-process on 127.0.0.1, port 0, with an in-memory database, and stops it after `body`.
+func withServer<T>(_ configure: (inout AppConfiguration) -> Void = { _ in },
+                   _ body: (ParlorApplication) throws -> T) throws -> T {
+    var configuration = AppConfiguration.testing()
+    configure(&configuration)
+    let app = try buildApplication(configuration)
+    defer { app.shutdown() }
+    return try body(app)
+}
+
+/// One HTTP request on a fresh connection.
+func http(_ app: ParlorApplication, _ method: String, _ path: String, json: String? = nil,
+          headers: [String: String] = [:]) throws -> TestResponse {
+    let connection = try RawConnection(port: app.port)
+    var request = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+    for (name, value) in headers { request += "\(name): \(value)\r\n" }
+    if let json {
+        request += "Content-Type: application/json\r\nContent-Length: \(json.utf8.count)\r\n\r\n\(json)"
+    } else {
+        request += "\r\n"
+    }
+    try connection.send(request)
+    return try connection.readResponse(headOnly: method == "HEAD")
+}
+
+/// POST /auth for `name`; returns the JWT.
+func token(_ app: ParlorApplication, _ name: String) throws -> String {
+    let response = try http(app, "POST", "/auth", json: #"{"name":"\#(name)"}"#)
+    guard response.status == 200, let jwt = response.object["jwt"] as? String else {
+        throw TestFailure("auth failed: \(response.status) \(response.text)")
+    }
+    return jwt
+}
+
+/// POST /rooms; returns the room id.
+func createRoom(_ app: ParlorApplication, _ displayName: String = "Test room", properties: String? = nil) throws -> String {
+    let body = properties.map { #"{"display_name":"\#(displayName)","properties":\#($0)}"# } ?? #"{"display_name":"\#(displayName)"}"#
+    let response = try http(app, "POST", "/rooms", json: body)
+    guard response.status == 201, let id = response.object["id"] as? String else {
+        throw TestFailure("create room failed: \(response.status) \(response.text)")
+    }
+    return id
+}

@@ -1,0 +1,3 @@
+import Testing
+@testable import ParlorClient
+@Test func placeholder() { #expect(Bool(true)) }
