@@ -5,6 +5,7 @@ import ParlorHTTP
 import ParlorLoop
 import ParlorRooms
 import ParlorStore
+import Synchronization
 
 /// A running Parlor: database, rooms thread, event loops and the HTTP/WebSocket server.
 /// The executable and the tests both start it with `buildApplication`.
@@ -17,6 +18,7 @@ public final class ParlorApplication: Sendable {
     public let server: HTTPServer
     public let logger: Logger
     private let group: EventLoopGroup
+    private let stopped = Atomic<Bool>(false)
 
     /// The bound port (the kernel's choice with port 0).
     public var port: Int { server.port }
@@ -64,8 +66,9 @@ public final class ParlorApplication: Sendable {
     }
 
     /// Graceful stop: no new connections, in-flight requests finish, WebSockets get close 1001 and keep their
-    /// memberships for the next start, then the database is closed cleanly.
+    /// memberships for the next start, then the database is closed cleanly. Safe to call more than once.
     public func shutdown() {
+        guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
         rooms.beginShutdown()
         server.shutdown()
         rooms.stop()

@@ -19,6 +19,8 @@ final class TestWebSocket {
     private(set) var lastEventIDs: [String: Int] = [:]
     /// Every event id seen per room, in order, to check for gaps.
     private(set) var eventIDs: [String: [Int]] = [:]
+    /// Every protocol message received, replies included, in arrival order.
+    private(set) var log: [[String: Any]] = []
 
     /// Upgrades a fresh connection; with `awaitSession` it also waits for session:success.
     init(port: Int, token: String?, path: String = "/ws", awaitSession: Bool = true, timeout: Double = 5) throws {
@@ -87,6 +89,7 @@ final class TestWebSocket {
                     throw TestFailure("not a JSON object: \(text)")
                 }
                 record(object)
+                log.append(object)
                 return object
             case .close(let code, let reason):
                 throw TestFailure("closed by server: \(code.map(String.init) ?? "-") \(reason)")
