@@ -41,6 +41,16 @@ extension AppConfiguration {
         },
         option("--max-request-bytes", "PARLOR_MAX_REQUEST_BYTES", "32768", "largest JSON request on the WebSocket (error reply above)") { $0.maxRequestBytes = try int($1, "--max-request-bytes", 256...(16 << 20)) },
         option("--max-output-bytes", "PARLOR_MAX_OUTPUT_BYTES", "1048576", "unsent bytes a WebSocket may queue before it is closed with 1008") { $0.http.webSocket.maxPendingOutputBytes = try int($1, "--max-output-bytes", 1024...(1 << 30)) },
+        option("--max-audio-senders", "PARLOR_MAX_AUDIO_SENDERS", "8", "members of a room sending audio at once (a mesh grows as n²); others listen") { $0.rooms.maxAudioSenders = try int($1, "--max-audio-senders", 1...64) },
+        option("--ice-servers", "PARLOR_ICE_SERVERS", "none", "comma-separated stun:/turn: URLs handed to browsers (none needed on a LAN)") {
+            let urls = $1.split(separator: ",").map { $0.trimmingSpaces }.filter { !$0.isEmpty }
+            guard urls.allSatisfy({ $0.hasPrefix("stun:") || $0.hasPrefix("stuns:") || $0.hasPrefix("turn:") || $0.hasPrefix("turns:") }) else {
+                throw ConfigurationError(message: "--ice-servers takes stun:, stuns:, turn: or turns: URLs")
+            }
+            $0.iceURLs = urls
+        },
+        option("--ice-username", "PARLOR_ICE_USERNAME", "none", "TURN username") { $0.iceUsername = $1 },
+        option("--ice-credential", "PARLOR_ICE_CREDENTIAL", "none", "TURN credential") { $0.iceCredential = $1 },
         option("--log-level", "PARLOR_LOG_LEVEL", "info", "debug, info, warn, error or off") {
             guard let level = Logger.Level(name: $1) else { throw ConfigurationError(message: "--log-level must be debug, info, warn, error or off") }
             $0.logLevel = level

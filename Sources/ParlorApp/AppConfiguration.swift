@@ -17,6 +17,10 @@ public struct AppConfiguration: Sendable {
     public var logLevel = Logger.Level.info
     /// Largest JSON request accepted on the WebSocket; bigger ones get an error reply.
     public var maxRequestBytes = 32 * 1024
+    /// STUN/TURN URLs for WebRTC; TURN entries get the username and credential.
+    public var iceURLs: [String] = []
+    public var iceUsername: String?
+    public var iceCredential: String?
 
     public init() {
         http.host = "0.0.0.0"
@@ -33,6 +37,16 @@ public struct AppConfiguration: Sendable {
         configuration.jwtSecret = "parlor-test-secret-parlor-test-secret"
         configuration.logLevel = .warning
         return configuration
+    }
+
+    /// ICE servers as clients receive them: STUN URLs in one entry, TURN URLs with their credentials in another.
+    public var resolvedICEServers: [ICEServer] {
+        let stun = iceURLs.filter { !$0.hasPrefix("turn") }
+        let turn = iceURLs.filter { $0.hasPrefix("turn") }
+        var servers: [ICEServer] = []
+        if !stun.isEmpty { servers.append(ICEServer(urls: stun)) }
+        if !turn.isEmpty { servers.append(ICEServer(urls: turn, username: iceUsername, credential: iceCredential)) }
+        return servers
     }
 
     public var resolvedDatabasePath: String { databasePath ?? dataDirectory + "/parlor.db" }

@@ -50,7 +50,9 @@ public final class ParlorApplication: Sendable {
         }
         tokens = TokenService(secret: secret, timeToLiveSeconds: configuration.tokenTTLSeconds)
         users = UserDirectory(database: database)
-        rooms = try RoomsService(database: database, configuration: configuration.rooms, logger: logger)
+        var roomsConfiguration = configuration.rooms
+        roomsConfiguration.iceServers = configuration.resolvedICEServers
+        rooms = try RoomsService(database: database, configuration: roomsConfiguration, logger: logger)
 
         let loopCount = configuration.http.loopCount > 0 ? configuration.http.loopCount : System.coreCount
         group = try EventLoopGroup(loopCount: loopCount)

@@ -121,10 +121,36 @@ final class ClientSession: WebSocketDelegate {
                 throw .invalid("body.last_event_ids", "must be an object of room id to event id, not \(other.typeName)")
             }
             return .resume(sessionID: sessionID, lastEventIDs: lastEventIDs)
+        case "rtc:offer", "rtc:answer":
+            let (cid, to) = (try fields.string("cid"), try fields.string("to"))
+            guard case .string(let sdp)? = body["sdp"] else { throw .missing("body.sdp") }
+            guard sdp.utf8.count <= Self.maxSDPBytes else { throw .invalid("body.sdp", "must be at most \(Self.maxSDPBytes) bytes") }
+            return .signal(kind: type, cid: cid, to: to, payload: ["sdp": .string(sdp)])
+        case "rtc:ice":
+            let (cid, to) = (try fields.string("cid"), try fields.string("to"))
+            guard let candidate = body["candidate"] else { throw .missing("body.candidate") }
+            switch candidate {
+            case .object, .null: break
+            default: throw .invalid("body.candidate", "must be an RTCIceCandidate object or null")
+            }
+            guard candidate.encoded().count <= Self.maxCandidateBytes else {
+                throw .invalid("body.candidate", "must be at most \(Self.maxCandidateBytes) bytes")
+            }
+            return .signal(kind: type, cid: cid, to: to, payload: ["candidate": candidate])
+        case "audio:enable": return .media(cid: try fields.string("cid"), change: .enable)
+        case "audio:disable": return .media(cid: try fields.string("cid"), change: .disable)
+        case "audio:mute:on": return .media(cid: try fields.string("cid"), change: .mute(true))
+        case "audio:mute:off": return .media(cid: try fields.string("cid"), change: .mute(false))
+        case "audio:speaking:on": return .media(cid: try fields.string("cid"), change: .speaking(true))
+        case "audio:speaking:off": return .media(cid: try fields.string("cid"), change: .speaking(false))
         default:
             return nil
         }
     }
+
+    /// Signalling payload limits: an audio-only SDP is a few KiB; a candidate well under one.
+    static let maxSDPBytes = 16 * 1024
+    static let maxCandidateBytes = 2 * 1024
 }
 
 extension Routes {

@@ -26,6 +26,7 @@ struct Routes: Sendable {
             routes.get("/rooms/{id}/events", listEvents)
             routes.get("/healthz", health)
             routes.get("/ws", webSocket)
+            for path in WebClientFiles.files.keys.sorted() { routes.get(path, staticFile) }
         }
     }
 

@@ -8,6 +8,8 @@ struct LiveMember {
     let joinedAt: Int64
     var audioEnabled = false
     var audioMuted = false
+    /// Memory only: speaking changes are too frequent to store.
+    var speaking = false
     /// Set while none of the user's connections is attached; the member drops when the grace period ends.
     var disconnectedAt: Int64?
     var dropTimer: TimerID?
@@ -102,6 +104,8 @@ final class LiveRoom {
     func connections(of userID: String) -> Set<ConnectionHandle> { attached[userID] ?? [] }
 
     var allConnections: [ConnectionHandle] { attached.values.flatMap { $0 } }
+
+    var audioSenderCount: Int { members.values.reduce(0) { $0 + ($1.audioEnabled ? 1 : 0) } }
 
     var record: RoomRecord {
         RoomRecord(id: id, name: name, displayName: displayName, createdBy: createdBy, createdAt: createdAt, closedAt: nil,

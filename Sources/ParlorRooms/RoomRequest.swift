@@ -1,3 +1,5 @@
+import ParlorHTTP
+
 /// A client request the rooms thread serves, already checked for shape by the protocol layer.
 public enum RoomRequest: Sendable {
     case join(cid: String)
@@ -5,6 +7,9 @@ public enum RoomRequest: Sendable {
     case members(cid: String, query: MembersQuery)
     case events(cid: String, since: Int64, pageSize: Int)
     case resume(sessionID: String, lastEventIDs: [(cid: String, lastEventID: Int64)])
+    /// rtc:offer, rtc:answer or rtc:ice, relayed to the connections of member `to`; never stored.
+    case signal(kind: String, cid: String, to: String, payload: JSONObject)
+    case media(cid: String, change: MediaChange)
 
     /// The request's `type`, which its success reply echoes as `type:success`.
     public var type: String {
@@ -14,6 +19,8 @@ public enum RoomRequest: Sendable {
         case .members: "conversation:members"
         case .events: "conversation:events"
         case .resume: "session:resume"
+        case .signal(let kind, _, _, _): kind
+        case .media(_, let change): change.requestType
         }
     }
 }
@@ -49,5 +56,21 @@ public struct NewRoom: Sendable {
         self.ttl = ttl
         self.maxMembers = maxMembers
         self.createdBy = createdBy
+    }
+}
+
+/// A change of a member's audio, as requested by the member.
+public enum MediaChange: Sendable {
+    case enable, disable
+    case mute(Bool)
+    case speaking(Bool)
+
+    public var requestType: String {
+        switch self {
+        case .enable: "audio:enable"
+        case .disable: "audio:disable"
+        case .mute(let on): on ? "audio:mute:on" : "audio:mute:off"
+        case .speaking(let on): on ? "audio:speaking:on" : "audio:speaking:off"
+        }
     }
 }

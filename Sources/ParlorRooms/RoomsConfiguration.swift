@@ -11,5 +11,24 @@ public struct RoomsConfiguration: Sendable {
     /// Events replayed on session:resume per room at most; a client further behind is told to rejoin.
     public var maxReplayEvents = 10_000
 
+    /// Members of one room that may send audio at once: a mesh costs every sender n-1 uplinks, so past a handful
+    /// of senders a browser's upload and CPU give out. Members beyond it join as listeners.
+    public var maxAudioSenders = 8
+    /// STUN/TURN servers handed to clients in session:success; none is needed on a LAN.
+    public var iceServers: [ICEServer] = []
+
     public init() {}
+}
+
+/// One entry of RTCConfiguration.iceServers.
+public struct ICEServer: Sendable, Equatable {
+    public var urls: [String]
+    public var username: String?
+    public var credential: String?
+
+    public init(urls: [String], username: String? = nil, credential: String? = nil) {
+        self.urls = urls
+        self.username = username
+        self.credential = credential
+    }
 }

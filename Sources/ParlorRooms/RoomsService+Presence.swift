@@ -8,7 +8,17 @@ extension RoomsService {
         try db.run("INSERT INTO sessions (id, user_id, created_at) VALUES (?, ?, ?)",
                    [.text(client.sessionID), .text(client.user.id), .integer(Timestamp.nowMilliseconds())])
         clients[client.handle] = ClientState(ref: client)
-        batch.send(ProtocolFrame.message(["type": "session:success", "body": ["session_id": .string(client.sessionID), "user": client.user.json]]), to: client)
+        let iceServers: [JSONValue] = configuration.iceServers.map { server in
+            var entry: JSONObject = ["urls": .array(server.urls.map { .string($0) })]
+            if let username = server.username { entry["username"] = .string(username) }
+            if let credential = server.credential { entry["credential"] = .string(credential) }
+            return .object(entry)
+        }
+        let body: JSONValue = [
+            "session_id": .string(client.sessionID), "user": client.user.json,
+            "ice_servers": .array(iceServers), "max_audio_senders": JSONValue(configuration.maxAudioSenders),
+        ]
+        batch.send(ProtocolFrame.message(["type": "session:success", "body": body]), to: client)
     }
 
     /// A connection closed without leaving: each of its rooms where the user has no other connection starts the

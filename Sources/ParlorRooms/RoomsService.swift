@@ -159,6 +159,8 @@ public final class RoomsService: @unchecked Sendable {  // mutable state is conf
         case .members(let cid, let query): try listMembers(cid, query: query, tid: tid, client: client, db: db, batch: &batch)
         case .events(let cid, let since, let pageSize): try listEvents(cid, since: since, pageSize: pageSize, tid: tid, client: client, db: db, batch: &batch)
         case .resume(let sessionID, let last): try resume(sessionID, lastEventIDs: last, tid: tid, client: client, db: db, batch: &batch)
+        case .signal(let kind, let cid, let to, let payload): try relay(kind, cid: cid, to: to, payload: payload, tid: tid, client: client, db: db, batch: &batch)
+        case .media(let cid, let change): try changeMedia(change, cid: cid, tid: tid, client: client, db: db, batch: &batch)
         }
     }
 }

@@ -1,0 +1,49 @@
+import ParlorCodec
+import ParlorHTTP
+
+/// The built-in web client, compiled into the binary from Sources/ParlorApp/Web (see Package.swift).
+enum WebClientFiles {
+    struct File {
+        let bytes: [UInt8]
+        let contentType: String
+    }
+
+    /// Every file of Web/, by the path it is served at. A new file in Web/ needs a line here.
+    static let files: [String: File] = [
+        "/": File(bytes: PackageResources.index_html, contentType: "text/html; charset=utf-8"),
+        "/index.html": File(bytes: PackageResources.index_html, contentType: "text/html; charset=utf-8"),
+        "/app.js": File(bytes: PackageResources.app_js, contentType: "text/javascript; charset=utf-8"),
+        "/rtc.js": File(bytes: PackageResources.rtc_js, contentType: "text/javascript; charset=utf-8"),
+        "/protocol.js": File(bytes: PackageResources.protocol_js, contentType: "text/javascript; charset=utf-8"),
+        "/style.css": File(bytes: PackageResources.style_css, contentType: "text/css; charset=utf-8"),
+    ]
+
+    /// A strong validator per file, so browsers revalidate cheaply after an upgrade.
+    static let etags: [String: String] = files.mapValues { "\"\(fnv1a($0.bytes))\"" }
+
+    static func fnv1a(_ bytes: [UInt8]) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return String(hash, radix: 16)
+    }
+}
+
+extension Routes {
+    /// GET / and the client's assets. Only the listed paths exist, so no request can reach the file system.
+    func staticFile(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
+        let path = request.head.path
+        guard let file = WebClientFiles.files[path], let etag = WebClientFiles.etags[path] else {
+            throw HTTPError.notFound("http:error:not-found", "no route for \(path)")
+        }
+        var headers = HTTPHeaders()
+        headers.add("Content-Type", file.contentType)
+        headers.add("ETag", etag)
+        headers.add("Cache-Control", "no-cache")
+        headers.add("X-Content-Type-Options", "nosniff")
+        headers.add("Content-Security-Policy", "default-src 'self'; connect-src 'self' ws: wss:; img-src 'self' data:; media-src 'self' blob:")
+        if request.head.headers["If-None-Match"] == etag {
+            return .response(HTTPResponse(status: 304, headers: headers))
+        }
+        return .response(HTTPResponse(status: 200, headers: headers, body: file.bytes))
+    }
+}

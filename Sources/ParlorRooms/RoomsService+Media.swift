@@ -1,0 +1,78 @@
+import ParlorHTTP
+import ParlorStore
+
+extension RoomsService {
+    /// Relays WebRTC signalling to the connections of member `to` in room `cid`, adding `from`. The sender's connection
+    /// must be attached to the room and the target must be a joined member there. Nothing is stored.
+    func relay(_ kind: String, cid: String, to target: String, payload: JSONObject, tid: JSONValue, client: ClientRef,
+               db: SQLiteConnection, batch: inout Batch) throws {
+        let room = try openRoom(cid, db: db)
+        guard let sender = room.member(forUser: client.user.id), room.connections(of: client.user.id).contains(client.handle) else {
+            throw RoomError.notJoined(cid)
+        }
+        guard let receiver = room.member(target), receiver.id != sender.id else {
+            throw RoomError("member:error:unknown-target", "\(target) is not another joined member of room \(cid)")
+        }
+        var body = payload
+        body["from"] = .string(sender.id)
+        body["to"] = .string(receiver.id)
+        let frame = ProtocolFrame.message(["type": .string(kind), "cid": .string(cid), "from": .string(sender.id), "body": .object(body)])
+        batch.reply(to: client, kind, tid: tid, body: .object([:]))
+        for handle in room.connections(of: receiver.user.id) { batch.outbox.send(frame, to: handle) }
+    }
+
+    /// Audio on/off, mute and speaking. The first three are stored and take sequence ids; speaking is only broadcast.
+    func changeMedia(_ change: MediaChange, cid: String, tid: JSONValue, client: ClientRef, db: SQLiteConnection,
+                     batch: inout Batch) throws {
+        let room = try openRoom(cid, db: db)
+        guard let member = room.member(forUser: client.user.id) else { throw RoomError.notJoined(cid) }
+        batch.touchedRooms.insert(cid)
+        let type = change.requestType
+        var updated = member
+        switch change {
+        case .enable:
+            guard !member.audioEnabled else { return batch.reply(to: client, type, tid: tid, body: .object([:])) }
+            guard room.audioSenderCount < configuration.maxAudioSenders else {
+                throw RoomError("media:error:too-many-senders",
+                                "room \(cid) already has \(configuration.maxAudioSenders) members sending audio; you can listen")
+            }
+            updated.audioEnabled = true
+        case .disable:
+            guard member.audioEnabled else { return batch.reply(to: client, type, tid: tid, body: .object([:])) }
+            updated.audioEnabled = false
+            updated.speaking = false
+        case .mute(let on):
+            guard member.audioMuted != on else { return batch.reply(to: client, type, tid: tid, body: .object([:])) }
+            updated.audioMuted = on
+        case .speaking(let on):
+            batch.reply(to: client, type, tid: tid, body: .object([:]))
+            guard member.speaking != on else { return }
+            room.update(member.id) { $0.speaking = on }
+            let frame = ProtocolFrame.message([
+                "type": .string(type), "cid": .string(cid), "from": .string(member.id),
+                "timestamp": .string(Timestamp.iso8601(milliseconds: Timestamp.nowMilliseconds())),
+                "body": ["member_id": .string(member.id), "user": member.user.json],
+            ])
+            for handle in room.allConnections { batch.outbox.send(frame, to: handle) }
+            return
+        }
+
+        try db.run("UPDATE members SET audio_enabled = ?, audio_muted = ? WHERE id = ?",
+                   [.integer(updated.audioEnabled ? 1 : 0), .integer(updated.audioMuted ? 1 : 0), .text(member.id)])
+        let eventType = switch change {
+        case .enable, .disable: "member:media"
+        default: type
+        }
+        let event = try appendEvent(to: room, type: eventType, from: member.id, body: [
+            "member_id": .string(member.id), "user": member.user.json,
+            "media": ["audio_settings": ["enabled": .bool(updated.audioEnabled), "muted": .bool(updated.audioMuted)]],
+        ], at: Timestamp.nowMilliseconds(), db: db)
+        room.update(member.id) {
+            $0.audioEnabled = updated.audioEnabled
+            $0.audioMuted = updated.audioMuted
+            $0.speaking = updated.speaking
+        }
+        batch.reply(to: client, type, tid: tid, body: .object([:]))
+        broadcast(event, in: room, batch: &batch)
+    }
+}
