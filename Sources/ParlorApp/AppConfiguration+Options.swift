@@ -8,6 +8,8 @@ public struct ConfigurationOption: Sendable {
     public let defaultValue: String
     public let help: String
     let apply: @Sendable (inout AppConfiguration, String) throws -> Void
+    /// A switch takes no value: its presence means "true".
+    var isSwitch = false
 }
 
 public struct ConfigurationError: Error, CustomStringConvertible, Sendable {
@@ -51,6 +53,14 @@ extension AppConfiguration {
         },
         option("--ice-username", "PARLOR_ICE_USERNAME", "none", "TURN username") { $0.iceUsername = $1 },
         option("--ice-credential", "PARLOR_ICE_CREDENTIAL", "none", "TURN credential") { $0.iceCredential = $1 },
+        option("--admin-token", "PARLOR_ADMIN_TOKEN", "unset", "enables the admin routes for Authorization: Bearer <token>; off when unset") {
+            guard $1.utf8.count >= 16 else { throw ConfigurationError(message: "--admin-token must be at least 16 characters") }
+            $0.adminToken = $1
+        },
+        ConfigurationOption(flag: "--test-mode", environment: "PARLOR_TEST_MODE", defaultValue: "off",
+                            help: "adds POST /admin/reset and forced connection drops (needs --admin-token); never in production",
+                            apply: { configuration, value in configuration.testMode = !["0", "false", "off", "no"].contains(value.lowercased()) },
+                            isSwitch: true),
         option("--log-level", "PARLOR_LOG_LEVEL", "info", "debug, info, warn, error or off") {
             guard let level = Logger.Level(name: $1) else { throw ConfigurationError(message: "--log-level must be debug, info, warn, error or off") }
             $0.logLevel = level
@@ -75,7 +85,9 @@ extension AppConfiguration {
             guard let option = options.first(where: { $0.flag == flag }) else {
                 throw ConfigurationError(message: "unknown option \(argument); see parlor serve --help")
             }
-            if value == nil {
+            if value == nil, option.isSwitch {
+                value = "true"
+            } else if value == nil {
                 index += 1
                 guard index < arguments.count else { throw ConfigurationError(message: "\(flag) needs a value") }
                 value = arguments[index]

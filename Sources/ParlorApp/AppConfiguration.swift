@@ -21,6 +21,10 @@ public struct AppConfiguration: Sendable {
     public var iceURLs: [String] = []
     public var iceUsername: String?
     public var iceCredential: String?
+    /// Enables the admin routes (kick, mute, delete any room) for `Authorization: Bearer <adminToken>`.
+    public var adminToken: String?
+    /// Adds POST /admin/reset and forced connection drops, for integration tests of client code. Never in production.
+    public var testMode = false
 
     public init() {
         http.host = "0.0.0.0"

@@ -49,9 +49,11 @@ extension Routes {
             }
         }
         let room = NewRoom(name: name, displayName: displayName, ttl: ttl, maxMembers: maxMembers, createdBy: creator)
-        rooms.createRoom(room) { result in
+        rooms.perform(.createRoom(room)) { result in
             switch result {
-            case .success(let record): context.respond(.json(record.json, status: 201, headers: HTTPHeaders([("Location", "/rooms/\(record.id)")])))
+            case .success(let record):
+                let location = HTTPHeaders([("Location", "/rooms/\(record["id"]?.stringValue ?? "")")])
+                context.respond(.json(record, status: 201, headers: location))
             case .failure(let error): context.respond(Self.httpError(error))
             }
         }
@@ -107,7 +109,8 @@ extension Routes {
 
     static func httpError(_ error: RoomError) -> HTTPError {
         let status = switch error.code {
-        case "room:error:not-found": 404
+        case "room:error:not-found", "member:error:not-found": 404
+        case "room:error:forbidden": 403
         case "room:error:name-taken": 409
         case "room:error:closed": 410
         case "server:error:shutting-down": 503

@@ -26,6 +26,8 @@ struct Routes: Sendable {
             routes.get("/rooms/{id}/events", listEvents)
             routes.get("/healthz", health)
             routes.get("/ws", webSocket)
+            routes.get("/openapi.json", openAPI)
+            registerAdminRoutes(&routes)
             for path in WebClientFiles.files.keys.sorted() { routes.get(path, staticFile) }
         }
     }

@@ -19,9 +19,9 @@ extension RoomsService {
             outbox.send(frame, to: client.handle)
         }
 
-        mutating func complete(_ command: Command, with record: RoomRecord) {
-            guard case .createRoom(_, let completion) = command else { return }
-            completions.append { completion(.success(record)) }
+        mutating func complete(_ command: Command, with result: JSONValue) {
+            guard case .operation(_, let completion) = command else { return }
+            completions.append { completion(.success(result)) }
             failedCompletions.append { completion(.failure(.internalError)) }
         }
 
@@ -38,7 +38,7 @@ extension RoomsService {
             switch command {
             case .request(let client, let tid, let request):
                 outbox.send(ProtocolFrame.error(tid: tid, error, requestType: request.type), to: client.handle)
-            case .createRoom(_, let completion):
+            case .operation(_, let completion):
                 completions.append { completion(.failure(error)) }
             case .connect, .disconnected, .dropIfStillAway, .closeIfExpired:
                 break

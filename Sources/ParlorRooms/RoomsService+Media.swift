@@ -21,47 +21,51 @@ extension RoomsService {
         for handle in room.connections(of: receiver.user.id) { batch.outbox.send(frame, to: handle) }
     }
 
-    /// Audio on/off, mute and speaking. The first three are stored and take sequence ids; speaking is only broadcast.
+    /// Audio on/off, mute and speaking requested by the member itself: reply, then the event to the room.
     func changeMedia(_ change: MediaChange, cid: String, tid: JSONValue, client: ClientRef, db: SQLiteConnection,
                      batch: inout Batch) throws {
         let room = try openRoom(cid, db: db)
         guard let member = room.member(forUser: client.user.id) else { throw RoomError.notJoined(cid) }
+        let frame = try applyMedia(change, to: member, in: room, db: db)
         batch.touchedRooms.insert(cid)
-        let type = change.requestType
+        batch.reply(to: client, change.requestType, tid: tid, body: .object([:]))
+        if let frame { for handle in room.allConnections { batch.outbox.send(frame, to: handle) } }
+    }
+
+    /// Applies a media change and returns the event frame to broadcast, or nil when nothing changed.
+    /// Audio on/off and mute are stored and take sequence ids; speaking is only broadcast.
+    func applyMedia(_ change: MediaChange, to member: LiveMember, in room: LiveRoom, db: SQLiteConnection) throws -> [UInt8]? {
         var updated = member
         switch change {
         case .enable:
-            guard !member.audioEnabled else { return batch.reply(to: client, type, tid: tid, body: .object([:])) }
+            guard !member.audioEnabled else { return nil }
             guard room.audioSenderCount < configuration.maxAudioSenders else {
                 throw RoomError("media:error:too-many-senders",
-                                "room \(cid) already has \(configuration.maxAudioSenders) members sending audio; you can listen")
+                                "room \(room.id) already has \(configuration.maxAudioSenders) members sending audio; you can listen")
             }
             updated.audioEnabled = true
         case .disable:
-            guard member.audioEnabled else { return batch.reply(to: client, type, tid: tid, body: .object([:])) }
+            guard member.audioEnabled else { return nil }
             updated.audioEnabled = false
             updated.speaking = false
         case .mute(let on):
-            guard member.audioMuted != on else { return batch.reply(to: client, type, tid: tid, body: .object([:])) }
+            guard member.audioMuted != on else { return nil }
             updated.audioMuted = on
         case .speaking(let on):
-            batch.reply(to: client, type, tid: tid, body: .object([:]))
-            guard member.speaking != on else { return }
+            guard member.speaking != on else { return nil }
             room.update(member.id) { $0.speaking = on }
-            let frame = ProtocolFrame.message([
-                "type": .string(type), "cid": .string(cid), "from": .string(member.id),
+            return ProtocolFrame.message([
+                "type": .string(change.requestType), "cid": .string(room.id), "from": .string(member.id),
                 "timestamp": .string(Timestamp.iso8601(milliseconds: Timestamp.nowMilliseconds())),
                 "body": ["member_id": .string(member.id), "user": member.user.json],
             ])
-            for handle in room.allConnections { batch.outbox.send(frame, to: handle) }
-            return
         }
 
         try db.run("UPDATE members SET audio_enabled = ?, audio_muted = ? WHERE id = ?",
                    [.integer(updated.audioEnabled ? 1 : 0), .integer(updated.audioMuted ? 1 : 0), .text(member.id)])
         let eventType = switch change {
         case .enable, .disable: "member:media"
-        default: type
+        default: change.requestType
         }
         let event = try appendEvent(to: room, type: eventType, from: member.id, body: [
             "member_id": .string(member.id), "user": member.user.json,
@@ -72,7 +76,6 @@ extension RoomsService {
             $0.audioMuted = updated.audioMuted
             $0.speaking = updated.speaking
         }
-        batch.reply(to: client, type, tid: tid, body: .object([:]))
-        broadcast(event, in: room, batch: &batch)
+        return ProtocolFrame.event(event)
     }
 }

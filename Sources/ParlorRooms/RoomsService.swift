@@ -29,7 +29,7 @@ public final class RoomsService: @unchecked Sendable {  // mutable state is conf
         case connect(ClientRef)
         case request(ClientRef, tid: JSONValue, RoomRequest)
         case disconnected(ClientRef)
-        case createRoom(NewRoom, @Sendable (Result<RoomRecord, RoomError>) -> Void)
+        case operation(Operation, @Sendable (Result<JSONValue, RoomError>) -> Void)
         case dropIfStillAway(roomID: String, memberID: String)
         case closeIfExpired(roomID: String)
     }
@@ -63,8 +63,10 @@ public final class RoomsService: @unchecked Sendable {  // mutable state is conf
         submit(.disconnected(client))
     }
 
-    public func createRoom(_ room: NewRoom, completion: @escaping @Sendable (Result<RoomRecord, RoomError>) -> Void) {
-        submit(.createRoom(room, completion))
+    /// Runs an HTTP-initiated operation (create, close, kick, …) in order with everything else; `completion` gets
+    /// its JSON result after the commit, on the rooms thread.
+    public func perform(_ operation: Operation, completion: @escaping @Sendable (Result<JSONValue, RoomError>) -> Void) {
+        submit(.operation(operation, completion))
     }
 
     /// From now on disconnects are not processed (so a restart can resume them) and requests are refused.
@@ -142,9 +144,10 @@ public final class RoomsService: @unchecked Sendable {  // mutable state is conf
             try serve(request, tid: tid, from: client, db: db, batch: &batch)
         case .disconnected(let client):
             try clientDisconnected(client, db: db, batch: &batch)
-        case .createRoom(let room, _):
-            let record = try create(room, db: db, batch: &batch)
-            batch.complete(command, with: record)
+        case .operation(let operation, _):
+            if shuttingDown.load(ordering: .acquiring) { throw RoomError.shuttingDown }
+            let result = try run(operation, db: db, batch: &batch)
+            batch.complete(command, with: result)
         case .dropIfStillAway(let roomID, let memberID):
             try dropIfStillAway(roomID: roomID, memberID: memberID, db: db, batch: &batch)
         case .closeIfExpired(let roomID):

@@ -1,1 +1,221 @@
+// The WebRTC mesh: one RTCPeerConnection per other member of the room, audio only.
+//
+// Glare rule: for each pair exactly one side offers, the member whose member_id sorts first. Every offer starts a
+// fresh connection on both sides (the answerer replaces whatever it had), so a restart is just "offer again".
+// The offerer restarts a connection that fails, or that is not up a while after its offer (a lost message).
 
+const RESTART_AFTER_MS = 10000;   // an offer not connected by then is tried again
+const RECONNECT_GRACE_MS = 4000;  // a 'disconnected' link gets this long to recover by itself
+const MAX_RESTARTS = 6;           // per peer, reset once connected
+
+export class Mesh {
+  /**
+   * send(type, body) → Promise: a protocol request. onChange(memberId): a peer's link state changed.
+   */
+  constructor({ cid, memberId, iceServers, send, onChange }) {
+    this.cid = cid;
+    this.memberId = memberId;
+    this.iceServers = iceServers || [];
+    this.send = send;
+    this.onChange = onChange;
+    this.peers = new Map();          // member_id → Peer
+    this.early = new Map();          // member_id → candidates that came before the offer
+    this.queues = new Map();         // member_id → promise chain: one peer's signals are handled in order
+    this.localStream = null;
+    this.closed = false;
+    this.ready = new Promise((resolve) => { this.markReady = resolve; });
+  }
+
+  /** Starts the mesh once the local media is settled: a stream to send, or null to only listen. */
+  start(localStream) {
+    this.localStream = localStream;
+    this.markReady();
+  }
+
+  get localTrack() { return this.localStream?.getAudioTracks()[0] || null; }
+
+  isOfferer(otherId) { return this.memberId < otherId; }
+
+  /** A member we should be connected to: offer if the glare rule says we do, else wait for their offer. */
+  connectTo(otherId) {
+    if (otherId === this.memberId || !this.isOfferer(otherId)) return;
+    this.enqueue(otherId, () => this.offer(otherId));
+  }
+
+  /** An rtc:offer / rtc:answer / rtc:ice message from the server. */
+  handle(message) {
+    const from = message.from || message.body?.from;
+    if (!from || from === this.memberId) return;
+    const body = message.body || {};
+    if (message.type === 'rtc:offer') this.enqueue(from, () => this.answer(from, body.sdp));
+    else if (message.type === 'rtc:answer') this.enqueue(from, () => this.accept(from, body.sdp));
+    else if (message.type === 'rtc:ice') this.enqueue(from, () => this.addCandidate(from, body.candidate));
+  }
+
+  /** The member left: close our connection to them. */
+  remove(otherId) {
+    this.peers.get(otherId)?.close();
+    this.peers.delete(otherId);
+    this.early.delete(otherId);
+    this.onChange(otherId);
+  }
+
+  close() {
+    this.closed = true;
+    for (const id of [...this.peers.keys()]) this.remove(id);
+  }
+
+  /** After the signalling socket came back: links we offer and that are not up are offered again. */
+  recover() {
+    for (const [id, peer] of this.peers) {
+      if (this.isOfferer(id) && peer.pc.connectionState !== 'connected') this.restart(id);
+    }
+  }
+
+  enqueue(otherId, task) {
+    const previous = this.queues.get(otherId) || this.ready;
+    const next = previous.then(() => (this.closed ? undefined : task())).catch((error) => {
+      console.warn(`parlor: signalling with ${otherId} failed:`, error);
+    });
+    this.queues.set(otherId, next);
+  }
+
+  /** A new peer connection to `otherId`, replacing any old one. */
+  createPeer(otherId) {
+    this.peers.get(otherId)?.close();
+    const peer = new Peer(otherId, this.iceServers);
+    peer.restarts = this.peers.get(otherId)?.restarts ?? 0;
+    this.peers.set(otherId, peer);
+    peer.pc.onicecandidate = (event) => {
+      if (this.peers.get(otherId) !== peer) return;
+      this.send('rtc:ice', { cid: this.cid, to: otherId, candidate: event.candidate ? event.candidate.toJSON() : null })
+        .catch(() => {});
+    };
+    peer.pc.onconnectionstatechange = () => {
+      if (this.peers.get(otherId) !== peer) return;
+      const state = peer.pc.connectionState;
+      if (state === 'connected') {
+        peer.restarts = 0;
+        clearTimeout(peer.watchdog);
+      } else if (this.isOfferer(otherId) && (state === 'failed' || state === 'disconnected')) {
+        this.watch(otherId, peer, state === 'failed' ? 500 : RECONNECT_GRACE_MS);
+      }
+      this.onChange(otherId);
+    };
+    this.onChange(otherId);
+    return peer;
+  }
+
+  /** Restarts the link if it is still not connected after `delay` (offerer side only). */
+  watch(otherId, peer, delay) {
+    clearTimeout(peer.watchdog);
+    peer.watchdog = setTimeout(() => {
+      if (this.peers.get(otherId) === peer && peer.pc.connectionState !== 'connected') this.restart(otherId);
+    }, delay);
+  }
+
+  restart(otherId) {
+    const peer = this.peers.get(otherId);
+    if (!peer || this.closed) return;
+    if (peer.restarts >= MAX_RESTARTS) {
+      console.warn(`parlor: giving up on a link to ${otherId} after ${MAX_RESTARTS} restarts`);
+      return;
+    }
+    peer.restarts += 1;
+    this.enqueue(otherId, () => this.offer(otherId));
+  }
+
+  async offer(otherId) {
+    const peer = this.createPeer(otherId);
+    const pc = peer.pc;
+    if (this.localTrack) pc.addTrack(this.localTrack, this.localStream);
+    else pc.addTransceiver('audio', { direction: 'recvonly' });
+    await pc.setLocalDescription(await pc.createOffer());
+    this.watch(otherId, peer, RESTART_AFTER_MS);
+    await this.send('rtc:offer', { cid: this.cid, to: otherId, sdp: pc.localDescription.sdp });
+  }
+
+  async answer(otherId, sdp) {
+    const peer = this.createPeer(otherId);
+    const pc = peer.pc;
+    await pc.setRemoteDescription({ type: 'offer', sdp });
+    // addTrack reuses the audio transceiver the offer created, turning it to send as well.
+    if (this.localTrack) pc.addTrack(this.localTrack, this.localStream);
+    await pc.setLocalDescription(await pc.createAnswer());
+    await this.flushCandidates(peer, this.early.get(otherId));
+    this.early.delete(otherId);
+    await this.send('rtc:answer', { cid: this.cid, to: otherId, sdp: pc.localDescription.sdp });
+  }
+
+  async accept(otherId, sdp) {
+    const peer = this.peers.get(otherId);
+    if (!peer || peer.pc.signalingState !== 'have-local-offer') return;  // a stale answer to an older offer
+    await peer.pc.setRemoteDescription({ type: 'answer', sdp });
+    await this.flushCandidates(peer);
+  }
+
+  async addCandidate(otherId, candidate) {
+    if (!candidate || !candidate.candidate) return;  // end of candidates: nothing to do
+    const peer = this.peers.get(otherId);
+    if (!peer) {
+      // Before their offer: keep it for the connection the offer will create.
+      const list = this.early.get(otherId) || [];
+      list.push(candidate);
+      this.early.set(otherId, list);
+      return;
+    }
+    if (!peer.pc.remoteDescription) {
+      peer.pendingCandidates.push(candidate);
+      return;
+    }
+    await peer.pc.addIceCandidate(candidate).catch(() => {});  // one of an older connection: harmless
+  }
+
+  async flushCandidates(peer, extra = []) {
+    const candidates = [...extra, ...peer.pendingCandidates];
+    peer.pendingCandidates = [];
+    for (const candidate of candidates) await peer.pc.addIceCandidate(candidate).catch(() => {});
+  }
+
+  /** [{member_id, bytesReceived, audioLevel}] from each connection's inbound-rtp audio statistics. */
+  async inboundAudioStats() {
+    const rows = [];
+    for (const [id, peer] of this.peers) {
+      const report = await peer.pc.getStats();
+      report.forEach((entry) => {
+        if (entry.type === 'inbound-rtp' && (entry.kind || entry.mediaType) === 'audio') {
+          rows.push({ member_id: id, bytesReceived: entry.bytesReceived || 0, audioLevel: entry.audioLevel || 0 });
+        }
+      });
+    }
+    return rows;
+  }
+}
+
+/** One connection and the hidden <audio> element that plays what it receives. */
+class Peer {
+  constructor(memberId, iceServers) {
+    this.memberId = memberId;
+    this.pc = new RTCPeerConnection({ iceServers });
+    this.pendingCandidates = [];
+    this.restarts = 0;
+    this.watchdog = null;
+    this.audio = document.createElement('audio');
+    this.audio.autoplay = true;
+    this.audio.dataset.memberId = memberId;
+    this.audio.hidden = true;
+    document.body.append(this.audio);
+    this.pc.ontrack = (event) => {
+      this.audio.srcObject = event.streams[0] || new MediaStream([event.track]);
+      this.audio.play().catch(() => {});  // autoplay may wait for a click; joining was one
+    };
+  }
+
+  close() {
+    clearTimeout(this.watchdog);
+    this.pc.onicecandidate = this.pc.onconnectionstatechange = this.pc.ontrack = null;
+    this.pc.close();
+    this.audio.srcObject = null;
+    this.audio.remove();
+  }
+}

@@ -1,0 +1,133 @@
+import ParlorHTTP
+
+/// The OpenAPI 3.1 description of the HTTP API, served at /openapi.json and kept in docs/openapi.json
+/// (a test checks that the two match and that every route the router knows is described with its errors).
+enum OpenAPIDocument {
+    struct Operation {
+        let method: String
+        let path: String
+        let summary: String
+        let success: (status: Int, description: String, schema: JSONValue?)
+        let errors: [Int]
+        var requestBody: JSONValue? = nil
+        var parameters: [JSONValue] = []
+        var security = false
+    }
+
+    static let errorSchema: JSONValue = ["$ref": "#/components/schemas/Error"]
+    static func ref(_ name: String) -> JSONValue { ["$ref": .string("#/components/schemas/\(name)")] }
+    static func query(_ name: String, _ description: String, integer: Bool = false) -> JSONValue {
+        ["name": .string(name), "in": "query", "required": false, "description": .string(description),
+         "schema": ["type": integer ? "integer" : "string"]]
+    }
+    static let idParameter: JSONValue = ["name": "id", "in": "path", "required": true, "schema": ["type": "string"]]
+    static let memberParameter: JSONValue = ["name": "member", "in": "path", "required": true, "schema": ["type": "string"]]
+    static let paging = [query("page_size", "1 to 1000 (default 100)", integer: true), query("cursor", "from the previous page")]
+
+    static let operations: [Operation] = [
+        Operation(method: "POST", path: "/auth", summary: "Get a token for a name (the user is created on first use)",
+                  success: (200, "The token", ref("AuthResponse")), errors: [400, 413, 429],
+                  requestBody: ref("AuthRequest")),
+        Operation(method: "GET", path: "/rooms", summary: "Open rooms, newest first; a bare array, next page in the Link header",
+                  success: (200, "Rooms", ["type": "array", "items": ref("Room")]), errors: [400, 401], parameters: paging),
+        Operation(method: "POST", path: "/rooms", summary: "Create a room (a token, when sent, records the creator)",
+                  success: (201, "The room", ref("Room")), errors: [400, 401, 409, 413], requestBody: ref("CreateRoomRequest")),
+        Operation(method: "GET", path: "/rooms/{id}", summary: "One room, open or closed",
+                  success: (200, "The room", ref("Room")), errors: [401, 404], parameters: [idParameter]),
+        Operation(method: "DELETE", path: "/rooms/{id}", summary: "Close a room: members get member:left reason room_closed (creator or admin)",
+                  success: (204, "Closed", nil), errors: [401, 403, 404, 410], parameters: [idParameter], security: true),
+        Operation(method: "GET", path: "/rooms/{id}/members", summary: "Members of a room, same page shape as conversation:members",
+                  success: (200, "A page of members", ref("MembersPage")), errors: [400, 401, 404],
+                  parameters: [idParameter, query("order", "asc or desc"), query("state", "JOINED, LEFT or ALL")] + paging),
+        Operation(method: "GET", path: "/rooms/{id}/events", summary: "A room's history, same page shape as conversation:events",
+                  success: (200, "A page of events", ref("EventsPage")), errors: [400, 401, 404],
+                  parameters: [idParameter, query("since", "return events with ids above this", integer: true),
+                               query("page_size", "1 to 1000 (default 100)", integer: true)]),
+        Operation(method: "POST", path: "/rooms/{id}/members/{member}/kick", summary: "End a membership with reason kicked (admin)",
+                  success: (204, "Kicked", nil), errors: [403, 404, 410], parameters: [idParameter, memberParameter], security: true),
+        Operation(method: "POST", path: "/rooms/{id}/members/{member}/mute", summary: "Mute a member (admin)",
+                  success: (204, "Muted", nil), errors: [403, 404, 410], parameters: [idParameter, memberParameter], security: true),
+        Operation(method: "POST", path: "/rooms/{id}/members/{member}/drop", summary: "Test mode: close a member's connections like a network failure (admin)",
+                  success: (200, "How many connections were closed", nil), errors: [403, 404, 410],
+                  parameters: [idParameter, memberParameter], security: true),
+        Operation(method: "POST", path: "/admin/reset", summary: "Test mode: delete all data (admin)",
+                  success: (204, "Wiped", nil), errors: [403], security: true),
+        Operation(method: "GET", path: "/healthz", summary: "200 when the database answers",
+                  success: (200, "Healthy", ["type": "object"]), errors: [503]),
+        Operation(method: "GET", path: "/ws", summary: "Upgrade to the WebSocket protocol (docs/protocol.md); token as ?token= or Bearer",
+                  success: (101, "Switching protocols", nil), errors: [400, 401, 426], parameters: [query("token", "a JWT from /auth")]),
+        Operation(method: "GET", path: "/openapi.json", summary: "This document",
+                  success: (200, "OpenAPI 3.1", ["type": "object"]), errors: [404]),
+        Operation(method: "GET", path: "/", summary: "The built-in web client",
+                  success: (200, "HTML", nil), errors: [404]),
+    ]
+
+    static func document() -> JSONValue {
+        var paths = JSONObject()
+        for operation in operations {
+            var responses = JSONObject()
+            var success: JSONObject = ["description": .string(operation.success.description)]
+            if let schema = operation.success.schema { success["content"] = ["application/json": ["schema": schema]] }
+            responses[String(operation.success.status)] = .object(success)
+            for status in operation.errors {
+                responses[String(status)] = ["description": .string(HTTPResponse.reasonPhrase(status)),
+                                             "content": ["application/json": ["schema": errorSchema]]]
+            }
+            var entry: JSONObject = ["summary": .string(operation.summary), "responses": .object(responses)]
+            if !operation.parameters.isEmpty { entry["parameters"] = .array(operation.parameters) }
+            if let body = operation.requestBody {
+                entry["requestBody"] = ["required": true, "content": ["application/json": ["schema": body]]]
+            }
+            if operation.security { entry["security"] = [["bearer": []]] }
+            var path = paths[operation.path]?.objectValue ?? JSONObject()
+            path[operation.method.lowercased()] = .object(entry)
+            paths[operation.path] = .object(path)
+        }
+        return [
+            "openapi": "3.1.0",
+            "info": ["title": "Parlor", "version": "1.0.0",
+                     "description": "Self-hosted drop-in audio rooms. Live membership travels over the WebSocket at /ws: see docs/protocol.md."],
+            "paths": .object(paths),
+            "components": ["schemas": schemas, "securitySchemes": ["bearer": ["type": "http", "scheme": "bearer", "bearerFormat": "JWT"]]],
+        ]
+    }
+
+    static let string: JSONValue = ["type": "string"]
+    static let integer: JSONValue = ["type": "integer"]
+
+    static let schemas: JSONValue = [
+        "Error": ["type": "object", "required": ["code", "title", "detail"],
+                  "properties": ["code": string, "title": string, "detail": string]],
+        "AuthRequest": ["type": "object", "required": ["name"],
+                        "properties": ["name": ["type": "string", "minLength": 1, "maxLength": 64]]],
+        "AuthResponse": ["type": "object", "required": ["name", "jwt"],
+                         "properties": ["name": string, "jwt": string, "user_id": string, "expires_at": string]],
+        "CreateRoomRequest": ["type": "object", "required": ["display_name"], "properties": [
+            "display_name": ["type": "string", "minLength": 1, "maxLength": 100],
+            "name": ["type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"],
+            "properties": ["type": "object", "properties": ["ttl": integer, "max_members": integer]],
+        ]],
+        "Room": ["type": "object", "required": ["id", "display_name"], "properties": [
+            "id": string, "name": string, "display_name": string, "created_at": string, "created_by": ["type": ["string", "null"]],
+            "member_count": integer, "last_event_id": integer, "closed_at": string,
+            "properties": ["type": "object", "properties": ["ttl": integer, "max_members": ["type": ["integer", "null"]]]],
+        ]],
+        "Member": ["type": "object", "properties": [
+            "member_id": string, "state": ["enum": ["JOINED", "LEFT"]],
+            "user": ["type": "object", "properties": ["id": string, "name": string]],
+            "timestamp": ["type": "object", "properties": ["joined": string, "left": string]],
+            "media": ["type": "object", "properties": ["audio_settings": ["type": "object", "properties": ["enabled": ["type": "boolean"], "muted": ["type": "boolean"]]]]],
+        ]],
+        "Event": ["type": "object", "properties": [
+            "type": string, "cid": string, "id": integer, "from": ["type": ["string", "null"]], "timestamp": string, "body": ["type": "object"],
+        ]],
+        "MembersPage": ["type": "object", "properties": ["cid": string, "members": ["type": "array", "items": ref("Member")], "cursor": string]],
+        "EventsPage": ["type": "object", "properties": ["cid": string, "events": ["type": "array", "items": ref("Event")], "cursor": string]],
+    ]
+}
+
+extension Routes {
+    func openAPI(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
+        .response(.json(OpenAPIDocument.document()))
+    }
+}

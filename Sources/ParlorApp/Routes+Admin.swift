@@ -1,0 +1,85 @@
+import ParlorCodec
+import ParlorHTTP
+import ParlorRooms
+
+/// Room control: closing a room (its creator or an admin), and with PARLOR_ADMIN_TOKEN set, kick and mute;
+/// with --test-mode too, wiping all data and forcing a member's connections to drop.
+extension Routes {
+    func registerAdminRoutes(_ routes: inout RouterBuilder) {
+        routes.delete("/rooms/{id}", closeRoom)
+        guard configuration.adminToken != nil else { return }
+        routes.post("/rooms/{id}/members/{member}/kick", kickMember)
+        routes.post("/rooms/{id}/members/{member}/mute", muteMember)
+        guard configuration.testMode else { return }
+        routes.post("/rooms/{id}/members/{member}/drop", dropMember)
+        routes.post("/admin/reset", resetAll)
+    }
+
+    /// True when the request carries the admin token (compared in constant time).
+    func isAdmin(_ request: HTTPRequest) -> Bool {
+        guard let adminToken = configuration.adminToken, let presented = Authenticator.token(in: request.head) else { return false }
+        return ConstantTime.equal(Array(presented.utf8), Array(adminToken.utf8))
+    }
+
+    func requireAdmin(_ request: HTTPRequest) throws(HTTPError) {
+        guard isAdmin(request) else {
+            throw HTTPError(status: 403, code: "auth:error:admin-required", title: "Forbidden",
+                            detail: "this route needs Authorization: Bearer <PARLOR_ADMIN_TOKEN>")
+        }
+    }
+
+    /// DELETE /rooms/{id}: members get member:left reason room_closed, then the room is gone from GET /rooms.
+    func closeRoom(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
+        let requester: Requester = isAdmin(request) ? .admin : .user(try authenticator.requireUser(for: request))
+        return perform(.closeRoom(roomID: context.parameter("id"), by: requester), context, status: 204)
+    }
+
+    func kickMember(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
+        try requireAdmin(request)
+        return perform(.kick(roomID: context.parameter("id"), memberID: context.parameter("member")), context, status: 204)
+    }
+
+    func muteMember(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
+        try requireAdmin(request)
+        return perform(.mute(roomID: context.parameter("id"), memberID: context.parameter("member")), context, status: 204)
+    }
+
+    func dropMember(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
+        try requireAdmin(request)
+        return perform(.dropConnections(roomID: context.parameter("id"), memberID: context.parameter("member")), context, status: 200)
+    }
+
+    func resetAll(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
+        try requireAdmin(request)
+        let users = self.users
+        rooms.perform(.reset) { result in
+            users.forgetAll()
+            switch result {
+            case .success: context.respond(HTTPResponse(status: 204))
+            case .failure(let error): context.respond(Self.httpError(error))
+            }
+        }
+        return .pending
+    }
+
+    private func perform(_ operation: Operation, _ context: RequestContext, status: Int) -> RouteResult {
+        rooms.perform(operation) { result in
+            switch result {
+            case .success(let body): context.respond(status == 204 ? HTTPResponse(status: 204) : .json(body, status: status))
+            case .failure(let error): context.respond(Self.httpError(error))
+            }
+        }
+        return .pending
+    }
+}
+
+/// Comparisons whose time does not depend on where the inputs differ.
+enum ConstantTime {
+    static func equal(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        var difference = UInt8(truncatingIfNeeded: a.count ^ b.count)
+        for index in 0..<max(a.count, b.count) {
+            difference |= (index < a.count ? a[index] : 0) ^ (index < b.count ? b[index] : 0)
+        }
+        return difference == 0
+    }
+}

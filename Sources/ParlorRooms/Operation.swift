@@ -1,0 +1,20 @@
+/// Who asks for an operation that only some may perform.
+public enum Requester: Sendable {
+    case admin
+    case user(User?)
+}
+
+/// Operations started over HTTP rather than by a connected member.
+public enum Operation: Sendable {
+    case createRoom(NewRoom)
+    /// Closes a room: every member gets member:left reason room_closed. Its creator or an admin only.
+    case closeRoom(roomID: String, by: Requester)
+    /// Ends a membership with reason kicked. Admin only (checked by the route).
+    case kick(roomID: String, memberID: String)
+    /// Mutes a member, as if it had sent audio:mute:on. Admin only.
+    case mute(roomID: String, memberID: String)
+    /// Closes every connection of a member at once, without a close frame, like a network failure. Test mode only.
+    case dropConnections(roomID: String, memberID: String)
+    /// Deletes every user, room, member, event and session. Test mode only.
+    case reset
+}

@@ -1,0 +1,85 @@
+import ParlorHTTP
+import ParlorLoop
+import ParlorStore
+
+extension RoomsService {
+    func run(_ operation: Operation, db: SQLiteConnection, batch: inout Batch) throws -> JSONValue {
+        switch operation {
+        case .createRoom(let request):
+            return try create(request, db: db, batch: &batch).json
+        case .closeRoom(let roomID, let requester):
+            try close(roomID, by: requester, db: db, batch: &batch)
+            return .object([:])
+        case .kick(let roomID, let memberID):
+            let (room, member) = try joinedMember(memberID, in: roomID, db: db)
+            batch.touchedRooms.insert(roomID)
+            try end(member, in: room, reason: .kicked, db: db, batch: &batch)
+            return .object([:])
+        case .mute(let roomID, let memberID):
+            let (room, member) = try joinedMember(memberID, in: roomID, db: db)
+            batch.touchedRooms.insert(roomID)
+            if let frame = try applyMedia(.mute(true), to: member, in: room, db: db) {
+                for handle in room.allConnections { batch.outbox.send(frame, to: handle) }
+            }
+            return .object([:])
+        case .dropConnections(let roomID, let memberID):
+            let (room, member) = try joinedMember(memberID, in: roomID, db: db)
+            let handles = room.connections(of: member.user.id)
+            for handle in handles {
+                handle.withConnection { $0.close() }
+            }
+            return ["connections": JSONValue(handles.count)]
+        case .reset:
+            try reset(db: db, batch: &batch)
+            return .object([:])
+        }
+    }
+
+    private func joinedMember(_ memberID: String, in roomID: String, db: SQLiteConnection) throws -> (LiveRoom, LiveMember) {
+        let room = try openRoom(roomID, db: db)
+        guard let member = room.member(memberID) else {
+            throw RoomError("member:error:not-found", "\(memberID) is not a joined member of room \(roomID)")
+        }
+        return (room, member)
+    }
+
+    /// Ends every membership with reason room_closed, then closes the room.
+    func close(_ roomID: String, by requester: Requester, db: SQLiteConnection, batch: inout Batch) throws {
+        let room = try openRoom(roomID, db: db)
+        switch requester {
+        case .admin: break
+        case .user(let user):
+            guard let user, user.id == room.createdBy else {
+                throw RoomError("room:error:forbidden", "only the room's creator or an admin can close it")
+            }
+        }
+        batch.touchedRooms.insert(roomID)
+        for member in room.sortedMembers {
+            try end(member, in: room, reason: .roomClosed, db: db, batch: &batch)
+        }
+        if let timer = room.ttlTimer { loop.cancelTimer(timer) }
+        try db.run("UPDATE rooms SET closed_at = ? WHERE id = ?", [.integer(Timestamp.nowMilliseconds()), .text(roomID)])
+        rooms[roomID] = nil
+        logger.info("room closed", ["room": roomID, "reason": "closed by request"])
+    }
+
+    /// Test mode: forget everything. Connected clients stay connected but belong to no room.
+    private func reset(db: SQLiteConnection, batch: inout Batch) throws {
+        try db.execute("DELETE FROM events; DELETE FROM members; DELETE FROM rooms; DELETE FROM sessions; DELETE FROM users;")
+        for room in rooms.values {
+            if let timer = room.ttlTimer { loop.cancelTimer(timer) }
+            for member in room.sortedMembers { if let timer = member.dropTimer { loop.cancelTimer(timer) } }
+        }
+        batch.touchedRooms.formUnion(rooms.keys)
+        rooms.removeAll()
+        for handle in clients.keys { clients[handle]?.rooms.removeAll() }
+        for (handle, state) in clients {
+            // Sessions were deleted; record the live ones again so they can still be resumed.
+            try db.run("INSERT INTO users (id, name, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                       [.text(state.ref.user.id), .text(state.ref.user.name), .integer(Timestamp.nowMilliseconds())])
+            try db.run("INSERT INTO sessions (id, user_id, created_at) VALUES (?, ?, ?)",
+                       [.text(state.ref.sessionID), .text(state.ref.user.id), .integer(Timestamp.nowMilliseconds())])
+            _ = handle
+        }
+    }
+}
