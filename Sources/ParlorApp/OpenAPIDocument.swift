@@ -1,3 +1,4 @@
+import ParlorCodec
 import ParlorHTTP
 
 /// The OpenAPI 3.1 description of the HTTP API, served at /openapi.json and kept in docs/openapi.json
@@ -58,9 +59,10 @@ enum OpenAPIDocument {
                   success: (101, "Switching protocols", nil), errors: [400, 401, 426], parameters: [query("token", "a JWT from /auth")]),
         Operation(method: "GET", path: "/openapi.json", summary: "This document",
                   success: (200, "OpenAPI 3.1", ["type": "object"]), errors: [404]),
-        Operation(method: "GET", path: "/", summary: "The built-in web client",
-                  success: (200, "HTML", nil), errors: [404]),
-    ]
+    ] + WebClientFiles.files.keys.sorted().map { path in
+        Operation(method: "GET", path: path, summary: path == "/" ? "The built-in web client" : "A file of the built-in web client",
+                  success: (200, WebClientFiles.files[path]?.contentType ?? "", nil), errors: [404])
+    }
 
     static func document() -> JSONValue {
         var paths = JSONObject()
@@ -130,4 +132,9 @@ extension Routes {
     func openAPI(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
         .response(.json(OpenAPIDocument.document()))
     }
+}
+
+/// The OpenAPI document as pretty JSON text, for `parlor openapi` (which writes docs/openapi.json).
+public func openAPIDocumentText() -> String {
+    OpenAPIDocument.document().prettyPrinted()
 }

@@ -21,12 +21,15 @@ case "serve":
         exit(0)
     }
     Server.run(options: options)
+case "openapi":
+    print(openAPIDocumentText(), terminator: "")
 case "--help", "-h", "help":
     print("""
         Usage: parlor <command> [options]
 
         Commands:
           serve     run the server (see parlor serve --help)
+          openapi   print the OpenAPI 3.1 document of the HTTP API
         """)
 default:
     fail("unknown command \(command); see parlor --help")
