@@ -26,7 +26,7 @@ let package = Package(
         .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["ParlorMigrationEmbedder"]),
         .target(name: "ParlorStore", dependencies: ["CSQLite"], plugins: ["EmbedMigrations"]),
         .target(name: "ParlorRooms", dependencies: ["ParlorStore", "ParlorHTTP", "ParlorCodec", "ParlorLoop", "CJWT", "COpenSSL"]),
-        .target(name: "ParlorApp", dependencies: ["ParlorRooms", "ParlorHTTP", "ParlorStore", "ParlorLoop", "ParlorCodec"],
+        .target(name: "ParlorApp", dependencies: ["ParlorRooms", "ParlorHTTP", "ParlorStore", "ParlorLoop", "ParlorCodec", "COpenSSL"],
                 // The web client ships inside the binary: no files to deploy, nothing fetched at run time.
                 resources: [.embedInCode("Web")]),
         .executableTarget(name: "parlor", dependencies: ["ParlorApp", "ParlorClient"]),

@@ -61,6 +61,12 @@ extension AppConfiguration {
                             help: "adds POST /admin/reset and forced connection drops (needs --admin-token); never in production",
                             apply: { configuration, value in configuration.testMode = !["0", "false", "off", "no"].contains(value.lowercased()) },
                             isSwitch: true),
+        option("--webhook-urls", "PARLOR_WEBHOOK_URLS", "none", "comma-separated http:// URLs that receive room and member events as signed POSTs") {
+            let urls = $1.split(separator: ",").map { $0.trimmingSpaces }.filter { !$0.isEmpty }
+            guard urls.allSatisfy({ $0.hasPrefix("http://") }) else { throw ConfigurationError(message: "--webhook-urls takes http:// URLs") }
+            $0.webhookURLs = urls
+        },
+        option("--webhook-secret", "PARLOR_WEBHOOK_SECRET", "the JWT secret", "key of the HMAC-SHA256 in X-Parlor-Signature") { $0.webhookSecret = $1 },
         option("--log-level", "PARLOR_LOG_LEVEL", "info", "debug, info, warn, error or off") {
             guard let level = Logger.Level(name: $1) else { throw ConfigurationError(message: "--log-level must be debug, info, warn, error or off") }
             $0.logLevel = level

@@ -25,6 +25,12 @@ public struct AppConfiguration: Sendable {
     public var adminToken: String?
     /// Adds POST /admin/reset and forced connection drops, for integration tests of client code. Never in production.
     public var testMode = false
+    /// Receivers of room_started, room_finished, member_joined and member_left POSTs (http:// URLs).
+    public var webhookURLs: [String] = []
+    /// Signs webhook bodies (X-Parlor-Signature); defaults to the JWT secret.
+    public var webhookSecret: String?
+    public var webhookMaxAttempts = 8
+    public var webhookInitialBackoff = TimeSpan.seconds(0.5)
 
     public init() {
         http.host = "0.0.0.0"

@@ -19,6 +19,7 @@ public final class ParlorApplication: Sendable {
     public let logger: Logger
     private let group: EventLoopGroup
     private let stopped = Atomic<Bool>(false)
+    private let webhooks: WebhookDispatcher?
 
     /// The bound port (the kernel's choice with port 0).
     public var port: Int { server.port }
@@ -52,7 +53,14 @@ public final class ParlorApplication: Sendable {
         users = UserDirectory(database: database)
         var roomsConfiguration = configuration.rooms
         roomsConfiguration.iceServers = configuration.resolvedICEServers
-        rooms = try RoomsService(database: database, configuration: roomsConfiguration, logger: logger)
+        let webhooks = WebhookDispatcher(urls: configuration.webhookURLs,
+                                         secret: configuration.webhookSecret.map { Array($0.utf8) } ?? secret,
+                                         maxAttempts: configuration.webhookMaxAttempts,
+                                         initialBackoff: configuration.webhookInitialBackoff, logger: logger)
+        self.webhooks = webhooks
+        var observer: (@Sendable ([RoomNotice]) -> Void)?
+        if let webhooks { observer = { notices in webhooks.enqueue(notices) } }
+        rooms = try RoomsService(database: database, configuration: roomsConfiguration, logger: logger, observer: observer)
 
         let loopCount = configuration.http.loopCount > 0 ? configuration.http.loopCount : System.coreCount
         group = try EventLoopGroup(loopCount: loopCount)
@@ -62,6 +70,7 @@ public final class ParlorApplication: Sendable {
         } catch {
             group.shutdown()
             rooms.stop()
+            webhooks?.stop()
             database.close()
             throw error
         }
@@ -74,6 +83,7 @@ public final class ParlorApplication: Sendable {
         rooms.beginShutdown()
         server.shutdown()
         rooms.stop()
+        webhooks?.stop()
         group.shutdown()
         database.close()
     }

@@ -60,6 +60,7 @@ extension RoomsService {
         if let timer = room.ttlTimer { loop.cancelTimer(timer) }
         try db.run("UPDATE rooms SET closed_at = ? WHERE id = ?", [.integer(Timestamp.nowMilliseconds()), .text(roomID)])
         rooms[roomID] = nil
+        batch.notices.append(.roomFinished(room: room.summary, reason: "closed"))
         logger.info("room closed", ["room": roomID, "reason": "closed by request"])
     }
 

@@ -6,6 +6,8 @@ extension RoomsService {
         var outbox = Outbox()
         var completions: [() -> Void] = []
         var touchedRooms: Set<String> = []
+        /// For the observer, only once committed.
+        var notices: [RoomNotice] = []
         /// Where each command's reply goes, so a failed commit can tell every waiter.
         private var waiters: [(ClientRef, JSONValue, String)] = []
         private var failedCompletions: [() -> Void] = []
@@ -29,6 +31,7 @@ extension RoomsService {
             outbox.append(other.outbox)
             completions += other.completions
             touchedRooms.formUnion(other.touchedRooms)
+            notices += other.notices
             waiters += other.waiters
             failedCompletions += other.failedCompletions
         }
@@ -53,6 +56,7 @@ extension RoomsService {
             }
             outbox = errors
             completions = failedCompletions
+            notices = []
         }
     }
 }

@@ -22,6 +22,7 @@ extension RoomsService {
         let room = LiveRoom(record: record, emptySince: now)
         rooms[id] = room
         batch.touchedRooms.insert(id)
+        batch.notices.append(.roomStarted(room: room.summary))
         scheduleExpiry(of: room)
         return record
     }
@@ -49,6 +50,7 @@ extension RoomsService {
         rooms[roomID] = nil
         room.ttlTimer = nil
         batch.touchedRooms.insert(roomID)
+        batch.notices.append(.roomFinished(room: room.summary, reason: "ttl"))
         logger.info("room closed", ["room": roomID, "reason": "ttl"])
     }
 

@@ -36,6 +36,7 @@ extension RoomsService {
         attach(client, to: room)
         batch.reply(to: client, "conversation:join", tid: tid, body: joinReply(room, memberID: member.id))
         broadcast(event, in: room, batch: &batch)
+        batch.notices.append(.memberJoined(room: room.summary, member: member.summary, eventID: event.id))
     }
 
     private func joinReply(_ room: LiveRoom, memberID: String) -> JSONValue {
@@ -69,6 +70,7 @@ extension RoomsService {
         if becameEmpty { try db.run("UPDATE rooms SET empty_since = ? WHERE id = ?", [.integer(now), .text(room.id)]) }
 
         broadcast(event, in: room, batch: &batch)
+        batch.notices.append(.memberLeft(room: room.summary, member: member.summary, reason: reason, eventID: event.id))
         if let timer = member.dropTimer { loop.cancelTimer(timer) }
         room.remove(member.id)
         for handle in room.detachAll(user: member.user.id) { clients[handle]?.rooms.remove(room.id) }

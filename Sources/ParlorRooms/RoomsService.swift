@@ -13,6 +13,8 @@ public final class RoomsService: @unchecked Sendable {  // mutable state is conf
     let database: Database
     let configuration: RoomsConfiguration
     let logger: Logger
+    /// Told about joins, leaves and room lifecycle after each commit (webhooks); called on the rooms thread.
+    private let observer: (@Sendable ([RoomNotice]) -> Void)?
     private let inbox = Mutex<[Command]>([])
     private let shuttingDown = Atomic<Bool>(false)
 
@@ -36,8 +38,10 @@ public final class RoomsService: @unchecked Sendable {  // mutable state is conf
 
     /// Loads open rooms and treats every membership a previous process left JOINED as disconnected:
     /// it gets a full grace period to resume, then drops.
-    public init(database: Database, configuration: RoomsConfiguration, logger: Logger) throws {
+    public init(database: Database, configuration: RoomsConfiguration, logger: Logger,
+                observer: (@Sendable ([RoomNotice]) -> Void)? = nil) throws {
         self.database = database
+        self.observer = observer
         self.configuration = configuration
         self.logger = logger
         loop = try EventLoop(name: "parlor-rooms")
@@ -111,6 +115,7 @@ public final class RoomsService: @unchecked Sendable {  // mutable state is conf
         }
         batch.outbox.flush()
         for completion in batch.completions { completion() }
+        if let observer, !batch.notices.isEmpty { observer(batch.notices) }
     }
 
     private func apply(_ command: Command, db: SQLiteConnection, batch: inout Batch) {

@@ -1,0 +1,79 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+
+/// A blocking HTTP/1.1 POST for webhook delivery threads: one request per connection, every step under a timeout.
+/// Plain http:// only; receivers behind TLS need a terminating proxy.
+enum WebhookHTTPClient {
+    struct Target: Sendable {
+        let host: String
+        let port: Int
+        let path: String
+
+        init?(_ url: String) {
+            guard let components = URLComponents(string: url), components.scheme == "http", let host = components.host, !host.isEmpty else {
+                return nil
+            }
+            self.host = host
+            port = components.port ?? 80
+            path = (components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath)
+                + (components.percentEncodedQuery.map { "?" + $0 } ?? "")
+        }
+    }
+
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// Sends the POST and returns the response status.
+    static func post(_ target: Target, body: [UInt8], headers: [(String, String)], timeout: Double) throws -> Int {
+        let fd = try connect(to: target, timeout: timeout)
+        defer { close(fd) }
+        var head = "POST \(target.path) HTTP/1.1\r\nHost: \(target.host):\(target.port)\r\nConnection: close\r\n"
+        head += "Content-Type: application/json\r\nContent-Length: \(body.count)\r\nUser-Agent: parlor-webhooks\r\n"
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        let request = Array((head + "\r\n").utf8) + body
+        var offset = 0
+        while offset < request.count {
+            let sent = request[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard sent > 0 else { throw Failure(description: "send failed: \(String(cString: strerror(errno)))") }
+            offset += sent
+        }
+        // The status line is all we need.
+        var response: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1024)
+        while !response.contains(10) {
+            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            guard count > 0 else { throw Failure(description: count == 0 ? "connection closed before a response" : "no response in time") }
+            response += chunk[0..<count]
+        }
+        let statusLine = String(decoding: response.prefix { $0 != 13 && $0 != 10 }, as: UTF8.self).split(separator: " ")
+        guard statusLine.count >= 2, let status = Int(statusLine[1]) else { throw Failure(description: "malformed response") }
+        return status
+    }
+
+    private static func connect(to target: Target, timeout: Double) throws -> Int32 {
+        var hints = addrinfo()
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var results: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(target.host, String(target.port), &hints, &results) == 0, let first = results else {
+            throw Failure(description: "cannot resolve \(target.host)")
+        }
+        defer { freeaddrinfo(results) }
+        var lastError = "no address"
+        var entry: UnsafeMutablePointer<addrinfo>? = first
+        while let info = entry {
+            entry = info.pointee.ai_next
+            let fd = socket(info.pointee.ai_family, info.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), info.pointee.ai_protocol)
+            guard fd >= 0 else { continue }
+            var tv = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - Double(Int(timeout))) * 1_000_000))
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+            setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+            if Glibc.connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 { return fd }
+            lastError = String(cString: strerror(errno))
+            close(fd)
+        }
+        throw Failure(description: "cannot connect to \(target.host):\(target.port): \(lastError)")
+    }
+}

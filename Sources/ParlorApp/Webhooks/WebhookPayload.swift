@@ -1,0 +1,53 @@
+import COpenSSL
+import ParlorHTTP
+import ParlorRooms
+
+/// The JSON body of one webhook and its signature.
+struct WebhookPayload: Sendable {
+    let event: String
+    let roomID: String
+    let body: [UInt8]
+
+    init(_ notice: RoomNotice, deliveryID: String, at milliseconds: Int64) {
+        var object: JSONObject = [
+            "id": .string(deliveryID),
+            "created_at": .string(Timestamp.iso8601(milliseconds: milliseconds)),
+        ]
+        switch notice {
+        case .roomStarted(let room):
+            event = "room_started"
+            object["room"] = room.json
+        case .roomFinished(let room, let reason):
+            event = "room_finished"
+            object["room"] = room.json
+            object["reason"] = .string(reason)
+        case .memberJoined(let room, let member, let eventID):
+            event = "member_joined"
+            object["room"] = room.json
+            object["member"] = member.json
+            object["room_event_id"] = JSONValue(eventID)
+        case .memberLeft(let room, let member, let reason, let eventID):
+            event = "member_left"
+            object["room"] = room.json
+            object["member"] = member.json
+            object["reason"] = .string(reason.rawValue)
+            object["room_event_id"] = JSONValue(eventID)
+        }
+        object["event"] = .string(event)
+        roomID = notice.roomID
+        body = JSONValue.object(object).encoded()
+    }
+
+    /// `sha256=<hex HMAC-SHA256 of the body>`, sent as X-Parlor-Signature so receivers can check the sender.
+    static func signature(of body: [UInt8], secret: [UInt8]) -> String {
+        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        _ = secret.withUnsafeBytes { key in
+            body.withUnsafeBytes { data in
+                HMAC(EVP_sha256(), key.baseAddress, Int32(key.count), data.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                     data.count, &digest, &length)
+            }
+        }
+        return "sha256=" + digest.prefix(Int(length)).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+    }
+}
