@@ -7,6 +7,7 @@ let package = Package(
     platforms: [.macOS(.v14), .iOS(.v17)],
     products: [
         .executable(name: "parlor", targets: ["parlor"]),
+        .executable(name: "parlor-bench", targets: ["ParlorBench"]),
         .library(name: "ParlorApp", targets: ["ParlorApp"]),
         .library(name: "ParlorClient", targets: ["ParlorClient"]),
     ],
@@ -30,6 +31,9 @@ let package = Package(
                 // The web client ships inside the binary: no files to deploy, nothing fetched at run time.
                 resources: [.embedInCode("Web")]),
         .executableTarget(name: "parlor", dependencies: ["ParlorApp", "ParlorClient"]),
+
+        // Load generator for bench/: the project's own event loop and codec, so it outruns a script-language client.
+        .executableTarget(name: "ParlorBench", dependencies: ["ParlorLoop", "ParlorCodec", "ParlorHTTP"]),
 
         // Client library: Foundation and the project's own codec only, so it builds on Apple platforms too.
         .target(name: "ParlorClient", dependencies: ["ParlorCodec"]),

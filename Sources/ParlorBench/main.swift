@@ -1,0 +1,1 @@
+print("parlor-bench: not yet")
