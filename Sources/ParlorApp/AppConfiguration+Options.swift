@@ -53,6 +53,14 @@ extension AppConfiguration {
         },
         option("--ice-username", "PARLOR_ICE_USERNAME", "none", "TURN username") { $0.iceUsername = $1 },
         option("--ice-credential", "PARLOR_ICE_CREDENTIAL", "none", "TURN credential") { $0.iceCredential = $1 },
+        option("--access", "PARLOR_ACCESS", "open", "open (any name gets a token), code (POST /auth needs the access code) or closed (no /auth; tokens from parlor token)") {
+            guard let mode = AccessMode(rawValue: $1.lowercased()) else { throw ConfigurationError(message: "--access must be open, code or closed") }
+            $0.access = mode
+        },
+        option("--access-code", "PARLOR_ACCESS_CODE", "unset", "the code POST /auth requires in code mode") {
+            guard $1.utf8.count >= 4 else { throw ConfigurationError(message: "--access-code must be at least 4 characters") }
+            $0.accessCode = $1
+        },
         option("--admin-token", "PARLOR_ADMIN_TOKEN", "unset", "enables the admin routes for Authorization: Bearer <token>; off when unset") {
             guard $1.utf8.count >= 16 else { throw ConfigurationError(message: "--admin-token must be at least 16 characters") }
             $0.adminToken = $1

@@ -25,6 +25,9 @@ public struct AppConfiguration: Sendable {
     public var adminToken: String?
     /// Adds POST /admin/reset and forced connection drops, for integration tests of client code. Never in production.
     public var testMode = false
+    public var access = AccessMode.open
+    /// Required by POST /auth in `code` mode (compared in constant time).
+    public var accessCode: String?
     /// Receivers of room_started, room_finished, member_joined and member_left POSTs (http:// URLs).
     public var webhookURLs: [String] = []
     /// Signs webhook bodies (X-Parlor-Signature); defaults to the JWT secret.

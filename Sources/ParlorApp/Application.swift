@@ -38,6 +38,12 @@ public final class ParlorApplication: Sendable {
         let database = try Database(databaseConfiguration)
         self.database = database
 
+        if configuration.access == .code, configuration.accessCode == nil {
+            throw ConfigurationError(message: "--access code needs PARLOR_ACCESS_CODE")
+        }
+        if configuration.testMode, configuration.adminToken == nil {
+            throw ConfigurationError(message: "--test-mode needs PARLOR_ADMIN_TOKEN: its routes are admin routes")
+        }
         let secret: [UInt8]
         if let configured = configuration.jwtSecret {
             guard configured.utf8.count >= 16 else {

@@ -2,13 +2,20 @@ import ParlorCodec
 import ParlorHTTP
 import ParlorRooms
 
-/// Turns a request's bearer token (Authorization header, or ?token= for browsers' WebSockets) into a user.
+/// Turns a request's bearer token (Authorization header, or ?token= for browsers' WebSockets) into a user,
+/// refusing tokens that are forged, expired, not yet valid, or issued before the user's revocation time.
 struct Authenticator: Sendable {
     let tokens: TokenService
     let users: UserDirectory
+    let access: AccessMode
 
-    /// The token's user; nil when the request carries no token; 401 when it carries a bad one.
-    func user(for request: HTTPRequest) throws(HTTPError) -> User? {
+    struct Identity: Sendable {
+        let user: User
+        let claims: TokenClaims
+    }
+
+    /// The token's identity; nil when the request carries no token; 401 when it carries a bad one.
+    func identity(for request: HTTPRequest) throws(HTTPError) -> Identity? {
         guard let token = Self.token(in: request.head) else { return nil }
         let claims: TokenClaims
         do {
@@ -17,19 +24,37 @@ struct Authenticator: Sendable {
             throw HTTPError.unauthorized("invalid token: \(error.reason)")
         }
         do {
-            return try users.findOrCreate(name: claims.subject)
+            let user = try users.findOrCreate(name: claims.subject)
+            let validAfter = try users.tokensValidAfter(name: claims.subject)
+            // iat has whole seconds: a token from the second of the revocation is refused too, to be safe.
+            if validAfter > 0, claims.issuedAt * 1000 <= validAfter {
+                throw HTTPError.unauthorized("invalid token: the token was revoked")
+            }
+            return Identity(user: user, claims: claims)
+        } catch let error as HTTPError {
+            throw error
         } catch {
             throw HTTPError.internalError("could not load the token's user")
         }
     }
 
-    func requireUser(for request: HTTPRequest) throws(HTTPError) -> User {
-        guard let user = try user(for: request) else {
+    /// The token's user; in `code` and `closed` access modes a token is required.
+    func user(for request: HTTPRequest) throws(HTTPError) -> User? {
+        if access != .open { return try requireUser(for: request) }
+        return try identity(for: request)?.user
+    }
+
+    func requireIdentity(for request: HTTPRequest) throws(HTTPError) -> Identity {
+        guard let identity = try identity(for: request) else {
             throw HTTPError(status: 401, code: "auth:error:missing-token", title: "Unauthorized",
                             detail: "send a token from POST /auth as Authorization: Bearer <jwt> or ?token=<jwt>",
                             headers: HTTPHeaders([("WWW-Authenticate", "Bearer")]))
         }
-        return user
+        return identity
+    }
+
+    func requireUser(for request: HTTPRequest) throws(HTTPError) -> User {
+        try requireIdentity(for: request).user
     }
 
     static func token(in head: HTTPRequestHead) -> String? {
@@ -40,4 +65,14 @@ struct Authenticator: Sendable {
         }
         return head.query["token"]
     }
+}
+
+/// Who may get a token from POST /auth.
+public enum AccessMode: String, Sendable, CaseIterable {
+    /// Any name gets a token, as in the tutorial: for LANs and tests.
+    case open
+    /// POST /auth needs the access code; every /rooms and /ws request needs a token.
+    case code
+    /// POST /auth is off: tokens come from `parlor token` or the app's own backend holding the secret.
+    case closed
 }

@@ -10,9 +10,12 @@ final class ClientSession: WebSocketDelegate {
     private let configuration: AppConfiguration
     private var client: ClientRef?
     private let user: User
+    private let tokenExpiresAt: Int64
+    private var expiryTimer: TimerID?
 
-    init(user: User, rooms: RoomsService, configuration: AppConfiguration) {
+    init(user: User, tokenExpiresAt: Int64, rooms: RoomsService, configuration: AppConfiguration) {
         self.user = user
+        self.tokenExpiresAt = tokenExpiresAt
         self.rooms = rooms
         self.configuration = configuration
     }
@@ -21,6 +24,11 @@ final class ClientSession: WebSocketDelegate {
         let client = ClientRef(handle: socket.handle, sessionID: Identifier.make(Identifier.session), user: user)
         self.client = client
         rooms.connect(client)
+        // A session lives no longer than its token: when it expires the client must get a new one and resume.
+        let remaining = max(0, tokenExpiresAt * 1000 - Timestamp.nowMilliseconds())
+        expiryTimer = socket.connection.loop.schedule(after: .milliseconds(Int(min(remaining, Int64(Int32.max))))) { [weak socket] in
+            socket?.close(code: WebSocketCloseCode.policyViolation, reason: "token expired")
+        }
     }
 
     func webSocket(_ socket: WebSocketConnection, didReceiveText text: String) {
@@ -85,6 +93,8 @@ final class ClientSession: WebSocketDelegate {
     }
 
     func webSocketDidClose(_ socket: WebSocketConnection, code: UInt16?, reason: String) {
+        if let expiryTimer { socket.connection.loop.cancelTimer(expiryTimer) }
+        expiryTimer = nil
         if let client { rooms.disconnected(client) }
         client = nil
     }
@@ -156,9 +166,11 @@ final class ClientSession: WebSocketDelegate {
 extension Routes {
     /// GET /ws: authenticate (401 before any upgrade), then speak the protocol.
     func webSocket(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
-        let user = try authenticator.requireUser(for: request)
+        let identity = try authenticator.requireIdentity(for: request)
         let rooms = self.rooms
         let configuration = self.configuration
-        return .upgrade(WebSocketUpgrade { _, _ in ClientSession(user: user, rooms: rooms, configuration: configuration) })
+        return .upgrade(WebSocketUpgrade { _, _ in
+            ClientSession(user: identity.user, tokenExpiresAt: identity.claims.expiresAt, rooms: rooms, configuration: configuration)
+        })
     }
 }

@@ -27,7 +27,7 @@ enum OpenAPIDocument {
 
     static let operations: [Operation] = [
         Operation(method: "POST", path: "/auth", summary: "Get a token for a name (the user is created on first use)",
-                  success: (200, "The token", ref("AuthResponse")), errors: [400, 413, 429],
+                  success: (200, "The token", ref("AuthResponse")), errors: [400, 403, 413, 429],
                   requestBody: ref("AuthRequest")),
         Operation(method: "GET", path: "/rooms", summary: "Open rooms, newest first; a bare array, next page in the Link header",
                   success: (200, "Rooms", ["type": "array", "items": ref("Room")]), errors: [400, 401], parameters: paging),
@@ -48,6 +48,9 @@ enum OpenAPIDocument {
                   success: (204, "Kicked", nil), errors: [403, 404, 410], parameters: [idParameter, memberParameter], security: true),
         Operation(method: "POST", path: "/rooms/{id}/members/{member}/mute", summary: "Mute a member (admin)",
                   success: (204, "Muted", nil), errors: [403, 404, 410], parameters: [idParameter, memberParameter], security: true),
+        Operation(method: "POST", path: "/users/{name}/revoke", summary: "Refuse the user's tokens issued so far and close their sessions (admin)",
+                  success: (200, "How many connections were closed", nil), errors: [403],
+                  parameters: [["name": "name", "in": "path", "required": true, "schema": ["type": "string"]]], security: true),
         Operation(method: "POST", path: "/rooms/{id}/members/{member}/drop", summary: "Test mode: close a member's connections like a network failure (admin)",
                   success: (200, "How many connections were closed", nil), errors: [403, 404, 410],
                   parameters: [idParameter, memberParameter], security: true),

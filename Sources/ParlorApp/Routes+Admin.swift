@@ -10,6 +10,7 @@ extension Routes {
         guard configuration.adminToken != nil else { return }
         routes.post("/rooms/{id}/members/{member}/kick", kickMember)
         routes.post("/rooms/{id}/members/{member}/mute", muteMember)
+        routes.post("/users/{name}/revoke", revokeTokens)
         guard configuration.testMode else { return }
         routes.post("/rooms/{id}/members/{member}/drop", dropMember)
         routes.post("/admin/reset", resetAll)
@@ -42,6 +43,18 @@ extension Routes {
     func muteMember(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
         try requireAdmin(request)
         return perform(.mute(roomID: context.parameter("id"), memberID: context.parameter("member")), context, status: 204)
+    }
+
+    /// Refuses every token of the user issued until now and closes their live sessions (1008 "token revoked").
+    func revokeTokens(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
+        try requireAdmin(request)
+        let user: User
+        do {
+            user = try users.revokeTokens(name: context.parameter("name"))
+        } catch {
+            throw HTTPError.internalError("could not revoke the tokens")
+        }
+        return perform(.disconnectUser(userID: user.id, reason: "token revoked"), context, status: 200)
     }
 
     func dropMember(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {

@@ -5,7 +5,20 @@ import ParlorRooms
 extension Routes {
     /// POST /auth `{"name":"alice"}` → `{"name":"alice","jwt":"…"}` (the tutorial app's contract), plus extras.
     func auth(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
+        switch configuration.access {
+        case .open: break
+        case .closed:
+            throw HTTPError(status: 403, code: "auth:error:disabled", title: "Forbidden",
+                            detail: "this server issues no tokens itself: get one from the app's backend (parlor token)")
+        case .code: break
+        }
         let body = try request.jsonObject()
+        if configuration.access == .code {
+            guard case .string(let code)? = body["code"] else { throw HTTPError.missingField("code") }
+            guard let expected = configuration.accessCode, ConstantTime.equal(Array(code.utf8), Array(expected.utf8)) else {
+                throw HTTPError(status: 403, code: "auth:error:invalid-code", title: "Forbidden", detail: "the access code is wrong")
+            }
+        }
         guard let rawName = body["name"] else { throw HTTPError.missingField("name") }
         guard case .string(let text) = rawName else { throw HTTPError.invalidField("name", "must be a string") }
         let name: String

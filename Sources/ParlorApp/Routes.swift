@@ -14,7 +14,7 @@ struct Routes: Sendable {
     let tokens: TokenService
     let logger: Logger
 
-    var authenticator: Authenticator { Authenticator(tokens: tokens, users: users) }
+    var authenticator: Authenticator { Authenticator(tokens: tokens, users: users, access: configuration.access) }
 
     func router() -> Router {
         Router { routes in

@@ -1,3 +1,4 @@
+import ParlorCodec
 import ParlorHTTP
 import ParlorLoop
 import ParlorStore
@@ -27,6 +28,12 @@ extension RoomsService {
             let handles = room.connections(of: member.user.id)
             for handle in handles {
                 handle.withConnection { $0.close() }
+            }
+            return ["connections": JSONValue(handles.count)]
+        case .disconnectUser(let userID, let reason):
+            let handles = clients.values.filter { $0.ref.user.id == userID }.map(\.ref.handle)
+            for handle in handles {
+                handle.withConnection { ($0.handler as? WebSocketConnection)?.close(code: WebSocketCloseCode.policyViolation, reason: reason) }
             }
             return ["connections": JSONValue(handles.count)]
         case .reset:
