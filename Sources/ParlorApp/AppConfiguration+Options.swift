@@ -75,6 +75,12 @@ extension AppConfiguration {
             $0.webhookURLs = urls
         },
         option("--webhook-secret", "PARLOR_WEBHOOK_SECRET", "the JWT secret", "key of the HMAC-SHA256 in X-Parlor-Signature") { $0.webhookSecret = $1 },
+        option("--max-connections-per-ip", "PARLOR_MAX_CONNECTIONS_PER_IP", "1000", "open connections from one address (429 and close above); 0 = no limit") { $0.http.maxConnectionsPerIP = try int($1, "--max-connections-per-ip", 0...1_000_000) },
+        option("--auth-rate", "PARLOR_AUTH_RATE", "10", "POST /auth per second per address, burst 3x (429 with Retry-After above); 0 = no limit") { $0.authRatePerIP = Double(try int($1, "--auth-rate", 0...1_000_000)) },
+        option("--message-rate", "PARLOR_MESSAGE_RATE", "50", "WebSocket messages per second per connection, burst 2x (close 1008 above); 0 = no limit") { $0.messagesPerSecond = Double(try int($1, "--message-rate", 0...1_000_000)) },
+        option("--max-rooms-per-user", "PARLOR_MAX_ROOMS_PER_USER", "50", "open rooms one user may have created") { $0.rooms.maxRoomsPerUser = try int($1, "--max-rooms-per-user", 1...1_000_000) },
+        option("--max-open-rooms", "PARLOR_MAX_OPEN_ROOMS", "10000", "open rooms on the server") { $0.rooms.maxOpenRooms = try int($1, "--max-open-rooms", 1...10_000_000) },
+        option("--max-members-per-room", "PARLOR_MAX_MEMBERS_PER_ROOM", "1000", "members of one room (a room's max_members can only lower it)") { $0.rooms.maxMembersPerRoom = try int($1, "--max-members-per-room", 1...1_000_000) },
         option("--log-level", "PARLOR_LOG_LEVEL", "info", "debug, info, warn, error or off") {
             guard let level = Logger.Level(name: $1) else { throw ConfigurationError(message: "--log-level must be debug, info, warn, error or off") }
             $0.logLevel = level

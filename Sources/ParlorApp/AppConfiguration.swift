@@ -25,6 +25,10 @@ public struct AppConfiguration: Sendable {
     public var adminToken: String?
     /// Adds POST /admin/reset and forced connection drops, for integration tests of client code. Never in production.
     public var testMode = false
+    /// POST /auth requests per second per client address (with a burst of three times that); 0 turns it off.
+    public var authRatePerIP = 10.0
+    /// WebSocket messages per second per connection (burst of twice that) before a close with 1008; 0 turns it off.
+    public var messagesPerSecond = 50.0
     public var access = AccessMode.open
     /// Required by POST /auth in `code` mode (compared in constant time).
     public var accessCode: String?
@@ -49,6 +53,10 @@ public struct AppConfiguration: Sendable {
         configuration.databasePath = ":memory:"
         configuration.jwtSecret = "parlor-test-secret-parlor-test-secret"
         configuration.logLevel = .warning
+        // Tests drive many clients from one address as fast as they can; limit tests set their own.
+        configuration.authRatePerIP = 0
+        configuration.messagesPerSecond = 0
+        configuration.http.maxConnectionsPerIP = 0
         return configuration
     }
 

@@ -70,7 +70,10 @@ public final class ParlorApplication: Sendable {
 
         let loopCount = configuration.http.loopCount > 0 ? configuration.http.loopCount : System.coreCount
         group = try EventLoopGroup(loopCount: loopCount)
-        let routes = Routes(configuration: configuration, database: database, rooms: rooms, users: users, tokens: tokens, logger: logger)
+        let authLimiter = configuration.authRatePerIP > 0
+            ? AddressRateLimiter(rate: configuration.authRatePerIP, burst: configuration.authRatePerIP * 3) : nil
+        let routes = Routes(configuration: configuration, database: database, rooms: rooms, users: users, tokens: tokens,
+                            logger: logger, authLimiter: authLimiter)
         do {
             server = try HTTPServer(configuration: configuration.http, group: group, router: routes.router(), logger: logger)
         } catch {

@@ -12,12 +12,16 @@ final class ClientSession: WebSocketDelegate {
     private let user: User
     private let tokenExpiresAt: Int64
     private var expiryTimer: TimerID?
+    private var messageBudget: TokenBucket?
 
     init(user: User, tokenExpiresAt: Int64, rooms: RoomsService, configuration: AppConfiguration) {
         self.user = user
         self.tokenExpiresAt = tokenExpiresAt
         self.rooms = rooms
         self.configuration = configuration
+        if configuration.messagesPerSecond > 0 {
+            messageBudget = TokenBucket(rate: configuration.messagesPerSecond, burst: configuration.messagesPerSecond * 2)
+        }
     }
 
     func webSocketDidOpen(_ socket: WebSocketConnection) {
@@ -31,8 +35,17 @@ final class ClientSession: WebSocketDelegate {
         }
     }
 
+    /// False (and the connection closed with 1008) when the client sends faster than its budget allows.
+    private func withinBudget(_ socket: WebSocketConnection) -> Bool {
+        guard messageBudget?.take() == nil else {
+            socket.close(code: WebSocketCloseCode.policyViolation, reason: "rate limit: over \(Int(configuration.messagesPerSecond)) messages per second")
+            return false
+        }
+        return true
+    }
+
     func webSocket(_ socket: WebSocketConnection, didReceiveText text: String) {
-        guard let client else { return }
+        guard let client, withinBudget(socket) else { return }
         guard text.utf8.count <= configuration.maxRequestBytes else {
             socket.send(frame: ProtocolFrame.error(tid: .null, code: "request:error:too-large",
                                                    detail: "requests are limited to \(configuration.maxRequestBytes) bytes"))
@@ -88,6 +101,7 @@ final class ClientSession: WebSocketDelegate {
     }
 
     func webSocket(_ socket: WebSocketConnection, didReceiveBinary bytes: [UInt8]) {
+        guard withinBudget(socket) else { return }
         socket.send(frame: ProtocolFrame.error(tid: .null, code: "request:error:binary-unsupported",
                                                detail: "requests are JSON text messages; binary messages are not understood"))
     }

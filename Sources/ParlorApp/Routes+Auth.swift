@@ -5,6 +5,11 @@ import ParlorRooms
 extension Routes {
     /// POST /auth `{"name":"alice"}` → `{"name":"alice","jwt":"…"}` (the tutorial app's contract), plus extras.
     func auth(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
+        if let wait = authLimiter?.check(context.peerIP) {
+            throw HTTPError(status: 429, code: "auth:error:rate-limited", title: "Too many requests",
+                            detail: "too many token requests from your address; retry in \(wait) s",
+                            headers: HTTPHeaders([("Retry-After", String(wait))]))
+        }
         switch configuration.access {
         case .open: break
         case .closed:

@@ -113,6 +113,8 @@ extension Routes {
         case "room:error:forbidden": 403
         case "room:error:name-taken": 409
         case "room:error:closed": 410
+        case "room:error:too-many-rooms": 429
+        case "room:error:server-full": 503
         case "server:error:shutting-down": 503
         case "server:error:internal": 500
         default: 400

@@ -13,6 +13,7 @@ struct Routes: Sendable {
     let users: UserDirectory
     let tokens: TokenService
     let logger: Logger
+    let authLimiter: AddressRateLimiter?
 
     var authenticator: Authenticator { Authenticator(tokens: tokens, users: users, access: configuration.access) }
 

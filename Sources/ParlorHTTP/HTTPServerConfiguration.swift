@@ -14,6 +14,8 @@ public struct HTTPServerConfiguration: Sendable {
     /// Origins allowed by CORS; "*" allows any.
     public var corsAllowedOrigins = ["*"]
     public var webSocket = WebSocketConfiguration()
+    /// Open connections from one client address; more are answered 429 and closed. 0: no limit.
+    public var maxConnectionsPerIP = 1000
     /// How long shutdown waits for in-flight requests before closing what is left.
     public var shutdownTimeout = TimeSpan.seconds(5)
 

@@ -17,6 +17,11 @@ public struct RoomsConfiguration: Sendable {
     /// STUN/TURN servers handed to clients in session:success; none is needed on a LAN.
     public var iceServers: [ICEServer] = []
 
+    /// Abuse limits: open rooms one user may have created, open rooms in all, members in one room.
+    public var maxRoomsPerUser = 50
+    public var maxOpenRooms = 10_000
+    public var maxMembersPerRoom = 1_000
+
     public init() {}
 }
 

@@ -4,6 +4,13 @@ import ParlorStore
 
 extension RoomsService {
     func create(_ request: NewRoom, db: SQLiteConnection, batch: inout Batch) throws -> RoomRecord {
+        guard rooms.count < configuration.maxOpenRooms else {
+            throw RoomError("room:error:server-full", "this server already has \(configuration.maxOpenRooms) open rooms")
+        }
+        if let creator = request.createdBy,
+           rooms.values.lazy.filter({ $0.createdBy == creator.id }).count >= configuration.maxRoomsPerUser {
+            throw RoomError("room:error:too-many-rooms", "you already have \(configuration.maxRoomsPerUser) open rooms")
+        }
         let id = Identifier.make(Identifier.room)
         let name = request.name ?? id.lowercased()
         let now = Timestamp.nowMilliseconds()

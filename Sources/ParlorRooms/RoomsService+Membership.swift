@@ -19,7 +19,8 @@ extension RoomsService {
             batch.reply(to: client, "conversation:join", tid: tid, body: joinReply(room, memberID: existing.id))
             return
         }
-        if let max = room.maxMembers, room.memberCount >= Int(max) { throw RoomError.full(cid, max) }
+        let cap = min(room.maxMembers ?? Int64.max, Int64(configuration.maxMembersPerRoom))
+        if room.memberCount >= Int(cap) { throw RoomError.full(cid, cap) }
 
         let now = Timestamp.nowMilliseconds()
         let member = LiveMember(id: Identifier.make(Identifier.member), user: client.user, joinedAt: now)
