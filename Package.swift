@@ -20,7 +20,7 @@ let package = Package(
         .target(name: "CParlorSystem"),
 
         // Layers, in one dependency direction: loop → codec/protocols → store → rooms → app → executable.
-        .target(name: "ParlorLoop", dependencies: ["CParlorSystem"]),
+        .target(name: "ParlorLoop", dependencies: ["CParlorSystem", "COpenSSL"]),
         .target(name: "ParlorCodec"),
         .target(name: "ParlorHTTP", dependencies: ["ParlorLoop", "ParlorCodec", "COpenSSL"]),
         .executableTarget(name: "ParlorMigrationEmbedder"),
@@ -41,7 +41,7 @@ let package = Package(
         .testTarget(name: "ParlorCodecTests", dependencies: ["ParlorCodec"]),
         .testTarget(name: "ParlorStoreTests", dependencies: ["ParlorStore"]),
         .testTarget(name: "ParlorClientTests", dependencies: ["ParlorClient", "ParlorApp"]),
-        .testTarget(name: "ParlorAppTests", dependencies: ["ParlorApp", "ParlorClient", "ParlorCodec", "ParlorStore", "ParlorRooms"]),
+        .testTarget(name: "ParlorAppTests", dependencies: ["ParlorApp", "ParlorClient", "ParlorCodec", "ParlorStore", "ParlorRooms", "ParlorLoop", "COpenSSL"]),
     ],
     swiftLanguageModes: [.v6]
 )

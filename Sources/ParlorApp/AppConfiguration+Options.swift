@@ -24,6 +24,8 @@ extension AppConfiguration {
         option("--port", "PARLOR_PORT", "8080", "port to listen on; 0 picks a free one") { $0.http.port = try int($1, "--port", 0...65535) },
         option("--data-dir", "PARLOR_DATA_DIR", "./data", "directory for the database and the generated JWT secret") { $0.dataDirectory = $1 },
         option("--database", "PARLOR_DATABASE", "<data-dir>/parlor.db", "SQLite file, or :memory: for no files at all") { $0.databasePath = $1 },
+        option("--tls-cert", "PARLOR_TLS_CERT", "unset", "PEM certificate chain: with --tls-key, serve HTTPS and WSS only (TLS 1.2+)") { $0.http.tlsCertificatePath = $1 },
+        option("--tls-key", "PARLOR_TLS_KEY", "unset", "PEM private key of --tls-cert") { $0.http.tlsPrivateKeyPath = $1 },
         option("--jwt-secret", "PARLOR_JWT_SECRET", "generated", "HS256 secret; when unset, a random one is kept in <data-dir>/jwt-secret (0600)") { $0.jwtSecret = $1 },
         option("--token-ttl", "PARLOR_TOKEN_TTL", "21600", "seconds a token from /auth stays valid") { $0.tokenTTLSeconds = Int64(try int($1, "--token-ttl", 1...31_536_000)) },
         option("--loops", "PARLOR_LOOPS", "0", "event-loop threads; 0 means one per core") { $0.http.loopCount = try int($1, "--loops", 0...256) },

@@ -25,7 +25,7 @@ public final class ParlorApplication: Sendable {
     public var port: Int { server.port }
     public var host: String { configuration.http.host }
     /// "http://HOST:PORT", with 0.0.0.0 shown as it was bound.
-    public var baseURL: String { "http://\(host.contains(":") ? "[\(host)]" : host):\(port)" }
+    public var baseURL: String { "\(server.usesTLS ? "https" : "http")://\(host.contains(":") ? "[\(host)]" : host):\(port)" }
 
     init(configuration: AppConfiguration) throws {
         self.configuration = configuration
@@ -40,6 +40,9 @@ public final class ParlorApplication: Sendable {
 
         if configuration.access == .code, configuration.accessCode == nil {
             throw ConfigurationError(message: "--access code needs PARLOR_ACCESS_CODE")
+        }
+        if (configuration.http.tlsCertificatePath == nil) != (configuration.http.tlsPrivateKeyPath == nil) {
+            throw ConfigurationError(message: "TLS needs both --tls-cert and --tls-key")
         }
         if configuration.testMode, configuration.adminToken == nil {
             throw ConfigurationError(message: "--test-mode needs PARLOR_ADMIN_TOKEN: its routes are admin routes")

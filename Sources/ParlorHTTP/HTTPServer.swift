@@ -13,13 +13,18 @@ public final class HTTPServer: Sendable {
     /// The port actually bound (the kernel's choice when configured with 0).
     public var port: Int { tcp.localAddress.port }
     public var host: String { configuration.host }
+    public var usesTLS: Bool { configuration.tlsCertificatePath != nil && configuration.tlsPrivateKeyPath != nil }
 
     public init(configuration: HTTPServerConfiguration, group: EventLoopGroup, router: Router, logger: Logger) throws {
         self.configuration = configuration
         self.group = group
         let context = HTTPServerContext(configuration: configuration, router: router, logger: logger)
         self.context = context
-        tcp = try TCPServer(group: group, host: configuration.host, port: configuration.port) { connection in
+        var tls: TLSContext?
+        if let certificate = configuration.tlsCertificatePath, let key = configuration.tlsPrivateKeyPath {
+            tls = try TLSContext(certificateChainPath: certificate, privateKeyPath: key)
+        }
+        tcp = try TCPServer(group: group, host: configuration.host, port: configuration.port, tls: tls) { connection in
             context.openConnections.add(1, ordering: .relaxed)
             connection.handler = HTTPConnectionHandler(connection: connection, context: context)
         }

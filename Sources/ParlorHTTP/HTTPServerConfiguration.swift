@@ -16,6 +16,9 @@ public struct HTTPServerConfiguration: Sendable {
     public var webSocket = WebSocketConfiguration()
     /// Open connections from one client address; more are answered 429 and closed. 0: no limit.
     public var maxConnectionsPerIP = 1000
+    /// PEM certificate chain and private key: when both are set the server speaks only HTTPS/WSS (TLS 1.2+).
+    public var tlsCertificatePath: String?
+    public var tlsPrivateKeyPath: String?
     /// How long shutdown waits for in-flight requests before closing what is left.
     public var shutdownTimeout = TimeSpan.seconds(5)
 

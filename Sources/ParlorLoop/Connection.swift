@@ -29,6 +29,11 @@ public final class Connection: SelectorHandler {
     private var wantsWrite = false
     private var state = State.open
     private var lingerTimer: TimerID?
+    /// Set for TLS connections; then OpenSSL does the socket reads and writes.
+    var tls: TLSStream?
+    /// OpenSSL asked a write to wait for readability (or a read for writability), e.g. during a key update.
+    private var tlsWriteWaitsForRead = false
+    private var tlsReadWaitsForWrite = false
 
     private enum State { case open, closingAfterFlush, lingering, closed }
 
@@ -71,6 +76,10 @@ public final class Connection: SelectorHandler {
     }
 
     private func flush() {
+        if let tls {
+            flushTLS(tls)
+            return
+        }
         while !output.isEmpty {
             let written = output.withIOVectors { vectors, count in
                 writev(fd, vectors, Int32(count))
@@ -90,6 +99,28 @@ public final class Connection: SelectorHandler {
         setWriteInterest(!output.isEmpty)
     }
 
+    private func flushTLS(_ tls: TLSStream) {
+        guard tls.handshakeComplete else { return }
+        tlsWriteWaitsForRead = false
+        writing: while !output.isEmpty {
+            switch output.withFirstChunk({ tls.write($0) }) {
+            case .done(let count): output.consume(count)
+            case .wantWrite: break writing
+            case .wantRead:
+                tlsWriteWaitsForRead = true
+                break writing
+            case .closed, .failed:
+                close()
+                return
+            }
+        }
+        if output.isEmpty, state == .closingAfterFlush {
+            startLingering()
+            return
+        }
+        setWriteInterest(!output.isEmpty || tlsReadWaitsForWrite)
+    }
+
     private func setWriteInterest(_ wanted: Bool) {
         guard wanted != wantsWrite, state != .closed else { return }
         wantsWrite = wanted
@@ -101,6 +132,7 @@ public final class Connection: SelectorHandler {
     private func startLingering() {
         state = .lingering
         setWriteInterest(false)
+        tls?.shutdown()
         shutdown(fd, Int32(SHUT_WR))
         lingerTimer = loop.schedule(after: .seconds(1)) { [weak self] in self?.close() }
     }
@@ -123,11 +155,31 @@ public final class Connection: SelectorHandler {
     // MARK: Readiness
 
     func handleSelectorEvent(readable: Bool, writable: Bool, hangUp: Bool) {
-        if writable, state == .open || state == .closingAfterFlush { flush() }
-        if readable || hangUp { readAvailable() }
+        if let tls, !tls.handshakeComplete {
+            continueHandshake(tls)
+            return
+        }
+        if writable || (tlsWriteWaitsForRead && readable), state == .open || state == .closingAfterFlush { flush() }
+        if readable || hangUp || (tlsReadWaitsForWrite && writable) { readAvailable() }
     }
 
-    private func readAvailable() {
+    private func continueHandshake(_ tls: TLSStream) {
+        switch tls.handshake() {
+        case .done:
+            setWriteInterest(!output.isEmpty)
+            flush()
+            readAvailable()  // the first request often arrives with the handshake's last flight
+        case .wantRead: setWriteInterest(false)
+        case .wantWrite: setWriteInterest(true)
+        case .closed, .failed: close()
+        }
+    }
+
+    func readAvailable() {
+        if let tls {
+            readTLS(tls)
+            return
+        }
         // A bounded number of reads per wake-up keeps one chatty peer from starving the rest of the loop.
         for _ in 0..<4 {
             guard state != .closed else { return }
@@ -167,6 +219,12 @@ public struct ConnectionHandle: Sendable, Hashable {
         }
     }
 
+    /// The connection in any state but closed, on its own loop thread.
+    func resolveAny() -> Connection? {
+        guard loop.inEventLoop else { return nil }
+        return loop.connection(fd: fd, id: registrationID)
+    }
+
     /// The connection, when called on its own loop thread and it is still open.
     public func resolve() -> Connection? {
         guard loop.inEventLoop, let connection = loop.connection(fd: fd, id: registrationID), connection.isOpen else { return nil }
@@ -181,5 +239,35 @@ public struct ConnectionHandle: Sendable, Hashable {
         hasher.combine(ObjectIdentifier(loop))
         hasher.combine(fd)
         hasher.combine(registrationID)
+    }
+}
+
+extension Connection {
+    fileprivate func readTLS(_ tls: TLSStream) {
+        tlsReadWaitsForWrite = false
+        for _ in 0..<4 {
+            guard state != .closed else { return }
+            switch tls.read(into: loop.readBuffer) {
+            case .done(let count):
+                if state == .open {
+                    handler?.connection(self, didRead: UnsafeRawBufferPointer(rebasing: loop.readBuffer[0..<count]))
+                }
+            case .wantRead:
+                return
+            case .wantWrite:
+                tlsReadWaitsForWrite = true
+                setWriteInterest(true)
+                return
+            case .closed, .failed:
+                if state == .open { handler?.connectionDidReachEnd(self) }
+                close()
+                return
+            }
+        }
+        // Decrypted bytes left inside OpenSSL raise no epoll event: come back for them after others had a turn.
+        if tls.hasBufferedInput {
+            let handle = self.handle
+            loop.execute { handle.resolveAny()?.readAvailable() }
+        }
     }
 }

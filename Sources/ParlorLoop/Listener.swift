@@ -10,6 +10,7 @@ final class Listener: SelectorHandler {
     let fd: Int32
     private var registrationID: UInt32 = 0
     private let accepted: (Connection) -> Void
+    private let tls: TLSContext?
     private var isOpen = true
 
     /// Creates, binds and listens; does not register yet (that happens on the loop thread).
@@ -46,9 +47,10 @@ final class Listener: SelectorHandler {
         return ok == 0 ? SocketAddress(storage: storage, length: length) : nil
     }
 
-    init(loop: EventLoop, fd: Int32, accepted: @escaping (Connection) -> Void) {
+    init(loop: EventLoop, fd: Int32, tls: TLSContext?, accepted: @escaping (Connection) -> Void) {
         self.loop = loop
         self.fd = fd
+        self.tls = tls
         self.accepted = accepted
     }
 
@@ -87,6 +89,7 @@ final class Listener: SelectorHandler {
             let address = SocketAddress(storage: storage, length: length)
             let connection = Connection(loop: loop, fd: client, peer: address.description, peerIP: address.ip)
             do {
+                if let tls { connection.tls = try TLSStream(context: tls, fd: client) }
                 try connection.register()
             } catch {
                 Glibc.close(client)

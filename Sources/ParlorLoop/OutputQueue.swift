@@ -50,6 +50,11 @@ struct OutputQueue {
         }
     }
 
+    /// Calls `body` with the unwritten part of the first chunk (TLS writes one record source at a time).
+    func withFirstChunk<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
+        chunks[head].withUnsafeBytes { raw in body(UnsafeRawBufferPointer(rebasing: raw[headOffset...])) }
+    }
+
     mutating func consume(_ count: Int) {
         var remaining = count
         byteCount -= count
