@@ -74,7 +74,10 @@ final class HTTPConnectionHandler: ConnectionHandler {
                 return
             }
             guard let request else {
-                if parser.isInsideHead, headStartedAt == nil { headStartedAt = MonotonicClock.now() }
+                if parser.isInsideHead, headStartedAt == nil {
+                    headStartedAt = MonotonicClock.now()
+                    armTimer()  // the header deadline is usually earlier than the idle one the timer waits for
+                }
                 return
             }
             headStartedAt = nil
@@ -216,8 +219,13 @@ final class HTTPConnectionHandler: ConnectionHandler {
         return lastActivity + context.configuration.idleTimeout.nanoseconds
     }
 
+    /// Schedules the timer for the deadline that applies now, unless it is already due to fire no later than that.
     private func armTimer() {
-        guard timer == nil, let deadline = currentDeadline() else { return }
+        guard let deadline = currentDeadline() else { return }
+        if let timer {
+            guard deadline < timerDeadline else { return }
+            connection.loop.cancelTimer(timer)
+        }
         let now = MonotonicClock.now()
         timerDeadline = deadline
         timer = connection.loop.schedule(after: TimeSpan(nanoseconds: deadline > now ? deadline - now : 0)) { [weak self] in

@@ -33,6 +33,8 @@ final class LiveRoom {
     var lastEventID: Int64
     var emptySince: Int64?
     var ttlTimer: TimerID?
+    /// The newest member's joined_at: members list in join order by it, so it must increase even within a millisecond.
+    var lastJoinedAt: Int64 = 0
 
     private(set) var members: [String: LiveMember] = [:]
     private(set) var memberIDByUser: [String: String] = [:]

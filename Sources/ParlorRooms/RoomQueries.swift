@@ -69,6 +69,10 @@ public enum RoomQueries {
             .map(member(from:))
     }
 
+    static func lastJoinedAt(roomID: String, in db: SQLiteConnection) throws -> Int64 {
+        try db.queryOne("SELECT MAX(joined_at) AS latest FROM members WHERE room_id = ?", [.text(roomID)])?.int("latest") ?? 0
+    }
+
     /// A room's events with ids above `since`, oldest first.
     public static func events(roomID: String, since: Int64, pageSize: Int, in db: SQLiteConnection) throws -> Page<EventRecord> {
         let rows = try db.query("""

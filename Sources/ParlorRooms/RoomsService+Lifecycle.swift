@@ -13,7 +13,7 @@ extension RoomsService {
         }
         let id = Identifier.make(Identifier.room)
         let name = request.name ?? id.lowercased()
-        let now = Timestamp.nowMilliseconds()
+        let now = max(Timestamp.nowMilliseconds(), lastRoomCreatedAt + 1)
         let ttl = request.ttl ?? configuration.defaultRoomTTL
         do {
             try db.run("""
@@ -28,6 +28,7 @@ extension RoomsService {
                                 createdAt: now, closedAt: nil, ttl: ttl, maxMembers: request.maxMembers, memberCount: 0, lastEventID: 0)
         let room = LiveRoom(record: record, emptySince: now)
         rooms[id] = room
+        lastRoomCreatedAt = now
         batch.touchedRooms.insert(id)
         batch.notices.append(.roomStarted(room: room.summary))
         scheduleExpiry(of: room)
@@ -73,6 +74,7 @@ extension RoomsService {
                     }
                     let previous = rooms[roomID]
                     let room = LiveRoom(record: stored, emptySince: stored.memberCount == 0 ? Timestamp.nowMilliseconds() : nil)
+                    room.lastJoinedAt = try RoomQueries.lastJoinedAt(roomID: roomID, in: db)
                     let members = try RoomQueries.members(roomID: roomID, state: .joined, descending: false,
                                                           pageSize: 100_000, cursor: nil, in: db)
                     for record in members.items {

@@ -22,7 +22,8 @@ extension RoomsService {
         let cap = min(room.maxMembers ?? Int64.max, Int64(configuration.maxMembersPerRoom))
         if room.memberCount >= Int(cap) { throw RoomError.full(cid, cap) }
 
-        let now = Timestamp.nowMilliseconds()
+        let now = max(Timestamp.nowMilliseconds(), room.lastJoinedAt + 1)
+        room.lastJoinedAt = now
         let member = LiveMember(id: Identifier.make(Identifier.member), user: client.user, joinedAt: now)
         try db.run("INSERT INTO members (id, room_id, user_id, state, joined_at) VALUES (?, ?, ?, 'JOINED', ?)",
                    [.text(member.id), .text(cid), .text(client.user.id), .integer(now)])

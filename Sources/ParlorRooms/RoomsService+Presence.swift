@@ -106,6 +106,10 @@ extension RoomsService {
                 let room = LiveRoom(record: record, emptySince: row.int("empty_since") ?? (record.memberCount == 0 ? record.createdAt : nil))
                 rooms[room.id] = room
             }
+            lastRoomCreatedAt = try db.queryOne("SELECT MAX(created_at) AS latest FROM rooms")?.int("latest") ?? 0
+            for row in try db.query("SELECT room_id, MAX(joined_at) AS latest FROM members GROUP BY room_id") {
+                rooms[row.string("room_id") ?? ""]?.lastJoinedAt = row.int("latest") ?? 0
+            }
             let members = try db.query("""
                 SELECT \(RoomQueries.memberColumns), m.room_id FROM members m JOIN users u ON u.id = m.user_id
                 WHERE m.state = 'JOINED'

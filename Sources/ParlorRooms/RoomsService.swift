@@ -21,6 +21,8 @@ public final class RoomsService: @unchecked Sendable {  // mutable state is conf
     // Rooms-thread state.
     var rooms: [String: LiveRoom] = [:]
     var clients: [ConnectionHandle: ClientState] = [:]
+    /// The newest room's created_at: rooms list newest first by it, so it must increase even within a millisecond.
+    var lastRoomCreatedAt: Int64 = 0
 
     struct ClientState {
         let ref: ClientRef
