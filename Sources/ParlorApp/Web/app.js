@@ -5,11 +5,14 @@ import { Mesh } from './rtc.js';
 const $ = (id) => document.getElementById(id);
 const ROOMS_POLL_MS = 4000;
 
-// Speaking detection on the local microphone: RMS levels with hysteresis.
+// Speaking detection on the local microphone: every 50 ms the RMS of the last ~46 ms feeds a peak-hold envelope
+// (so short syllables count), and two thresholds with hold times give hysteresis.
+const SPEAK_TICK_MS = 50;
+const SPEAK_DECAY = 0.85;    // envelope kept per tick
 const SPEAK_ON_LEVEL = 0.03;
 const SPEAK_OFF_LEVEL = 0.015;
-const SPEAK_ON_TICKS = 2;    // 2 × 100 ms above the on level
-const SPEAK_OFF_TICKS = 8;   // 800 ms below the off level
+const SPEAK_ON_TICKS = 2;    // 100 ms above the on level
+const SPEAK_OFF_TICKS = 10;  // 500 ms below the off level
 
 // Per tab, so two tabs can be two people.
 const saved = {
@@ -24,13 +27,19 @@ let session = { id: null, iceServers: [], maxSenders: null };
 let room = null;            // the joined room, see joinRoom
 let roomsTimer = null;
 let lastRoomsJSON = '';
+let resumes = 0;            // rooms resumed after a dropped socket (for the test hook)
 
 // ---------- Small UI helpers ----------
 
 function show(view) {
   for (const id of ['login-view', 'lobby-view', 'room-view']) $(id).hidden = id !== view;
-  const focusTarget = { 'login-view': 'login-name', 'lobby-view': 'create-name', 'room-view': 'mute' }[view];
+  // Focus moves to the new view's heading (its name is read out), or to the field that needs typing.
+  const focusTarget = { 'login-view': 'login-name', 'lobby-view': 'lobby-title', 'room-view': 'room-title' }[view];
   $(focusTarget)?.focus();
+}
+
+function plural(count, noun) {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
 }
 
 function announce(text) {
@@ -38,6 +47,7 @@ function announce(text) {
 }
 
 function showConnection(state) {
+  $('connection').hidden = !connection;
   $('connection').dataset.state = state;
   $('connection-text').textContent = state;
   $('reconnect').hidden = state !== 'offline' || !connection;
@@ -46,10 +56,21 @@ function showConnection(state) {
 
 // ---------- Sign in ----------
 
-async function signIn(name) {
-  const reply = await api('POST', '/auth', { body: { name } });
-  saved.set(reply.name, reply.jwt);
-  startSession();
+async function signIn(name, code) {
+  const body = code ? { name, code } : { name };
+  try {
+    const reply = await api('POST', '/auth', { body });
+    saved.set(reply.name, reply.jwt);
+    startSession();
+  } catch (error) {
+    // A server started with --access code wants the access code too.
+    const needsCode = error.code === 'auth:error:invalid-code'
+      || (error.code === 'request:error:missing-field' && /^code\b/.test(error.message));
+    if (!needsCode) throw error;
+    $('login-code-field').hidden = false;
+    $('login-code').focus();
+    throw new ApiError(error.code, code ? 'The access code is wrong.' : 'This server needs an access code.');
+  }
 }
 
 function startSession() {
@@ -65,17 +86,20 @@ function startSession() {
 function signOut(message) {
   if (room?.cid) leaveRoom({ tellServer: true });
   room = null;
+  saved.clear();
   connection?.close();
   connection = null;
   stopRoomsPolling();
-  saved.clear();
   $('who').hidden = true;
   showConnection('offline');
   show('login-view');
   if (message) announce(message);
 }
 
-/** A socket that keeps failing may hold an expired token (or one from before a server restart). */
+/**
+ * A socket that keeps failing may hold an expired token (the server closes sessions when their token expires).
+ * Get a fresh one for the same name, so the room resumes; if the server wants more than a name, sign out.
+ */
 let checkingToken = false;
 async function checkToken() {
   if (checkingToken || !saved.token) return;
@@ -83,9 +107,22 @@ async function checkToken() {
   try {
     await api('GET', '/rooms?page_size=1', { token: saved.token });
   } catch (error) {
-    if (error.status === 401) signOut('Your sign-in has expired. Please enter your name again.');
+    if (error.status === 401) await renewToken();
   } finally {
     checkingToken = false;
+  }
+}
+
+async function renewToken() {
+  try {
+    const reply = await api('POST', '/auth', { body: { name: saved.name } });
+    saved.set(reply.name, reply.jwt);
+    if (connection) {
+      connection.token = reply.jwt;
+      connection.retry();
+    }
+  } catch (error) {
+    if (error.status) signOut('Your sign-in has expired. Please sign in again.');
   }
 }
 
@@ -110,7 +147,7 @@ async function refreshRooms() {
   try {
     rooms = await api('GET', '/rooms', { token: saved.token });
   } catch (error) {
-    if (error.status === 401) signOut('Your sign-in has expired. Please enter your name again.');
+    if (error.status === 401) renewToken();
     return;
   }
   const json = JSON.stringify(rooms.map((r) => [r.id, r.display_name, r.member_count]));
@@ -168,6 +205,7 @@ async function joinRoom(cid, displayName) {
   } catch (error) {
     announce(`Could not join: ${error.message}`);
     if (room?.pendingJoin) room = null;
+    if (location.hash) history.replaceState(null, '', location.pathname);
     return;
   }
   stopRoomsPolling();
@@ -180,6 +218,7 @@ async function joinRoom(cid, displayName) {
     tiles: new Map(),
     sending: false,
     muted: false,
+    muteRequests: 0,        // our own mute changes on the way: their echoes are not news
     stream: null,
     detector: null,
     mesh: null,
@@ -189,6 +228,8 @@ async function joinRoom(cid, displayName) {
   $('room-title').textContent = current.displayName;
   $('room-note').textContent = 'Connecting audio…';
   $('tiles').replaceChildren();
+  $('play-audio').hidden = true;
+  updateMuteButton();
   show('room-view');
   if (!displayName) api('GET', `/rooms/${encodeURIComponent(cid)}`, { token: saved.token })
     .then((r) => { if (room === current) $('room-title').textContent = current.displayName = r.display_name; })
@@ -198,6 +239,7 @@ async function joinRoom(cid, displayName) {
     cid, memberId: current.memberId, iceServers: session.iceServers,
     send: (type, body) => connection.request(type, body),
     onChange: (id) => { if (room === current) renderTile(id); },
+    onBlocked: () => { if (room === current) $('play-audio').hidden = false; },
   });
   renderTiles();
   announce(`You joined ${current.displayName}.`);
@@ -214,7 +256,7 @@ async function joinRoom(cid, displayName) {
     } catch (error) {
       stream.getTracks().forEach((t) => t.stop());
       note = error.code === 'media:error:too-many-senders'
-        ? `This room already has ${session.maxSenders ?? 'the most'} speakers: you are listening.`
+        ? `This room has its maximum of ${plural(session.maxSenders, 'speaker')}: you are listening.`
         : `Could not turn on your microphone (${error.message}): you are listening.`;
     }
   }
@@ -252,8 +294,12 @@ function setMuted(muted, { tellServer = true } = {}) {
   if (me) me.media = { audio_settings: { ...(me.media?.audio_settings || {}), enabled: true, muted } };
   if (muted) setSpeaking(false);
   if (tellServer) {
-    connection.request(muted ? 'audio:mute:on' : 'audio:mute:off', { cid: room.cid })
-      .catch((error) => announce(`Could not ${muted ? 'mute' : 'unmute'}: ${error.message}`));
+    announce(muted ? 'You are muted.' : 'You are unmuted.');
+    const current = room;
+    current.muteRequests += 1;
+    connection.request(muted ? 'audio:mute:on' : 'audio:mute:off', { cid: current.cid })
+      .catch((error) => announce(`Could not ${muted ? 'mute' : 'unmute'}: ${error.message}`))
+      .finally(() => { current.muteRequests -= 1; });
   }
   updateMuteButton();
   renderTile(room.memberId);
@@ -262,8 +308,8 @@ function setMuted(muted, { tellServer = true } = {}) {
 function updateMuteButton() {
   const button = $('mute');
   button.disabled = !room?.sending;
-  button.textContent = room?.muted ? 'Unmute' : 'Mute';
-  button.setAttribute('aria-pressed', String(!!room?.muted));
+  button.textContent = room?.muted ? 'Unmute' : 'Mute';  // the name says what a press does
+  button.dataset.muted = String(!!room?.muted);
   button.title = room?.sending ? '' : 'You are listening only';
 }
 
@@ -274,22 +320,27 @@ function startSpeakingDetector(current) {
   context.resume().catch(() => {});
   const source = context.createMediaStreamSource(current.stream);
   const analyser = context.createAnalyser();
-  analyser.fftSize = 1024;
+  analyser.fftSize = 2048;  // ~46 ms at 44.1 kHz: consecutive ticks see (nearly) all of the sound
   source.connect(analyser);
   const samples = new Float32Array(analyser.fftSize);
+  let envelope = 0;
   let above = 0;
   let below = 0;
   const timer = setInterval(() => {
     analyser.getFloatTimeDomainData(samples);
     let sum = 0;
     for (const s of samples) sum += s * s;
-    const level = current.muted ? 0 : Math.sqrt(sum / samples.length);
-    above = level > SPEAK_ON_LEVEL ? above + 1 : 0;
-    below = level < SPEAK_OFF_LEVEL ? below + 1 : 0;
+    const rms = current.muted ? 0 : Math.sqrt(sum / samples.length);
+    envelope = current.muted ? 0 : Math.max(rms, envelope * SPEAK_DECAY);
+    above = envelope > SPEAK_ON_LEVEL ? above + 1 : 0;
+    below = envelope < SPEAK_OFF_LEVEL ? below + 1 : 0;
     if (!current.speaking && above >= SPEAK_ON_TICKS) setSpeaking(true);
     else if (current.speaking && below >= SPEAK_OFF_TICKS) setSpeaking(false);
-  }, 100);
-  return { stop() { clearInterval(timer); context.close().catch(() => {}); } };
+  }, SPEAK_TICK_MS);
+  return {
+    stop() { clearInterval(timer); context.close().catch(() => {}); },
+    resume() { if (context.state === 'suspended') context.resume().catch(() => {}); },
+  };
 }
 
 /** Our own speaking flag: shown at once, sent only when it changes. */
@@ -306,13 +357,11 @@ function setSpeaking(speaking) {
 
 function renderTiles() {
   if (!room) return;
-  const list = $('tiles');
   for (const [id, tile] of room.tiles) {
     if (!room.members.has(id)) { tile.remove(); room.tiles.delete(id); }
   }
   for (const id of room.members.keys()) renderTile(id);
-  $('room-note').dataset.count = String(room.members.size);
-  list.dataset.count = String(room.members.size);
+  $('room-count').textContent = room.members.size === 1 ? 'Just you so far' : `${room.members.size} people`;
 }
 
 function renderTile(id) {
@@ -361,7 +410,7 @@ function onEvent(message) {
   switch (message.type) {
     case 'member:joined':
       if (!member) room.members.set(id, { member_id: id, user: body.user, media: { audio_settings: { enabled: false, muted: false } }, speaking: false });
-      renderTile(id);
+      renderTiles();
       room.mesh?.connectTo(id);
       if (id !== room.memberId) announce(`${body.user?.name || 'Someone'} joined.`);
       break;
@@ -380,6 +429,11 @@ function onEvent(message) {
     case 'audio:mute:on':
     case 'audio:mute:off':
       if (member && body.media) member.media = body.media;
+      // Muted by someone else (an admin): the server's word wins, so the microphone really goes quiet.
+      if (id === room.memberId && room.sending && !room.muteRequests
+          && !!body.media?.audio_settings?.muted !== room.muted) {
+        setMuted(!!body.media?.audio_settings?.muted, { tellServer: false });
+      }
       if (member && body.media?.audio_settings?.muted) member.speaking = false;
       renderTile(id);
       break;
@@ -410,6 +464,7 @@ async function onSession(body, isReconnect) {
     session.id = reply.session_id || session.id;
     if (room !== current) return;
     if ((reply.resumed || []).some((r) => r.cid === current.cid)) {
+      resumes += 1;
       current.mesh?.recover();
       announce('Reconnected.');
       return;
@@ -424,6 +479,15 @@ async function onSession(body, isReconnect) {
   joinRoom(cid, displayName);
 }
 
+/** Browsers start sound only after a click or key press: on one, start whatever is waiting to play. */
+function unlockAudio() {
+  for (const audio of document.querySelectorAll('audio')) {
+    if (audio.srcObject && audio.paused) audio.play().catch(() => {});
+  }
+  room?.detector?.resume();
+  $('play-audio').hidden = true;
+}
+
 // ---------- Wiring ----------
 
 $('login-form').addEventListener('submit', async (event) => {
@@ -431,7 +495,7 @@ $('login-form').addEventListener('submit', async (event) => {
   const button = event.submitter;
   if (button) button.disabled = true;
   try {
-    await signIn($('login-name').value.trim());
+    await signIn($('login-name').value.trim(), $('login-code').value);
   } catch (error) {
     announce(`Could not sign in: ${error.message}`);
   } finally {
@@ -455,10 +519,13 @@ $('create-form').addEventListener('submit', async (event) => {
 });
 
 $('mute').addEventListener('click', () => setMuted(!room?.muted));
+$('play-audio').addEventListener('click', unlockAudio);
 $('leave').addEventListener('click', () => leaveRoom({ tellServer: true }));
 $('sign-out').addEventListener('click', () => signOut('Signed out.'));
 $('reconnect').addEventListener('click', () => connection?.retry());
 window.addEventListener('online', () => connection?.retry());
+document.addEventListener('pointerdown', unlockAudio);
+document.addEventListener('keydown', unlockAudio);
 window.addEventListener('pagehide', () => connection?.close());
 
 if (saved.token) startSession();
@@ -472,6 +539,7 @@ window.parlor = {
   get roomId() { return room?.cid || null; },
   get sending() { return !!room?.sending; },
   get muted() { return !!room?.muted; },
+  get resumes() { return resumes; },
   get members() { return room?.members ? [...room.members.values()] : []; },
   get peers() {
     return Object.fromEntries([...(room?.mesh?.peers || new Map())].map(([id, peer]) => [id, peer.pc]));

@@ -66,6 +66,12 @@ export class Connection {
   open() {
     clearTimeout(this.retryTimer);
     this.closedByUs = false;
+    if (this.socket) {  // a retry while a socket is still opening: forget that one
+      const old = this.socket;
+      this.socket = null;
+      old.onmessage = old.onclose = null;
+      old.close();
+    }
     this.setState(this.everConnected ? 'reconnecting' : 'connecting');
     const socket = new WebSocket(this.url);
     this.socket = socket;
@@ -116,7 +122,7 @@ export class Connection {
   receive(text) {
     let message;
     try { message = JSON.parse(text); } catch { return; }
-    if (message.type === 'session:success' && message.tid === undefined) {
+    if (message.type === 'session:success' && message.tid == null) {
       const isReconnect = this.everConnected;
       this.everConnected = true;
       this.attempt = 0;

@@ -11,16 +11,19 @@ const MAX_RESTARTS = 6;           // per peer, reset once connected
 export class Mesh {
   /**
    * send(type, body) → Promise: a protocol request. onChange(memberId): a peer's link state changed.
+   * onBlocked(): the browser would not start playing received audio without a click (autoplay policy).
    */
-  constructor({ cid, memberId, iceServers, send, onChange }) {
+  constructor({ cid, memberId, iceServers, send, onChange, onBlocked }) {
     this.cid = cid;
     this.memberId = memberId;
     this.iceServers = iceServers || [];
     this.send = send;
     this.onChange = onChange;
+    this.onBlocked = onBlocked || (() => {});
     this.peers = new Map();          // member_id → Peer
     this.early = new Map();          // member_id → candidates that came before the offer
     this.queues = new Map();         // member_id → promise chain: one peer's signals are handled in order
+    this.departed = new Set();       // members that left: work still queued for them is dropped
     this.localStream = null;
     this.closed = false;
     this.ready = new Promise((resolve) => { this.markReady = resolve; });
@@ -54,6 +57,7 @@ export class Mesh {
 
   /** The member left: close our connection to them. */
   remove(otherId) {
+    this.departed.add(otherId);
     this.peers.get(otherId)?.close();
     this.peers.delete(otherId);
     this.early.delete(otherId);
@@ -74,7 +78,7 @@ export class Mesh {
 
   enqueue(otherId, task) {
     const previous = this.queues.get(otherId) || this.ready;
-    const next = previous.then(() => (this.closed ? undefined : task())).catch((error) => {
+    const next = previous.then(() => (this.closed || this.departed.has(otherId) ? undefined : task())).catch((error) => {
       console.warn(`parlor: signalling with ${otherId} failed:`, error);
     });
     this.queues.set(otherId, next);
@@ -83,7 +87,7 @@ export class Mesh {
   /** A new peer connection to `otherId`, replacing any old one. */
   createPeer(otherId) {
     this.peers.get(otherId)?.close();
-    const peer = new Peer(otherId, this.iceServers);
+    const peer = new Peer(otherId, this.iceServers, this.onBlocked);
     peer.restarts = this.peers.get(otherId)?.restarts ?? 0;
     this.peers.set(otherId, peer);
     peer.pc.onicecandidate = (event) => {
@@ -177,14 +181,17 @@ export class Mesh {
     for (const candidate of candidates) await peer.pc.addIceCandidate(candidate).catch(() => {});
   }
 
-  /** [{member_id, bytesReceived, audioLevel}] from each connection's inbound-rtp audio statistics. */
+  /** [{member_id, bytesReceived, audioLevel, totalAudioEnergy}] from each connection's inbound-rtp audio statistics. */
   async inboundAudioStats() {
     const rows = [];
     for (const [id, peer] of this.peers) {
       const report = await peer.pc.getStats();
       report.forEach((entry) => {
         if (entry.type === 'inbound-rtp' && (entry.kind || entry.mediaType) === 'audio') {
-          rows.push({ member_id: id, bytesReceived: entry.bytesReceived || 0, audioLevel: entry.audioLevel || 0 });
+          rows.push({
+            member_id: id, bytesReceived: entry.bytesReceived || 0, audioLevel: entry.audioLevel || 0,
+            totalAudioEnergy: entry.totalAudioEnergy || 0,
+          });
         }
       });
     }
@@ -194,7 +201,7 @@ export class Mesh {
 
 /** One connection and the hidden <audio> element that plays what it receives. */
 class Peer {
-  constructor(memberId, iceServers) {
+  constructor(memberId, iceServers, onBlocked) {
     this.memberId = memberId;
     this.pc = new RTCPeerConnection({ iceServers });
     this.pendingCandidates = [];
@@ -207,7 +214,7 @@ class Peer {
     document.body.append(this.audio);
     this.pc.ontrack = (event) => {
       this.audio.srcObject = event.streams[0] || new MediaStream([event.track]);
-      this.audio.play().catch(() => {});  // autoplay may wait for a click; joining was one
+      this.audio.play().catch(onBlocked);  // joining was a click, but a reload into a room is not
     };
   }
 

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Real-browser test of the web client: two headless Chromium users talk through Parlor.
+#
+# Everything (server, chromedriver, browsers) runs in a private network namespace whose only interface is `lo`,
+# so WebRTC can only use loopback and nothing leaves the machine.
+#
+# Needs root (for the namespace), Debian's chromium and chromium-driver (installed here if missing), a Python with
+# selenium (BROWSER_PYTHON, else ./.venv, else /tmp/browser-venv), and a built server (PARLOR_BIN, else
+# .build/debug/parlor). Never passes quietly: anything missing is a failure with a message saying what.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+
+fail() {
+    echo "browser: $*" >&2
+    echo "browser: 0 passed, 1 failed"
+    exit 1
+}
+
+[ "$(id -u)" = 0 ] || fail "must run as root: it creates a network namespace"
+command -v ip >/dev/null || fail "the ip command (iproute2) is missing"
+
+if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
+    if [ "${PARLOR_BROWSER_INSTALL:-1}" = 1 ] && command -v apt-get >/dev/null; then
+        echo "browser: installing chromium and chromium-driver" >&2
+        apt-get update -qq >&2 || true
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >&2 || true
+    fi
+fi
+chromium=$(command -v chromium || true)
+chromedriver=$(command -v chromedriver || true)
+[ -n "$chromium" ] || fail "chromium is missing: apt-get install chromium chromium-driver"
+[ -n "$chromedriver" ] || fail "chromedriver is missing: apt-get install chromium-driver"
+
+python=${BROWSER_PYTHON:-}
+if [ -z "$python" ]; then
+    for candidate in "$repo/.venv/bin/python" /tmp/browser-venv/bin/python; do
+        if [ -x "$candidate" ]; then python=$candidate; break; fi
+    done
+fi
+[ -n "$python" ] || fail "no Python environment with selenium: set BROWSER_PYTHON or create .venv (pip install selenium)"
+"$python" -c 'import selenium' 2>/dev/null || fail "$python cannot import selenium: $python -m pip install selenium"
+
+parlor_bin=${PARLOR_BIN:-$repo/.build/debug/parlor}
+[ -x "$parlor_bin" ] || fail "no server binary at $parlor_bin: run swift build first (or set PARLOR_BIN)"
+
+namespace=parlor-test-$$
+ip netns add "$namespace" || fail "cannot create network namespace $namespace"
+cleanup() {
+    # Whatever still runs in our namespace was started by this run (a browser left by a crash): end it by PID.
+    for pid in $(ip netns pids "$namespace" 2>/dev/null); do kill "$pid" 2>/dev/null || true; done
+    ip netns delete "$namespace" 2>/dev/null || true
+}
+trap cleanup EXIT
+ip netns exec "$namespace" ip link set lo up
+
+set +e
+# SE_OFFLINE: Selenium must use the drivers it is given and never try to download one.
+timeout --kill-after=10 600 ip netns exec "$namespace" env SE_OFFLINE=true PARLOR_BIN="$parlor_bin" \
+    CHROMIUM="$chromium" CHROMEDRIVER="$chromedriver" "$python" "$here/two_users_talk.py"
+status=$?
+[ "$status" = 124 ] && echo "browser: timed out after 600 s" >&2 && echo "browser: 0 passed, 1 failed"
+set -e
+exit "$status"
