@@ -140,8 +140,13 @@ final class TestWebSocket {
         return reply["body"] as? [String: Any] ?? [:]
     }
 
+    /// The member id this client got from its last join of `cid`.
+    private(set) var memberIDs: [String: String] = [:]
+    func lastJoinReplyMember(_ cid: String) -> String? { memberIDs[cid] }
+
     func join(_ cid: String) throws -> [String: Any] {
         let body = try call("conversation:join", ["cid": cid])
+        memberIDs[cid] = body["member_id"] as? String
         if let last = body["last_event_id"] as? Int { lastEventIDs[cid] = max(lastEventIDs[cid] ?? 0, last) }
         return body
     }

@@ -1,0 +1,99 @@
+import Foundation
+
+/// One membership of a room: a user who joined, and maybe left.
+public struct Member: Sendable, Hashable, Identifiable {
+    public enum State: Sendable, Hashable {
+        case joined
+        case left
+        /// A state this client does not know yet, as the server spelled it.
+        case other(String)
+
+        init(_ text: String) {
+            switch text {
+            case "JOINED": self = .joined
+            case "LEFT": self = .left
+            default: self = .other(text)
+            }
+        }
+    }
+
+    public struct AudioSettings: Sendable, Hashable {
+        public let enabled: Bool
+        public let muted: Bool
+
+        public init(enabled: Bool, muted: Bool) {
+            self.enabled = enabled
+            self.muted = muted
+        }
+
+        init(json: ParlorJSON) {
+            self.init(enabled: json["enabled"]?.boolValue ?? false, muted: json["muted"]?.boolValue ?? false)
+        }
+    }
+
+    public let memberID: String
+    public let user: ParlorUser
+    public let state: State
+    public let joinedAt: Date?
+    public let leftAt: Date?
+    public let audio: AudioSettings
+
+    public var id: String { memberID }
+
+    init(json: ParlorJSON) throws(ParlorError) {
+        let fields = try JSONFields(json, "member")
+        memberID = try fields.string("member_id")
+        user = try ParlorUser(json: fields["user"] ?? .null, "member.user")
+        state = State(try fields.string("state"))
+        joinedAt = fields["timestamp"]?["joined"]?.stringValue.flatMap(ISO8601.parse)
+        leftAt = fields["timestamp"]?["left"]?.stringValue.flatMap(ISO8601.parse)
+        audio = AudioSettings(json: fields["media"]?["audio_settings"] ?? .null)
+    }
+}
+
+/// What `join` returns: your membership and the room's members at the moment you joined.
+public struct Membership: Sendable, Hashable {
+    public let memberID: String
+    public let roomID: String
+    /// Everyone joined at that moment, you included, oldest first.
+    public let members: [Member]
+    /// The room's newest event id when the snapshot was taken. Events after it arrive on `ParlorSession.events`
+    /// (your own `member:joined`, with this very id, is delivered there too).
+    public let lastEventID: Int64
+
+    init(json: ParlorJSON) throws(ParlorError) {
+        let fields = try JSONFields(json, "join reply")
+        memberID = try fields.string("member_id")
+        roomID = try fields.string("cid")
+        members = try fields.array("members").map { (member) throws(ParlorError) in try Member(json: member) }
+        lastEventID = try fields.integer("last_event_id")
+    }
+}
+
+/// One page of a room's members (conversation:members).
+public struct MembersPage: Sendable, Hashable {
+    /// Oldest first (ascending), or newest first.
+    public enum Order: String, Sendable {
+        case ascending = "asc"
+        case descending = "desc"
+    }
+
+    /// Which memberships to list.
+    public enum StateFilter: String, Sendable {
+        case joined = "JOINED"
+        case left = "LEFT"
+        case all = "ALL"
+    }
+
+    public let roomID: String
+    public let members: [Member]
+    /// Pass to `members(in:cursor:)` for the next page; nil on the last page.
+    public let cursor: String?
+
+    init(json: ParlorJSON) throws(ParlorError) {
+        let fields = try JSONFields(json, "members reply")
+        roomID = try fields.string("cid")
+        members = try fields.array("members").map { (member) throws(ParlorError) in try Member(json: member) }
+        cursor = fields["cursor"]?.stringValue
+    }
+}

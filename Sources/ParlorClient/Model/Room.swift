@@ -1,0 +1,89 @@
+import Foundation
+
+/// A person as the server knows them: `id` is stable, `name` is what they authenticated with.
+public struct ParlorUser: Sendable, Hashable {
+    public let id: String
+    public let name: String
+
+    public init(id: String, name: String) {
+        self.id = id
+        self.name = name
+    }
+
+    init(json: ParlorJSON, _ context: String) throws(ParlorError) {
+        let fields = try JSONFields(json, context)
+        self.init(id: try fields.string("id"), name: try fields.string("name"))
+    }
+}
+
+/// POST /auth's answer: the token to connect with (the tutorial app reads `name` and `jwt`).
+public struct AuthResponse: Sendable, Hashable {
+    public let name: String
+    public let jwt: String
+    public let userID: String
+    public let expiresAt: Date?
+
+    init(json: ParlorJSON) throws(ParlorError) {
+        let fields = try JSONFields(json, "auth response")
+        name = try fields.string("name")
+        jwt = try fields.string("jwt")
+        userID = try fields.string("user_id")
+        expiresAt = fields.date("expires_at")
+    }
+}
+
+/// Settings of a room: how long it stays open once empty, and how many members it admits.
+public struct RoomProperties: Sendable, Hashable {
+    /// Seconds an empty room stays open (the server's default is 300); nil when creating means "server default".
+    public var ttl: Int?
+    /// nil: no limit.
+    public var maxMembers: Int?
+
+    public init(ttl: Int? = nil, maxMembers: Int? = nil) {
+        self.ttl = ttl
+        self.maxMembers = maxMembers
+    }
+
+    init(json: ParlorJSON?) {
+        ttl = json?["ttl"]?.integerValue.map { Int($0) }
+        maxMembers = json?["max_members"]?.integerValue.map { Int($0) }
+    }
+
+    var json: ParlorJSON {
+        var object: [String: ParlorJSON] = [:]
+        if let ttl { object["ttl"] = .integer(Int64(ttl)) }
+        if let maxMembers { object["max_members"] = .integer(Int64(maxMembers)) }
+        return .object(object)
+    }
+}
+
+/// A room (the tutorial's "conversation"): `id` is what `join` takes.
+public struct Room: Sendable, Hashable, Identifiable {
+    public let id: String
+    /// Unique, URL-friendly name; the server derives one from the id when none was given.
+    public let name: String
+    public let displayName: String
+    public let createdAt: Date?
+    /// The creator's user id; nil when the room was created without a token.
+    public let createdBy: String?
+    /// Members joined right now.
+    public let memberCount: Int
+    public let properties: RoomProperties
+    /// The newest event's id in the room's history (0: none yet).
+    public let lastEventID: Int64
+    /// Set once the room has closed (GET /rooms/{id} still finds closed rooms).
+    public let closedAt: Date?
+
+    init(json: ParlorJSON) throws(ParlorError) {
+        let fields = try JSONFields(json, "room")
+        id = try fields.string("id")
+        name = try fields.string("name")
+        displayName = try fields.string("display_name")
+        createdAt = fields.date("created_at")
+        createdBy = fields["created_by"]?.stringValue
+        memberCount = Int(fields["member_count"]?.integerValue ?? 0)
+        properties = RoomProperties(json: fields["properties"])
+        lastEventID = fields["last_event_id"]?.integerValue ?? 0
+        closedAt = fields.date("closed_at")
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+
+/// Something that happened in a room, live or read back from its history.
+///
+/// Stored events (member:joined, member:left, member:media, audio:mute:*) have an `id` counting 1, 2, 3… per room
+/// with no gaps. Transient ones (audio:speaking:*, rtc:* signalling) have no id: they are neither stored nor replayed.
+public struct RoomEvent: Sendable, Hashable {
+    public enum Kind: Sendable, Hashable {
+        case memberJoined
+        case memberLeft
+        /// Any other event type, as the server named it ("member:media", "audio:…", "rtc:…", whatever comes later).
+        case other(String)
+
+        init(_ name: String) {
+            switch name {
+            case "member:joined": self = .memberJoined
+            case "member:left": self = .memberLeft
+            default: self = .other(name)
+            }
+        }
+    }
+
+    public let type: Kind
+    /// The type as sent: "member:joined", …
+    public let typeName: String
+    public let roomID: String
+    /// The room's event sequence number; nil for transient events.
+    public let id: Int64?
+    /// The member id that caused the event, if any.
+    public let from: String?
+    /// `body.member_id`: whose membership the event is about.
+    public let memberID: String?
+    /// `body.user`.
+    public let user: ParlorUser?
+    /// `body.reason` of member:left: "left", "dropped" (grace period ran out), "kicked", "room_closed".
+    public let reason: String?
+    /// `body.media.audio_settings` of member:media and audio:mute:* events.
+    public let media: Member.AudioSettings?
+    public let timestamp: Date?
+    public let body: ParlorJSON
+    /// The whole event as received.
+    public let raw: ParlorJSON
+
+    init(json: ParlorJSON) throws(ParlorError) {
+        let fields = try JSONFields(json, "event")
+        typeName = try fields.string("type")
+        type = Kind(typeName)
+        roomID = try fields.string("cid")
+        id = fields["id"]?.integerValue
+        from = fields["from"]?.stringValue
+        timestamp = fields.date("timestamp")
+        body = fields["body"] ?? .object([:])
+        memberID = body["member_id"]?.stringValue
+        user = body["user"].flatMap { try? ParlorUser(json: $0, "event.body.user") }
+        reason = body["reason"]?.stringValue
+        media = body["media"]?["audio_settings"].map(Member.AudioSettings.init(json:))
+        raw = json
+    }
+}
+
+/// One page of a room's history (conversation:events).
+public struct EventsPage: Sendable, Hashable {
+    public let roomID: String
+    /// Oldest first.
+    public let events: [RoomEvent]
+    /// Set when more events follow: pass `nextSince` as `since` to read on.
+    public let cursor: String?
+
+    public var nextSince: Int64? { cursor.flatMap { Int64($0) } }
+
+    init(json: ParlorJSON) throws(ParlorError) {
+        let fields = try JSONFields(json, "events reply")
+        roomID = try fields.string("cid")
+        events = try fields.array("events").map { (event) throws(ParlorError) in try RoomEvent(json: event) }
+        cursor = fields["cursor"]?.stringValue
+    }
+}

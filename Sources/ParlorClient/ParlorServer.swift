@@ -1,0 +1,115 @@
+import Foundation
+
+/// Where the server is: host, port and an optional path prefix (for a server behind a path-routing proxy).
+struct ServerEndpoint: Sendable, Hashable {
+    let host: String
+    let port: Int
+    /// "" or "/prefix", never ending in "/".
+    let basePath: String
+
+    var hostHeader: String { (host.contains(":") ? "[\(host)]" : host) + ":\(port)" }
+}
+
+/// A Parlor server: the HTTP routes (auth, rooms) and `connect` for the live WebSocket session.
+///
+/// Plain `http://` and `ws://` only for now; put Parlor behind a TLS-terminating proxy on the same network,
+/// or wait for TLS support in this client.
+public struct ParlorServer: Sendable {
+    let endpoint: ServerEndpoint
+    public var configuration: ParlorClientConfiguration
+    /// Sent as `Authorization: Bearer` on the HTTP calls (rooms are then created by this user); nil: anonymous.
+    public var token: String?
+
+    public var host: String { endpoint.host }
+    public var port: Int { endpoint.port }
+
+    /// `http://host:port` or `ws://host:port` (a path becomes a prefix of every route).
+    public init(url: URL, token: String? = nil, configuration: ParlorClientConfiguration = .init()) throws(ParlorError) {
+        let scheme = url.scheme?.lowercased() ?? ""
+        guard scheme == "http" || scheme == "ws" else {
+            let detail = scheme == "https" || scheme == "wss"
+                ? "TLS (\(scheme)://) is not supported yet; use http:// or ws://"
+                : "the URL must start with http:// or ws://, not \(url.absoluteString)"
+            throw ParlorError(code: ParlorError.Code.invalidURL, detail: detail)
+        }
+        guard let host = url.host, !host.isEmpty else {
+            throw ParlorError(code: ParlorError.Code.invalidURL, detail: "no host in \(url.absoluteString)")
+        }
+        var path = url.path
+        while path.hasSuffix("/") { path.removeLast() }
+        let bareHost = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        endpoint = ServerEndpoint(host: bareHost, port: url.port ?? 80, basePath: path)
+        self.token = token
+        self.configuration = configuration
+    }
+
+    public init(host: String, port: Int = 8080, token: String? = nil, configuration: ParlorClientConfiguration = .init()) {
+        endpoint = ServerEndpoint(host: host, port: port, basePath: "")
+        self.token = token
+        self.configuration = configuration
+    }
+
+    private var http: HTTPExchange { HTTPExchange(endpoint: endpoint, timeout: configuration.requestTimeout) }
+
+    // MARK: HTTP
+
+    /// POST /auth: a token for `name` (the user is created on first use).
+    public func auth(name: String) async throws(ParlorError) -> AuthResponse {
+        let response = try await http.send("POST", "/auth", token: nil, json: .object(["name": .string(name)]))
+        return try AuthResponse(json: try Self.success(response))
+    }
+
+    /// GET /rooms: the open rooms, newest first (the server's first page; `pageSize` up to its maximum).
+    public func rooms(pageSize: Int? = nil) async throws(ParlorError) -> [Room] {
+        let query = pageSize.map { "?page_size=\($0)" } ?? ""
+        let response = try await http.send("GET", "/rooms" + query, token: token)
+        guard let items = try Self.success(response).arrayValue else { throw .invalidResponse("GET /rooms did not return an array") }
+        return try items.map { (item) throws(ParlorError) in try Room(json: item) }
+    }
+
+    /// GET /rooms/{id}: open or closed.
+    public func room(id: String) async throws(ParlorError) -> Room {
+        let response = try await http.send("GET", "/rooms/" + Self.pathSegment(id), token: token)
+        return try Room(json: try Self.success(response))
+    }
+
+    /// POST /rooms. `name` must be unique (letters, digits, '-', '_'); nil lets the server pick one.
+    public func createRoom(displayName: String, name: String? = nil, properties: RoomProperties? = nil) async throws(ParlorError) -> Room {
+        var body: [String: ParlorJSON] = ["display_name": .string(displayName)]
+        if let name { body["name"] = .string(name) }
+        if let properties { body["properties"] = properties.json }
+        let response = try await http.send("POST", "/rooms", token: token, json: .object(body))
+        return try Room(json: try Self.success(response))
+    }
+
+    // MARK: WebSocket
+
+    /// Opens the live session (`GET /ws`) and waits for the server's session:success.
+    public func connect(token: String) async throws(ParlorError) -> ParlorSession {
+        let connector = SessionConnector(endpoint: endpoint, token: token, configuration: configuration)
+        let (opened, hello) = try await connector.open()
+        return await ParlorSession.start(connector: connector, opened: opened, hello: hello)
+    }
+
+    /// Opens the session with `self.token`.
+    public func connect() async throws(ParlorError) -> ParlorSession {
+        guard let token else {
+            throw ParlorError(code: ParlorError.Code.missingToken, detail: "call auth(name:) first and pass its jwt")
+        }
+        return try await connect(token: token)
+    }
+
+    // MARK: Helpers
+
+    /// The body of a 2xx response, or the server's error.
+    private static func success(_ response: HTTPClientResponse) throws(ParlorError) -> ParlorJSON {
+        guard (200..<300).contains(response.status) else { throw ParlorError(body: response.json, status: response.status) }
+        guard let json = response.json else { throw .invalidResponse("HTTP \(response.status) body is not JSON") }
+        return json
+    }
+
+    static func pathSegment(_ text: String) -> String {
+        let allowed = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
+    }
+}

@@ -1,1 +1,0 @@
-// ParlorClient: see docs/clients.md

@@ -1,0 +1,158 @@
+/// A live connection to Parlor (the tutorial's `NXMClient` once logged in): join and leave rooms, page through
+/// members and history, and receive every room event in order on `events`.
+///
+/// If the connection drops unexpectedly the session reconnects on its own (see `ReconnectPolicy`), resumes the
+/// previous session so other members never see you leave, and continues `events` with what it missed: every
+/// event exactly once, in order. Rooms whose membership could not be kept are reported as `lost` on
+/// `connectionStates`; join them again. Requests made while reconnecting wait for the outcome; a request whose
+/// reply was cut off fails with `client:error:connection-lost` (it may or may not have taken effect).
+public actor ParlorSession {
+    public enum ConnectionState: Sendable, Hashable {
+        /// The first connection is up.
+        case connected(sessionID: String)
+        /// The connection dropped (`after` says why); attempt n of the policy's maximum is under way.
+        case reconnecting(attempt: Int, after: ParlorError)
+        /// Reconnected under a new session id. `resumed` rooms carried on without a gap; in `lost` rooms the
+        /// membership ended (grace period over, kicked, room closed, too far behind): join them again.
+        case resumed(sessionID: String, resumed: [String], lost: [String])
+        /// For good: nil after `close()`, else why it gave up. No more events follow.
+        case closed(ParlorError?)
+    }
+
+    /// A room this connection has joined: its member id and the newest event id it is known to be up to.
+    struct JoinedRoom: Sendable {
+        var memberID: String
+        var lastEventID: Int64
+    }
+
+    /// Who this session belongs to.
+    public nonisolated let user: ParlorUser
+    /// The server's id for the current connection; it changes with every reconnect (resume always uses the newest).
+    public internal(set) var sessionID: String
+    public internal(set) var state: ConnectionState
+    /// Every room event this session receives, in arrival order: stored events with strictly increasing ids per
+    /// room and no duplicates (your own member:joined and member:left included), and transient ones (speaking,
+    /// signalling) as they come. Meant for one consumer; ends when the session closes.
+    public nonisolated let events: AsyncStream<RoomEvent>
+    /// Connection changes: `.connected` first, then any `.reconnecting`/`.resumed`, and `.closed` last.
+    public nonisolated let connectionStates: AsyncStream<ConnectionState>
+
+    /// Rooms joined through this session and not left or lost since.
+    public var joinedRoomIDs: [String] { joined.keys.sorted() }
+
+    var connector: SessionConnector
+    let eventSink: AsyncStream<RoomEvent>.Continuation
+    let stateSink: AsyncStream<ConnectionState>.Continuation
+    var transport: WebSocketTransport?
+    /// Bumped for every connection; input from an older one is ignored.
+    var generation = 0
+    var pending: [String: PendingRequest] = [:]
+    var tidCounter = 0
+    var joined: [String: JoinedRoom] = [:]
+    /// The newest event id handed to `events`, per room: anything at or below it is a duplicate.
+    var delivered: [String: Int64] = [:]
+    var connectionWaiters: [CheckedContinuation<Result<Void, ParlorError>, Never>] = []
+    var reconnectTask: Task<Void, Never>?
+    var reconnectsPaused = false
+    var pauseWaiters: [CheckedContinuation<Void, Never>] = []
+
+    init(connector: SessionConnector, hello: SessionHello) {
+        self.connector = connector
+        user = hello.user
+        sessionID = hello.sessionID
+        state = .connected(sessionID: hello.sessionID)
+        (events, eventSink) = AsyncStream.makeStream(of: RoomEvent.self, bufferingPolicy: .unbounded)
+        (connectionStates, stateSink) = AsyncStream.makeStream(of: ConnectionState.self, bufferingPolicy: .unbounded)
+    }
+
+    static func start(connector: SessionConnector, opened: WebSocketTransport.Opened, hello: SessionHello) async -> ParlorSession {
+        let session = ParlorSession(connector: connector, hello: hello)
+        await session.begin(opened)
+        return session
+    }
+
+    private func begin(_ opened: WebSocketTransport.Opened) {
+        attach(opened)
+        stateSink.yield(state)
+    }
+
+    deinit {
+        transport?.drop()
+        eventSink.finish()
+        stateSink.finish()
+    }
+
+    // MARK: Rooms
+
+    /// conversation:join: become a member of `roomID` (joining again is harmless and returns the same member).
+    /// Throws `room:error:not-found`, `room:error:closed`, `room:error:full`, …
+    public func join(_ roomID: String) async throws(ParlorError) -> Membership {
+        let membership = try Membership(json: try await request("conversation:join", ["cid": .string(roomID)]))
+        let known = joined[membership.roomID]?.lastEventID ?? 0
+        joined[membership.roomID] = JoinedRoom(memberID: membership.memberID, lastEventID: max(known, membership.lastEventID))
+        return membership
+    }
+
+    /// conversation:leave: everyone, you included, gets member:left with reason "left".
+    public func leave(_ roomID: String) async throws(ParlorError) {
+        _ = try await request("conversation:leave", ["cid": .string(roomID)])
+        joined[roomID] = nil
+    }
+
+    /// conversation:members: one page of the room's memberships (`pageSize` nil: the server's default).
+    public func members(in roomID: String, pageSize: Int? = nil, cursor: String? = nil,
+                        order: MembersPage.Order = .ascending, state: MembersPage.StateFilter = .joined) async throws(ParlorError) -> MembersPage {
+        var body: [String: ParlorJSON] = ["cid": .string(roomID), "order": .string(order.rawValue), "state": .string(state.rawValue)]
+        if let pageSize { body["page_size"] = .integer(Int64(pageSize)) }
+        if let cursor { body["cursor"] = .string(cursor) }
+        return try MembersPage(json: try await request("conversation:members", body))
+    }
+
+    /// conversation:events: the room's history after event `since` (0: from the start), oldest first.
+    public func events(in roomID: String, since: Int64 = 0, pageSize: Int? = nil) async throws(ParlorError) -> EventsPage {
+        var body: [String: ParlorJSON] = ["cid": .string(roomID), "since": .integer(since)]
+        if let pageSize { body["page_size"] = .integer(Int64(pageSize)) }
+        return try EventsPage(json: try await request("conversation:events", body))
+    }
+
+    /// Any request of the protocol (audio:enable, rtc:offer, …) that has no typed method yet: the reply's body,
+    /// or the server's refusal as a ParlorError. Waits out a reconnect like every other request.
+    public func rawRequest(_ type: String, body: [String: ParlorJSON] = [:]) async throws(ParlorError) -> ParlorJSON {
+        try await request(type, body)
+    }
+
+    /// Uses `token` for every later reconnect. The server closes a session when its token expires (close code 1008);
+    /// give the session a fresh token from `ParlorServer.auth` before then and it reconnects and resumes with it.
+    /// Without one, the reconnect is refused (401) and the session closes with that `auth:error:*` error.
+    public func updateToken(_ token: String) {
+        connector = SessionConnector(endpoint: connector.endpoint, token: token, configuration: connector.configuration)
+    }
+
+    /// session:ping: a round trip. Replies come in order, so everything sent before it has been received after it.
+    public func ping() async throws(ParlorError) {
+        _ = try await request("session:ping", [:])
+    }
+
+    /// Ends the session: a WebSocket close, no reconnecting, waiting requests fail with `client:error:closed`, and
+    /// both streams finish. Memberships are not left: other members see you `dropped` once the server's grace
+    /// period is over, so call `leave` first to leave at once.
+    public func close() {
+        guard !isClosed else { return }
+        let transport = self.transport
+        self.transport = nil
+        generation += 1
+        reconnectTask?.cancel()
+        finish(nil)
+        transport?.close()
+    }
+
+    var isClosed: Bool {
+        if case .closed = state { return true }
+        return false
+    }
+
+    var isReconnecting: Bool {
+        if case .reconnecting = state { return true }
+        return false
+    }
+}

@@ -1,3 +1,0 @@
-import Testing
-@testable import ParlorClient
-@Test func placeholder() { #expect(Bool(true)) }
