@@ -31,7 +31,7 @@ final class ClientSession: WebSocketDelegate {
         // A session lives no longer than its token: when it expires the client must get a new one and resume.
         let remaining = max(0, tokenExpiresAt * 1000 - Timestamp.nowMilliseconds())
         expiryTimer = socket.connection.loop.schedule(after: .milliseconds(Int(min(remaining, Int64(Int32.max))))) { [weak socket] in
-            socket?.close(code: WebSocketCloseCode.policyViolation, reason: "token expired")
+            socket?.close(code: ParlorCloseCode.tokenExpired, reason: "token expired")
         }
     }
 

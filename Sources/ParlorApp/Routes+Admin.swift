@@ -45,7 +45,7 @@ extension Routes {
         return perform(.mute(roomID: context.parameter("id"), memberID: context.parameter("member")), context, status: 204)
     }
 
-    /// Refuses every token of the user issued until now and closes their live sessions (1008 "token revoked").
+    /// Refuses every token of the user issued until now and closes their live sessions (4003 "token revoked").
     func revokeTokens(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
         try requireAdmin(request)
         let user: User

@@ -25,6 +25,15 @@ public struct RoomsConfiguration: Sendable {
     public init() {}
 }
 
+/// Application close codes (RFC 6455 leaves 4000–4999 to applications), so a client can tell a token problem,
+/// which a retry with the same token cannot fix, from a network one.
+public enum ParlorCloseCode {
+    /// The session's token expired: get a new token, reconnect and resume.
+    public static let tokenExpired: UInt16 = 4001
+    /// The user's tokens were revoked.
+    public static let tokenRevoked: UInt16 = 4003
+}
+
 /// One entry of RTCConfiguration.iceServers.
 public struct ICEServer: Sendable, Equatable {
     public var urls: [String]

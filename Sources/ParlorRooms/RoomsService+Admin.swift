@@ -33,7 +33,7 @@ extension RoomsService {
         case .disconnectUser(let userID, let reason):
             let handles = clients.values.filter { $0.ref.user.id == userID }.map(\.ref.handle)
             for handle in handles {
-                handle.withConnection { ($0.handler as? WebSocketConnection)?.close(code: WebSocketCloseCode.policyViolation, reason: reason) }
+                handle.withConnection { ($0.handler as? WebSocketConnection)?.close(code: ParlorCloseCode.tokenRevoked, reason: reason) }
             }
             return ["connections": JSONValue(handles.count)]
         case .reset:

@@ -121,7 +121,7 @@ public actor ParlorSession {
         try await request(type, body)
     }
 
-    /// Uses `token` for every later reconnect. The server closes a session when its token expires (close code 1008);
+    /// Uses `token` for every later reconnect. The server closes a session when its token expires (close code 4001);
     /// give the session a fresh token from `ParlorServer.auth` before then and it reconnects and resumes with it.
     /// Without one, the reconnect is refused (401) and the session closes with that `auth:error:*` error.
     public func updateToken(_ token: String) {
