@@ -82,6 +82,14 @@ public struct ParlorServer: Sendable {
         return try Room(json: try Self.success(response))
     }
 
+    /// GET /rooms/{id}/events: a room's history above `since` without a WebSocket (for tools and backends).
+    public func events(roomID: String, since: Int64 = 0, pageSize: Int? = nil) async throws(ParlorError) -> EventsPage {
+        var query = "?since=\(since)"
+        if let pageSize { query += "&page_size=\(pageSize)" }
+        let response = try await http.send("GET", "/rooms/" + Self.pathSegment(roomID) + "/events" + query, token: token)
+        return try EventsPage(json: try Self.success(response))
+    }
+
     // MARK: WebSocket
 
     /// Opens the live session (`GET /ws`) and waits for the server's session:success.

@@ -27,7 +27,7 @@ public final class Database: @unchecked Sendable {
         if !configuration.isInMemory { try Self.createParentDirectory(of: path) }
 
         let writer = try SQLiteConnection.openWriter(path: path, busyTimeoutMilliseconds: timeout)
-        try writer.migrate(to: configuration.migrations)
+        if configuration.appliesMigrations { try writer.migrate(to: configuration.migrations) }
 
         if configuration.isInMemory {
             readers = nil

@@ -9,6 +9,8 @@ public struct DatabaseConfiguration: Sendable {
     public var busyTimeoutMilliseconds: Int32
     /// Applied in id order at open; tests pass their own.
     public var migrations: [Migration]
+    /// False opens the database as it is, for inspecting it (`parlor migrate --status`) without changing it.
+    public var appliesMigrations = true
 
     public init(
         path: String,

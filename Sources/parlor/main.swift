@@ -3,34 +3,78 @@ import Glibc
 #endif
 import Foundation
 import ParlorApp
+import ParlorClient
 
-/// `parlor serve [options]`: the server. Other subcommands arrive with the CLI issue.
-let arguments = Array(CommandLine.arguments.dropFirst())
-let command = arguments.first ?? "serve"
+/// `parlor <command>`: the server, and the tools around it. Every command answers --help.
+let usage = """
+    Usage: parlor <command> [options]
 
-func fail(_ message: String, code: Int32 = 2) -> Never {
-    FileHandle.standardError.write(Data("parlor: \(message)\n".utf8))
+    Commands:
+      serve          run the server (parlor serve --help lists its options)
+      token          mint a token offline with the server's secret
+      rooms          list or create rooms on a running server
+      join           join a room and print its events as JSON lines until interrupted
+      watch          print a room's events as they happen, without joining
+      events         print a room's history
+      migrate        apply the database migrations, or show their status
+      openapi        print the OpenAPI 3.1 document of the HTTP API
+
+    Talking to a server: --server URL (or PARLOR_SERVER; default http://localhost:8080).
+    Output: tables for people, --json for scripts.
+    Exit codes: 0 success, 1 the server or database failed or refused, 2 wrong usage, 3 not found.
+    """
+
+func fail(_ message: String, code: Int32 = ExitCode.usage) -> Never {
+    warn(message)
     exit(code)
 }
 
-switch command {
-case "serve":
-    let options = Array(arguments.dropFirst())
-    if options.contains("--help") || options.contains("-h") {
-        print(AppConfiguration.helpText(), terminator: "")
-        exit(0)
-    }
-    Server.run(options: options)
-case "openapi":
-    print(openAPIDocumentText(), terminator: "")
-case "--help", "-h", "help":
-    print("""
-        Usage: parlor <command> [options]
+let arguments = Array(CommandLine.arguments.dropFirst())
+let command = arguments.first ?? "serve"
+let rest = Array(arguments.dropFirst())
 
-        Commands:
-          serve     run the server (see parlor serve --help)
-          openapi   print the OpenAPI 3.1 document of the HTTP API
-        """)
-default:
-    fail("unknown command \(command); see parlor --help")
+let helps: [String: String] = [
+    "token": LocalCommands.tokenHelp, "migrate": LocalCommands.migrateHelp, "rooms": ClientCommands.roomsHelp,
+    "join": ClientCommands.joinHelp, "watch": ClientCommands.watchHelp, "events": ClientCommands.eventsHelp,
+    "openapi": "Usage: parlor openapi\nPrints the OpenAPI document (docs/openapi.json is this output).",
+]
+if rest.contains("--help") || rest.contains("-h") {
+    if command == "serve" {
+        print(AppConfiguration.helpText(), terminator: "")
+        exit(ExitCode.success)
+    }
+    if let help = helps[command] {
+        print(help)
+        exit(ExitCode.success)
+    }
+}
+
+do {
+    let status: Int32
+    switch command {
+    case "serve": Server.run(options: rest)
+    case "token": status = try LocalCommands.token(rest)
+    case "migrate": status = try LocalCommands.migrate(rest)
+    case "rooms": status = try await ClientCommands.rooms(rest)
+    case "join": status = try await ClientCommands.join(rest)
+    case "watch": status = try await ClientCommands.watch(rest)
+    case "events": status = try await ClientCommands.events(rest)
+    case "openapi":
+        print(openAPIDocumentText(), terminator: "")
+        status = ExitCode.success
+    case "--help", "-h", "help":
+        print(usage)
+        status = ExitCode.success
+    default:
+        fail("unknown command \(command); see parlor --help")
+    }
+    exit(status)
+} catch let error as UsageError {
+    fail("\(error.description); see parlor \(command) --help")
+} catch let error as ParlorError {
+    warn("\(error.code): \(error.detail)")
+    exit(error.status == 404 || error.code.hasSuffix("not-found") ? ExitCode.notFound : ExitCode.failure)
+} catch {
+    warn("\(error)")
+    exit(ExitCode.failure)
 }

@@ -1,0 +1,163 @@
+import Foundation
+import ParlorClient
+import Synchronization
+
+/// Subcommands that talk to a running server: rooms, join, watch, events.
+enum ClientCommands {
+    static let roomsHelp = """
+        Usage: parlor rooms list [--server URL] [--json]
+               parlor rooms create NAME [--name SLUG] [--ttl SECONDS] [--max-members N] [--token JWT] [--server URL] [--json]
+        Lists the open rooms, or creates one with display name NAME.
+        """
+    static let joinHelp = """
+        Usage: parlor join ROOM --as NAME [--server URL]
+        Joins ROOM as NAME and stays joined, printing the member list and then every event as a JSON line,
+        until interrupted (Ctrl-C), when it leaves the room.
+        """
+    static let watchHelp = """
+        Usage: parlor watch ROOM [--since N] [--server URL]
+        Prints ROOM's events as JSON lines as they happen, without joining (it follows the history every 250 ms).
+        """
+    static let eventsHelp = """
+        Usage: parlor events ROOM [--since N] [--server URL] [--json]
+        Prints ROOM's history after event N (default 0).
+        """
+
+    static func server(_ options: CommandLineOptions) throws -> ParlorServer {
+        guard let url = URL(string: options.serverURL) else { throw UsageError(description: "--server must be a URL") }
+        do {
+            return try ParlorServer(url: url, token: options["--token"] ?? ProcessInfo.processInfo.environment["PARLOR_TOKEN"])
+        } catch {
+            throw UsageError(description: "--server: \(error.detail)")
+        }
+    }
+
+    static func rooms(_ arguments: [String]) async throws -> Int32 {
+        let options = try CommandLineOptions(arguments, valued: ["--server", "--name", "--ttl", "--max-members", "--token"], switches: ["--json"])
+        let server = try server(options)
+        switch options.positional.first {
+        case "list":
+            let rooms = try await server.rooms(pageSize: 1000)
+            if options.has("--json") {
+                print(ParlorJSON.array(rooms.map(json)).encodedString)
+            } else {
+                TableOutput.print(["ID", "NAME", "DISPLAY NAME", "MEMBERS"], rooms.map { [$0.id, $0.name, $0.displayName, String($0.memberCount)] })
+            }
+            return ExitCode.success
+        case "create":
+            guard options.positional.count == 2 else { throw UsageError(description: "rooms create takes the display name") }
+            let properties = RoomProperties(ttl: options["--ttl"].flatMap { Int($0) }, maxMembers: options["--max-members"].flatMap { Int($0) })
+            let room = try await server.createRoom(displayName: options.positional[1], name: options["--name"], properties: properties)
+            if options.has("--json") { print(json(room).encodedString) } else { print(room.id) }
+            return ExitCode.success
+        default:
+            throw UsageError(description: "rooms takes list or create")
+        }
+    }
+
+    static func join(_ arguments: [String]) async throws -> Int32 {
+        let options = try CommandLineOptions(arguments, valued: ["--server", "--as"], switches: [])
+        guard options.positional.count == 1, let name = options["--as"] else { throw UsageError(description: "join takes ROOM and --as NAME") }
+        let room = options.positional[0]
+        let server = try server(options)
+        let auth = try await server.auth(name: name)
+        let session = try await server.connect(token: auth.jwt)
+        let membership = try await session.join(room)
+        print(ParlorJSON.object([
+            "type": .string("joined"), "cid": .string(room), "member_id": .string(membership.memberID),
+            "members": .array(membership.members.map { .object(["member_id": .string($0.memberID), "name": .string($0.user.name)]) }),
+        ]).encodedString)
+        flushOutput()
+        let stop = Interrupt.wait()
+        let events = Task {
+            for await event in session.events where event.roomID == room {
+                print(event.raw.encodedString)
+                flushOutput()
+            }
+        }
+        await stop.value
+        events.cancel()
+        try? await session.leave(room)
+        await session.close()
+        return ExitCode.success
+    }
+
+    static func watch(_ arguments: [String]) async throws -> Int32 {
+        let options = try CommandLineOptions(arguments, valued: ["--server", "--since", "--token"], switches: [])
+        guard options.positional.count == 1 else { throw UsageError(description: "watch takes ROOM") }
+        let server = try server(options)
+        var since = Int64(options["--since"] ?? "0") ?? 0
+        let stop = Interrupt.wait()
+        while !stop.isCancelled, !Interrupt.received {
+            let page = try await server.events(roomID: options.positional[0], since: since, pageSize: 1000)
+            for event in page.events {
+                print(event.raw.encodedString)
+                since = max(since, event.id ?? since)
+            }
+            flushOutput()
+            if page.cursor == nil { try? await Task.sleep(nanoseconds: 250_000_000) }
+        }
+        return ExitCode.success
+    }
+
+    static func events(_ arguments: [String]) async throws -> Int32 {
+        let options = try CommandLineOptions(arguments, valued: ["--server", "--since", "--token"], switches: ["--json"])
+        guard options.positional.count == 1 else { throw UsageError(description: "events takes ROOM") }
+        guard let start = Int64(options["--since"] ?? "0"), start >= 0 else { throw UsageError(description: "--since must be a whole number") }
+        let server = try server(options)
+        var since = start
+        var all: [RoomEvent] = []
+        while true {
+            let page = try await server.events(roomID: options.positional[0], since: since, pageSize: 1000)
+            all += page.events
+            guard let next = page.nextSince else { break }
+            since = next
+        }
+        if options.has("--json") {
+            print(ParlorJSON.array(all.map(\.raw)).encodedString)
+        } else {
+            TableOutput.print(["ID", "TYPE", "MEMBER", "NAME", "REASON"], all.map {
+                [$0.id.map(String.init) ?? "-", $0.typeName, $0.memberID ?? "", $0.user?.name ?? "", $0.reason ?? ""]
+            })
+        }
+        return ExitCode.success
+    }
+
+    static func json(_ room: Room) -> ParlorJSON {
+        .object(["id": .string(room.id), "name": .string(room.name), "display_name": .string(room.displayName),
+                 "member_count": .integer(Int64(room.memberCount))])
+    }
+}
+
+/// Ctrl-C and SIGTERM for the commands that run until interrupted.
+enum Interrupt {
+    private static let flag = Atomic<Bool>(false)
+    static var received: Bool { flag.load(ordering: .acquiring) }
+    private static let sources = LockedSources()
+
+    /// A task that finishes when SIGINT or SIGTERM arrives.
+    static func wait() -> Task<Void, Never> {
+        let (stream, continuation) = AsyncStream<Void>.makeStream()
+        sources.install {
+            flag.store(true, ordering: .releasing)
+            continuation.yield()
+            continuation.finish()
+        }
+        return Task {
+            for await _ in stream { return }
+        }
+    }
+
+    final class LockedSources: @unchecked Sendable {  // written once on the main thread before any signal can fire
+        private var sources: [DispatchSourceSignal] = []
+        func install(_ handler: @escaping @Sendable () -> Void) {
+            for number in [SIGINT, SIGTERM] {
+                signal(number, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+                source.setEventHandler(handler: handler)
+                source.resume()
+                sources.append(source)
+            }
+        }
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+import ParlorApp
+import ParlorRooms
+import ParlorStore
+
+/// Subcommands that work on the configuration and database directly, with no server running: token, migrate.
+enum LocalCommands {
+    static let tokenHelp = """
+        Usage: parlor token --name NAME [--ttl SECONDS] [--jwt-secret SECRET | --data-dir DIR] [--json]
+        Mints a token offline with the server's secret: PARLOR_JWT_SECRET (or --jwt-secret), else the secret the server
+        generated in DIR/jwt-secret (--data-dir or PARLOR_DATA_DIR, default ./data). An app's own backend can mint the
+        same tokens: HS256 over {"sub": NAME, "iat", "nbf", "exp", "jti"} with that secret.
+        """
+    static let migrateHelp = """
+        Usage: parlor migrate [--status] [--database PATH | --data-dir DIR] [--json]
+        Applies the pending migrations to the database (the server also does at start), or with --status lists
+        which are applied and which are pending without changing anything.
+        """
+
+    static func token(_ arguments: [String]) throws -> Int32 {
+        let options = try CommandLineOptions(arguments, valued: ["--name", "--ttl", "--jwt-secret", "--data-dir"], switches: ["--json"])
+        guard let name = options["--name"], !name.isEmpty else { throw UsageError(description: "token needs --name") }
+        var ttl: Int64?
+        if let text = options["--ttl"] {
+            guard let seconds = Int64(text), seconds > 0 else { throw UsageError(description: "--ttl must be a positive number of seconds") }
+            ttl = seconds
+        }
+        let environment = ProcessInfo.processInfo.environment
+        let secret: [UInt8]
+        if let configured = options["--jwt-secret"] ?? environment["PARLOR_JWT_SECRET"] {
+            secret = Array(configured.utf8)
+        } else {
+            let directory = options["--data-dir"] ?? environment["PARLOR_DATA_DIR"] ?? "./data"
+            guard FileManager.default.fileExists(atPath: directory + "/" + SecretFile.fileName) else {
+                warn("no secret: set PARLOR_JWT_SECRET or point --data-dir at a server's data directory (\(directory) has no \(SecretFile.fileName))")
+                return ExitCode.notFound
+            }
+            secret = try SecretFile.loadOrCreate(in: directory)
+        }
+        let service = TokenService(secret: secret, timeToLiveSeconds: Int64(environment["PARLOR_TOKEN_TTL"] ?? "") ?? 6 * 3600)
+        let issued = try service.issue(name: name, ttl: ttl)
+        if options.has("--json") {
+            print(#"{"name":"\#(name)","jwt":"\#(issued.token)","expires_at":"\#(Timestamp.iso8601(milliseconds: issued.claims.expiresAt * 1000))"}"#)
+        } else {
+            print(issued.token)
+        }
+        return ExitCode.success
+    }
+
+    static func migrate(_ arguments: [String]) throws -> Int32 {
+        let options = try CommandLineOptions(arguments, valued: ["--database", "--data-dir"], switches: ["--status", "--json"])
+        let environment = ProcessInfo.processInfo.environment
+        let directory = options["--data-dir"] ?? environment["PARLOR_DATA_DIR"] ?? "./data"
+        let path = options["--database"] ?? environment["PARLOR_DATABASE"] ?? directory + "/parlor.db"
+        guard path != ":memory:" else { throw UsageError(description: "an in-memory database has nothing to migrate") }
+        let statusOnly = options.has("--status")
+        if statusOnly, !FileManager.default.fileExists(atPath: path) {
+            warn("no database at \(path)")
+            return ExitCode.notFound
+        }
+        var configuration = DatabaseConfiguration(path: path, readerCount: 1)
+        configuration.appliesMigrations = !statusOnly
+        let database = try Database(configuration)
+        defer { database.close() }
+        let applied = try database.migrationStatus()
+        let appliedIDs = Set(applied.map(\.id))
+        let pending = Migrations.embedded.filter { !appliedIDs.contains($0.id) }
+        if options.has("--json") {
+            let appliedJSON = applied.map { #"{"id":"\#($0.id)","applied_at":"\#(Timestamp.iso8601(milliseconds: $0.appliedAt))"}"# }
+            let pendingJSON = pending.map { #""\#($0.id)""# }
+            print(#"{"database":"\#(path)","applied":[\#(appliedJSON.joined(separator: ","))],"pending":[\#(pendingJSON.joined(separator: ","))]}"#)
+        } else {
+            TableOutput.print(["MIGRATION", "STATE", "APPLIED AT"],
+                              applied.map { [$0.id, "applied", Timestamp.iso8601(milliseconds: $0.appliedAt)] } + pending.map { [$0.id, "pending", ""] })
+        }
+        return ExitCode.success
+    }
+}
