@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Foundation
 import ParlorHTTP
 import ParlorLoop
 import ParlorRooms
@@ -99,6 +100,19 @@ public final class ParlorApplication: Sendable {
         group.shutdown()
         database.close()
     }
+}
+
+extension ParlorApplication {
+    /// Parlor for integration tests: 127.0.0.1, a free port, an in-memory database, no files, quiet logs.
+    /// It accepts connections when this returns; `shutdown()` stops it.
+    public static func inMemory(_ configure: (inout AppConfiguration) -> Void = { _ in }) throws -> ParlorApplication {
+        var configuration = AppConfiguration.testing()
+        configure(&configuration)
+        return try buildApplication(configuration)
+    }
+
+    /// The base URL clients use, e.g. http://127.0.0.1:41234.
+    public var url: URL { URL(string: baseURL)! }
 }
 
 /// Builds and starts Parlor: when this returns, it is accepting connections on `app.port`.
