@@ -50,7 +50,14 @@ final class HTTPConnectionHandler: ConnectionHandler {
     func connectionDidClose(_ connection: Connection) {
         if let timer { connection.loop.cancelTimer(timer) }
         timer = nil
-        if !upgraded { context.connectionClosed() }
+        if !upgraded { context.connectionClosed(connection) }
+    }
+
+    /// The address already has its maximum of connections: say so and close.
+    func refuseTooManyConnections() {
+        failAndClose(HTTPError(status: 429, code: "http:error:too-many-connections", title: "Too many connections",
+                               detail: "too many open connections from your address",
+                               headers: HTTPHeaders([("Retry-After", "1")])))
     }
 
     /// Shutdown: close now if idle, otherwise after the response in flight.

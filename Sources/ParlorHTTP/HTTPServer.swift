@@ -26,7 +26,9 @@ public final class HTTPServer: Sendable {
         }
         tcp = try TCPServer(group: group, host: configuration.host, port: configuration.port, tls: tls) { connection in
             context.openConnections.add(1, ordering: .relaxed)
-            connection.handler = HTTPConnectionHandler(connection: connection, context: context)
+            let handler = HTTPConnectionHandler(connection: connection, context: context)
+            connection.handler = handler
+            if !context.admit(connection.peerIP) { handler.refuseTooManyConnections() }
         }
     }
 
@@ -70,8 +72,23 @@ final class HTTPServerContext: Sendable {
     }
 
     private let closedCondition = NSCondition()
+    /// Open connections per client address, for maxConnectionsPerIP.
+    private let connectionsPerIP = Mutex<[String: Int]>([:])
 
-    func connectionClosed() {
+    /// Counts a new connection from `ip`; false when that address is over its limit (it is still counted until closed).
+    func admit(_ ip: String) -> Bool {
+        let count = connectionsPerIP.withLock { counts in
+            counts[ip, default: 0] += 1
+            return counts[ip]!
+        }
+        return configuration.maxConnectionsPerIP == 0 || count <= configuration.maxConnectionsPerIP
+    }
+
+    func connectionClosed(_ connection: Connection) {
+        connectionsPerIP.withLock { counts in
+            let remaining = (counts[connection.peerIP] ?? 1) - 1
+            counts[connection.peerIP] = remaining > 0 ? remaining : nil
+        }
         openConnections.subtract(1, ordering: .relaxed)
         closedCondition.lock()
         closedCondition.broadcast()
