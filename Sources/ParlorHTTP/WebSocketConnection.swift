@@ -21,7 +21,9 @@ public protocol WebSocketDelegate: AnyObject {
 }
 
 /// RFC 6455 on one upgraded connection: frames in, messages to the delegate, pings every `pingInterval`,
-/// and a close for peers that stop answering or stop reading.
+/// and a close for peers that stop answering or stop reading. Everything written (pongs and pings included) counts
+/// against `maxPendingOutputBytes`, and a connection whose close frame the peer does not take within `pongTimeout`
+/// is closed anyway.
 public final class WebSocketConnection: ConnectionHandler {
     public unowned let connection: Connection
     let context: HTTPServerContext
@@ -29,6 +31,9 @@ public final class WebSocketConnection: ConnectionHandler {
     private var delegate: WebSocketDelegate?
     private var lastHeardFrom = MonotonicClock.now()
     private var heartbeat: TimerID?
+    /// After our close frame is queued: forces the socket shut if the peer never reads it.
+    private var closeDeadline: TimerID?
+    private var didClose = false
     private var closeSent = false
     private var closeReported = false
     private var closeCode: UInt16?
@@ -79,7 +84,22 @@ public final class WebSocketConnection: ConnectionHandler {
         closeReason = reason
         connection.write(WebSocketFrameEncoder.close(code: code, reason: reason))
         connection.closeAfterFlush()
+        armCloseDeadline()
         reportClose()
+    }
+
+    /// closeAfterFlush waits for the peer to take the queued bytes, and a peer that never reads would keep the
+    /// connection (and its output) forever: give it `pongTimeout`, then close. (Lingering after the flush has its
+    /// own bound.) The heartbeat has nothing left to do.
+    private func armCloseDeadline() {
+        if let heartbeat { connection.loop.cancelTimer(heartbeat) }
+        heartbeat = nil
+        guard !didClose else { return }
+        closeDeadline = connection.loop.schedule(after: context.configuration.webSocket.pongTimeout) { [weak self] in
+            guard let self else { return }
+            closeDeadline = nil
+            connection.close()
+        }
     }
 
     // MARK: ConnectionHandler
@@ -105,7 +125,8 @@ public final class WebSocketConnection: ConnectionHandler {
         switch message {
         case .text(let text): delegate?.webSocket(self, didReceiveText: text)
         case .binary(let bytes): delegate?.webSocket(self, didReceiveBinary: bytes)
-        case .ping(let payload): connection.write(WebSocketFrameEncoder.frame(.pong, payload: payload))
+        // Through send(frame:), so a peer that pings without reading the pongs hits the output limit too.
+        case .ping(let payload): send(frame: WebSocketFrameEncoder.frame(.pong, payload: payload))
         case .pong: break
         case .close(let code, _):
             // Echo the peer's code (or 1000 for an empty close) and close our side.
@@ -118,12 +139,15 @@ public final class WebSocketConnection: ConnectionHandler {
     }
 
     public func connectionDidClose(_ connection: Connection) {
+        didClose = true
         if let heartbeat { connection.loop.cancelTimer(heartbeat) }
         heartbeat = nil
+        if let closeDeadline { connection.loop.cancelTimer(closeDeadline) }
+        closeDeadline = nil
         if closeCode == nil { closeCode = 1006; closeReason = "connection lost" }
         reportClose()
         delegate = nil
-        context.connectionClosed()
+        context.connectionClosed(connection)
     }
 
     private func reportClose() {
@@ -151,7 +175,8 @@ public final class WebSocketConnection: ConnectionHandler {
             connection.close()
             return
         }
-        connection.write(WebSocketFrameEncoder.frame(.ping, payload: [UInt8]()))
+        send(frame: WebSocketFrameEncoder.frame(.ping, payload: [UInt8]()))
+        guard isOpen else { return }
         scheduleHeartbeat()
     }
 }
