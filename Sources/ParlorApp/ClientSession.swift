@@ -4,7 +4,7 @@ import ParlorLoop
 import ParlorRooms
 
 /// One WebSocket client speaking Parlor's JSON protocol. It lives on the connection's loop thread: it checks each
-/// request's shape, answers what needs no room state (ping, bad input) itself, and hands the rest to the rooms thread.
+/// request's shape, answers bad input itself, and hands the rest to the rooms thread, which replies in order.
 final class ClientSession: WebSocketDelegate {
     private let rooms: RoomsService
     private let configuration: AppConfiguration
@@ -86,10 +86,6 @@ final class ClientSession: WebSocketDelegate {
             return
         }
         do {
-            if type == "session:ping" {
-                socket.send(frame: ProtocolFrame.success("session:ping", tid: tid, body: .object([:])))
-                return
-            }
             guard let request = try parseRequest(type: type, body: body) else {
                 socket.send(frame: ProtocolFrame.error(tid: tid, code: "request:error:unknown-type", detail: "unknown request type \(type)", requestType: type))
                 return
@@ -106,6 +102,12 @@ final class ClientSession: WebSocketDelegate {
                                                detail: "requests are JSON text messages; binary messages are not understood"))
     }
 
+    /// Answers to requests read before the violation are already decided: let them out first, then close.
+    func webSocket(_ socket: WebSocketConnection, violatedProtocolWith code: UInt16, reason: String) {
+        guard let client else { return socket.close(code: code, reason: reason) }
+        rooms.closeAfterReplies(client, code: code, reason: reason)
+    }
+
     func webSocketDidClose(_ socket: WebSocketConnection, code: UInt16?, reason: String) {
         if let expiryTimer { socket.connection.loop.cancelTimer(expiryTimer) }
         expiryTimer = nil
@@ -116,6 +118,8 @@ final class ClientSession: WebSocketDelegate {
     private func parseRequest(type: String, body: JSONObject) throws(FieldError) -> RoomRequest? {
         let fields = ProtocolFields(body: body, maxPageSize: configuration.rooms.maxPageSize, defaultPageSize: configuration.rooms.defaultPageSize)
         switch type {
+        case "session:ping":
+            return .ping
         case "conversation:join":
             return .join(cid: try fields.string("cid"))
         case "conversation:leave":

@@ -1,5 +1,4 @@
 import ParlorLoop
-import Synchronization
 
 /// A token bucket: `rate` tokens a second up to `burst`; each action takes one.
 struct TokenBucket {
@@ -33,7 +32,7 @@ struct TokenBucket {
 final class AddressRateLimiter: Sendable {
     private let rate: Double
     private let burst: Double
-    private let buckets = Mutex<[String: TokenBucket]>([:])
+    private let buckets = Locked<[String: TokenBucket]>([:])
 
     init(rate: Double, burst: Double) {
         self.rate = rate

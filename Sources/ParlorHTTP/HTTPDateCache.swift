@@ -1,12 +1,12 @@
 #if canImport(Glibc)
+import ParlorLoop
 import Glibc
 #endif
 import ParlorCodec
-import Synchronization
 
 /// The Date header value, formatted once per second rather than once per response.
 enum HTTPDateCache {
-    private static let cached = Mutex<(second: Int, value: String)>((-1, ""))
+    private static let cached = Locked<(second: Int, value: String)>((-1, ""))
 
     static func current() -> String {
         let now = Int(time(nil))

@@ -73,7 +73,7 @@ final class HTTPServerContext: Sendable {
 
     private let closedCondition = NSCondition()
     /// Open connections per client address, for maxConnectionsPerIP.
-    private let connectionsPerIP = Mutex<[String: Int]>([:])
+    private let connectionsPerIP = Locked<[String: Int]>([:])
 
     /// Counts a new connection from `ip`; false when that address is over its limit (it is still counted until closed).
     func admit(_ ip: String) -> Bool {

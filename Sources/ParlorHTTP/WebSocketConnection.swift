@@ -18,6 +18,15 @@ public protocol WebSocketDelegate: AnyObject {
     func webSocket(_ socket: WebSocketConnection, didReceiveBinary bytes: [UInt8])
     /// The connection is gone: closed by either side, failed, or timed out.
     func webSocketDidClose(_ socket: WebSocketConnection, code: UInt16?, reason: String)
+    /// The peer broke the framing rules; nothing more is read. The delegate must close with `code`, now or once
+    /// the replies to what the peer sent before are out (the default closes now).
+    func webSocket(_ socket: WebSocketConnection, violatedProtocolWith code: UInt16, reason: String)
+}
+
+extension WebSocketDelegate {
+    public func webSocket(_ socket: WebSocketConnection, violatedProtocolWith code: UInt16, reason: String) {
+        socket.close(code: code, reason: reason)
+    }
 }
 
 /// RFC 6455 on one upgraded connection: frames in, messages to the delegate, pings every `pingInterval`,
@@ -35,6 +44,8 @@ public final class WebSocketConnection: ConnectionHandler {
     private var closeDeadline: TimerID?
     private var didClose = false
     private var closeSent = false
+    /// Set after a framing violation: the rest of the input is not read.
+    private var inputRefused = false
     private var closeReported = false
     private var closeCode: UInt16?
     private var closeReason = ""
@@ -105,7 +116,7 @@ public final class WebSocketConnection: ConnectionHandler {
     // MARK: ConnectionHandler
 
     public func connection(_ connection: Connection, didRead bytes: UnsafeRawBufferPointer) {
-        guard !closeSent else { return }
+        guard !closeSent, !inputRefused else { return }
         lastHeardFrom = MonotonicClock.now()
         decoder.append(bytes)
         while !closeSent, connection.isOpen {
@@ -113,7 +124,12 @@ public final class WebSocketConnection: ConnectionHandler {
             do {
                 message = try decoder.next()
             } catch {
-                close(code: error.closeCode, reason: error.reason)
+                inputRefused = true
+                if let delegate {
+                    delegate.webSocket(self, violatedProtocolWith: error.closeCode, reason: error.reason)
+                } else {
+                    close(code: error.closeCode, reason: error.reason)
+                }
                 return
             }
             guard let message else { return }

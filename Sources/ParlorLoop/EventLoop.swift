@@ -11,13 +11,13 @@ protocol SelectorHandler: AnyObject {
 
 /// One thread, one epoll selector. Every socket registered here is read, written and closed only on this thread;
 /// other threads hand it work through `execute`, which queues a closure and wakes the loop through its eventfd.
-public final class EventLoop: @unchecked Sendable {  // loop-thread state is confined; the task queue is behind a Mutex
+public final class EventLoop: @unchecked Sendable {  // loop-thread state is confined; the task queue is behind a lock
     public let name: String
     private let selector: Selector
-    private let pendingTasks = Mutex<[@Sendable () -> Void]>([])
-    private let threadID = Mutex<pthread_t?>(nil)
+    private let pendingTasks = Locked<[@Sendable () -> Void]>([])
+    private let threadID = Locked<pthread_t?>(nil)
     private let stopRequested = Atomic<Bool>(false)
-    private let finished = Mutex<Bool>(false)
+    private let finished = Locked<Bool>(false)
     private let finishedCondition = NSCondition()
 
     // Loop-thread state.

@@ -33,7 +33,7 @@ extension EventLoop {
     /// Runs `body` on the loop and waits for its result; for setup and shutdown, never from the loop itself.
     public func submitAndWait<T: Sendable>(_ body: @escaping @Sendable () -> T) -> T {
         precondition(!inEventLoop, "submitAndWait would deadlock on the loop's own thread")
-        let result = Mutex<T?>(nil)
+        let result = Locked<T?>(nil)
         let done = DispatchSemaphore(value: 0)
         execute {
             let value = body()

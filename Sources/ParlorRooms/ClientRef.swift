@@ -17,32 +17,50 @@ public struct ClientRef: Sendable, Hashable {
     public func hash(into hasher: inout Hasher) { hasher.combine(handle) }
 }
 
+/// What a batch hands a connection: a frame, or a close once the frames before it are out.
+enum Delivery: Sendable {
+    case frame([UInt8])
+    case close(code: UInt16, reason: String)
+}
+
 /// Frames to send after a batch commits, grouped by loop so each loop gets one task per batch, in order.
 struct Outbox {
     private var loops: [EventLoop] = []
-    private var frames: [ObjectIdentifier: [(ConnectionHandle, [UInt8])]] = [:]
+    private var items: [ObjectIdentifier: [(ConnectionHandle, Delivery)]] = [:]
 
-    var isEmpty: Bool { frames.isEmpty }
+    var isEmpty: Bool { items.isEmpty }
 
     mutating func send(_ frame: [UInt8], to handle: ConnectionHandle) {
+        add(.frame(frame), to: handle)
+    }
+
+    mutating func close(_ handle: ConnectionHandle, code: UInt16, reason: String) {
+        add(.close(code: code, reason: reason), to: handle)
+    }
+
+    private mutating func add(_ delivery: Delivery, to handle: ConnectionHandle) {
         let key = ObjectIdentifier(handle.loop)
-        if frames[key] == nil { loops.append(handle.loop) }
-        frames[key, default: []].append((handle, frame))
+        if items[key] == nil { loops.append(handle.loop) }
+        items[key, default: []].append((handle, delivery))
     }
 
     mutating func append(_ other: Outbox) {
         for loop in other.loops {
-            for (handle, frame) in other.frames[ObjectIdentifier(loop)] ?? [] { send(frame, to: handle) }
+            for (handle, delivery) in other.items[ObjectIdentifier(loop)] ?? [] { add(delivery, to: handle) }
         }
     }
 
-    /// Hands every frame to its connection's loop; each connection writes its own, in the order queued.
+    /// Hands every delivery to its connection's loop; each connection writes its own, in the order queued.
     func flush() {
         for loop in loops {
-            guard let items = frames[ObjectIdentifier(loop)] else { continue }
+            guard let batch = items[ObjectIdentifier(loop)] else { continue }
             loop.execute {
-                for (handle, frame) in items {
-                    (handle.resolve()?.handler as? WebSocketConnection)?.send(frame: frame)
+                for (handle, delivery) in batch {
+                    guard let socket = handle.resolve()?.handler as? WebSocketConnection else { continue }
+                    switch delivery {
+                    case .frame(let frame): socket.send(frame: frame)
+                    case .close(let code, let reason): socket.close(code: code, reason: reason)
+                    }
                 }
             }
         }

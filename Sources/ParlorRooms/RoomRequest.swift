@@ -10,6 +10,8 @@ public enum RoomRequest: Sendable {
     /// rtc:offer, rtc:answer or rtc:ice, relayed to the connections of member `to`; never stored.
     case signal(kind: String, cid: String, to: String, payload: JSONObject)
     case media(cid: String, change: MediaChange)
+    /// Answered by the rooms thread in order with everything else: its reply means all sent before it has arrived.
+    case ping
 
     /// The request's `type`, which its success reply echoes as `type:success`.
     public var type: String {
@@ -21,6 +23,7 @@ public enum RoomRequest: Sendable {
         case .resume: "session:resume"
         case .signal(let kind, _, _, _): kind
         case .media(_, let change): change.requestType
+        case .ping: "session:ping"
         }
     }
 }

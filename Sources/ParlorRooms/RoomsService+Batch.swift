@@ -43,7 +43,7 @@ extension RoomsService {
                 outbox.send(ProtocolFrame.error(tid: tid, error, requestType: request.type), to: client.handle)
             case .operation(_, let completion):
                 completions.append { completion(.failure(error)) }
-            case .connect, .disconnected, .dropIfStillAway, .closeIfExpired:
+            case .connect, .disconnected, .closeAfterReplies, .dropIfStillAway, .closeIfExpired:
                 break
             }
         }

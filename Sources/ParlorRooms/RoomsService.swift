@@ -8,14 +8,14 @@ import Synchronization
 /// Connections hand it commands; it drains them in batches, applies each inside one `BEGIN IMMEDIATE` transaction
 /// (a savepoint per command, so one failure does not undo the others), commits, and only then sends replies and
 /// events. So an event a client saw is always in the history, and every receiver sees a room's events in one order.
-public final class RoomsService: @unchecked Sendable {  // mutable state is confined to `loop`; `inbox` is behind a Mutex
+public final class RoomsService: @unchecked Sendable {  // mutable state is confined to `loop`; `inbox` is behind a lock
     let loop: EventLoop
     let database: Database
     let configuration: RoomsConfiguration
     let logger: Logger
     /// Told about joins, leaves and room lifecycle after each commit (webhooks); called on the rooms thread.
     private let observer: (@Sendable ([RoomNotice]) -> Void)?
-    private let inbox = Mutex<[Command]>([])
+    private let inbox = Locked<[Command]>([])
     private let shuttingDown = Atomic<Bool>(false)
 
     // Rooms-thread state.
@@ -33,6 +33,8 @@ public final class RoomsService: @unchecked Sendable {  // mutable state is conf
         case connect(ClientRef)
         case request(ClientRef, tid: JSONValue, RoomRequest)
         case disconnected(ClientRef)
+        /// Close the connection with `code` after the replies already decided for it.
+        case closeAfterReplies(ClientRef, code: UInt16, reason: String)
         case operation(Operation, @Sendable (Result<JSONValue, RoomError>) -> Void)
         case dropIfStillAway(roomID: String, memberID: String)
         case closeIfExpired(roomID: String)
@@ -73,6 +75,12 @@ public final class RoomsService: @unchecked Sendable {  // mutable state is conf
     /// its JSON result after the commit, on the rooms thread.
     public func perform(_ operation: Operation, completion: @escaping @Sendable (Result<JSONValue, RoomError>) -> Void) {
         submit(.operation(operation, completion))
+    }
+
+    /// Closes the client's connection once every reply decided before this call has been queued to it (a client
+    /// that breaks the framing still gets the answers to what it sent before).
+    public func closeAfterReplies(_ client: ClientRef, code: UInt16, reason: String) {
+        submit(.closeAfterReplies(client, code: code, reason: reason))
     }
 
     /// From now on disconnects are not processed (so a restart can resume them) and requests are refused.
@@ -151,6 +159,8 @@ public final class RoomsService: @unchecked Sendable {  // mutable state is conf
             try serve(request, tid: tid, from: client, db: db, batch: &batch)
         case .disconnected(let client):
             try clientDisconnected(client, db: db, batch: &batch)
+        case .closeAfterReplies(let client, let code, let reason):
+            batch.outbox.close(client.handle, code: code, reason: reason)
         case .operation(let operation, _):
             if shuttingDown.load(ordering: .acquiring) { throw RoomError.shuttingDown }
             let result = try run(operation, db: db, batch: &batch)
@@ -171,6 +181,7 @@ public final class RoomsService: @unchecked Sendable {  // mutable state is conf
         case .resume(let sessionID, let last): try resume(sessionID, lastEventIDs: last, tid: tid, client: client, db: db, batch: &batch)
         case .signal(let kind, let cid, let to, let payload): try relay(kind, cid: cid, to: to, payload: payload, tid: tid, client: client, db: db, batch: &batch)
         case .media(let cid, let change): try changeMedia(change, cid: cid, tid: tid, client: client, db: db, batch: &batch)
+        case .ping: batch.reply(to: client, "session:ping", tid: tid, body: .object([:]))
         }
     }
 }

@@ -1,5 +1,5 @@
+import ParlorLoop
 import ParlorStore
-import Synchronization
 
 /// Users by name. The same name always maps to the same user; users are created on first use.
 /// Each user has a revocation time: tokens issued before it are refused.
@@ -7,7 +7,7 @@ public final class UserDirectory: Sendable {
     private let database: Database
     /// Names are immutable and users are never deleted (except by a test-mode reset), so found users are cached;
     /// the revocation time is updated here whenever it changes.
-    private let cache = Mutex<[String: Entry]>([:])
+    private let cache = Locked<[String: Entry]>([:])
 
     private struct Entry {
         let user: User

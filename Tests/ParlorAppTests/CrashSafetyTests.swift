@@ -49,7 +49,8 @@ import ParlorStore
                 return try TestWebSocket(port: port, token: jwt)
             })
             // Churn from 4 workers; the kill lands in the middle of it.
-            let killer = DispatchWorkItem { kill(child.process.processIdentifier, SIGKILL) }
+            let pid = child.process.processIdentifier
+            let killer = DispatchWorkItem { kill(pid, SIGKILL) }
             DispatchQueue.global().asyncAfter(deadline: .now() + 0.6, execute: killer)
             DispatchQueue.concurrentPerform(iterations: 4) { worker in
                 let room = roomIDs[worker]

@@ -1,7 +1,6 @@
 import Foundation
 import ParlorLoop
 import ParlorRooms
-import Synchronization
 
 /// Delivers room notices to the configured URLs. Each URL has its own thread and queue, so a slow receiver delays
 /// only itself and never an event loop; within a URL deliveries go strictly in order (so in order per room),
@@ -37,7 +36,7 @@ final class WebhookQueue: Sendable {
     private let maxAttempts: Int
     private let initialBackoff: TimeSpan
     private let logger: Logger
-    private let state = Mutex<(pending: [WebhookPayload], stopped: Bool)>(([], false))
+    private let state = Locked<(pending: [WebhookPayload], stopped: Bool)>(([], false))
     private let wake = NSCondition()
     private let finished = DispatchSemaphore(value: 0)
 
