@@ -93,7 +93,8 @@ extension AppConfiguration {
     public static func parse(arguments: [String], environment: [String: String]) throws(ConfigurationError) -> AppConfiguration {
         var configuration = AppConfiguration()
         for option in options {
-            if let value = environment[option.environment] { try apply(option, value, to: &configuration) }
+            // An empty variable counts as unset (compose files often pass VAR= through).
+            if let value = environment[option.environment], !value.isEmpty { try apply(option, value, to: &configuration) }
         }
         var index = 0
         while index < arguments.count {

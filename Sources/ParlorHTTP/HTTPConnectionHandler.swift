@@ -5,7 +5,9 @@ import ParlorLoop
 /// request waits until the one before it is answered), enforces header and idle timeouts, and hands the connection
 /// over to a WebSocket when a route upgrades it.
 final class HTTPConnectionHandler: ConnectionHandler {
-    private unowned let connection: Connection
+    /// Strong on purpose (a failed write closes the connection mid-call); Connection.close clears its handler,
+    /// which breaks the cycle.
+    private let connection: Connection
     private let context: HTTPServerContext
     private var parser: HTTPRequestParser
     private var requestCount: UInt64 = 0

@@ -34,7 +34,9 @@ extension WebSocketDelegate {
 /// against `maxPendingOutputBytes`, and a connection whose close frame the peer does not take within `pongTimeout`
 /// is closed anyway.
 public final class WebSocketConnection: ConnectionHandler {
-    public unowned let connection: Connection
+    /// Strong on purpose: a write can close the connection mid-call, and closing clears `connection.handler`,
+    /// which breaks this cycle.
+    public let connection: Connection
     let context: HTTPServerContext
     private var decoder: WebSocketDecoder
     private var delegate: WebSocketDelegate?

@@ -6,6 +6,8 @@ extension RoomsService {
         var outbox = Outbox()
         var completions: [() -> Void] = []
         var touchedRooms: Set<String> = []
+        /// Rooms whose memory may be ahead of the database after a failure, re-read once the transaction is over.
+        var roomsToReload: Set<String> = []
         /// For the observer, only once committed.
         var notices: [RoomNotice] = []
         /// Where each command's reply goes, so a failed commit can tell every waiter.

@@ -120,9 +120,11 @@ public final class RoomsService: @unchecked Sendable {  // mutable state is conf
         } catch {
             // The commit failed: nothing of this batch happened. Tell everyone waiting, and re-read the rooms it touched.
             logger.error("rooms batch failed to commit", ["error": "\(error)", "commands": String(commands.count)])
-            reload(batch.touchedRooms)
+            batch.roomsToReload.formUnion(batch.touchedRooms)
             batch.failAll()
         }
+        // Re-read after the transaction: reading inside it would wait on our own write lock.
+        reload(batch.roomsToReload)
         batch.outbox.flush()
         for completion in batch.completions { completion() }
         if let observer, !batch.notices.isEmpty { observer(batch.notices) }
@@ -145,7 +147,7 @@ public final class RoomsService: @unchecked Sendable {  // mutable state is conf
             batch.fail(command, with: error)
         } catch {
             logger.error("rooms command failed", ["error": "\(error)"])
-            reload(step.touchedRooms)
+            batch.roomsToReload.formUnion(step.touchedRooms)
             batch.fail(command, with: .internalError)
         }
     }

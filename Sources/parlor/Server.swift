@@ -37,11 +37,11 @@ enum Server {
         _ = line.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
         app.logger.info("parlor started", ["address": app.baseURL, "database": configuration.resolvedDatabasePath])
 
-        stop.wait()
+        // The signal sources must outlive the wait: an optimized build would otherwise release them early.
+        withExtendedLifetime(sources) { stop.wait() }
         app.logger.info("shutting down")
         app.shutdown()
         app.logger.info("stopped")
-        _ = sources
         exit(0)
     }
 }

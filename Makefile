@@ -1,0 +1,114 @@
+# Parlor: build, run and test.
+#
+#   make run    install missing system packages, build (debug) and serve on http://localhost:8080, data in ./data
+#   make test   install missing system packages, build, run `swift test` and the Python interop test
+#
+# `make run` uses the debug build on purpose: from a clean clone it compiles in well under half the time of
+# `-c release`, and it is the binary the tests use too. For a release binary see docker/Dockerfile, or run
+# `swift build -c release --product parlor` and start .build/release/parlor serve.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+SWIFT ?= swift
+PYTHON ?= python3
+VENV ?= .venv
+# Extra flags, e.g. SWIFT_BUILD_FLAGS="-Xswiftc -warnings-as-errors". Nothing here hides compiler warnings.
+SWIFT_BUILD_FLAGS ?=
+SWIFT_TEST_FLAGS ?=
+# Extra options for `make run`, e.g. RUN_ARGS="--port 9000 --log-level debug" (see parlor serve --help).
+RUN_ARGS ?=
+
+PARLOR_BIN := .build/debug/parlor
+APT_PACKAGES := libsqlite3-dev libssl-dev libjwt-dev pkg-config python3-venv
+# What only the tests need: a real browser and its driver, and iproute2 for the loopback-only network namespace.
+TEST_APT_PACKAGES := chromium chromium-driver iproute2
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+VENV_STAMP := $(VENV)/.installed
+REQUIREMENTS := Tests/interop/requirements.txt
+
+.PHONY: help deps build run test venv interop readme-options clean
+
+help:
+	@echo "make run      build (debug) and serve on http://localhost:8080 with data in ./data"
+	@echo "make test     swift test, then the Python interop test (tutorial flow over a real WebSocket client)"
+	@echo "make deps     install missing Debian packages: $(APT_PACKAGES)"
+	@echo "make build    swift build (debug)"
+	@echo "make venv     $(VENV) with the interop test's Python packages ($(REQUIREMENTS))"
+	@echo "make interop  only the Python interop test (builds first)"
+	@echo "make browser  only the two-browser WebRTC test (headless Chromium in a loopback-only namespace; root)"
+	@echo "make fuzz     libFuzzer on the HTTP parser, WebSocket decoder and JSON decoder (FUZZ_SECONDS each, default 60)"
+	@echo "make asan     swift test under AddressSanitizer"
+	@echo "make tsan     swift test under ThreadSanitizer"
+	@echo "make readme-options  regenerate README.md's configuration table from parlor serve --help"
+	@echo "make clean    remove .build and $(VENV) (./data is left alone)"
+
+# Quick when everything is there: dpkg is asked, apt only runs for what is missing.
+deps: PACKAGES = $(APT_PACKAGES)
+test-deps: PACKAGES = $(APT_PACKAGES) $(TEST_APT_PACKAGES)
+deps test-deps:
+	@command -v $(SWIFT) >/dev/null || { echo "error: '$(SWIFT)' not found: install a Swift 6 toolchain and put it on PATH" >&2; exit 1; }
+	@if ! command -v dpkg >/dev/null; then \
+		echo "deps: no dpkg here; install by hand: $(PACKAGES)"; \
+	else \
+		missing=""; \
+		for package in $(PACKAGES); do \
+			dpkg -s $$package 2>/dev/null | grep -q '^Status: install ok installed' || missing="$$missing $$package"; \
+		done; \
+		if [ -n "$$missing" ]; then \
+			echo "deps: installing$$missing"; \
+			$(SUDO) apt-get update && \
+			$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $$missing; \
+		fi; \
+	fi
+
+build:
+	$(SWIFT) build $(SWIFT_BUILD_FLAGS)
+
+run: deps build
+	$(PARLOR_BIN) serve $(RUN_ARGS)
+
+$(VENV_STAMP): $(REQUIREMENTS)
+	@test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r $(REQUIREMENTS)
+	@touch $@
+
+venv: $(VENV_STAMP)
+
+interop: venv build
+	PARLOR_BIN=$(PARLOR_BIN) $(VENV)/bin/python Tests/interop/tutorial_flow.py
+
+# Both suites run even if the first fails, so one run shows every failure; the exit status is nonzero if either did.
+test: test-deps venv build
+	@swift_status=0; interop_status=0; browser_status=0; \
+	echo "== swift test"; \
+	$(SWIFT) test $(SWIFT_TEST_FLAGS) || swift_status=$$?; \
+	echo "== interop (Tests/interop/tutorial_flow.py)"; \
+	PARLOR_BIN=$(PARLOR_BIN) $(VENV)/bin/python Tests/interop/tutorial_flow.py || interop_status=$$?; \
+	echo "== browser (Tests/browser/run.sh)"; \
+	PARLOR_BIN=$(PARLOR_BIN) BROWSER_PYTHON=$(VENV)/bin/python PARLOR_SCREENSHOT=.build/screenshot-room.png $(SUDO) bash Tests/browser/run.sh || browser_status=$$?; \
+	if [ $$swift_status -ne 0 ] || [ $$interop_status -ne 0 ] || [ $$browser_status -ne 0 ]; then \
+		echo "make test: FAILED (swift test exit $$swift_status, interop exit $$interop_status, browser exit $$browser_status)" >&2; \
+		exit 1; \
+	fi
+
+browser: test-deps venv build
+	PARLOR_BIN=$(PARLOR_BIN) BROWSER_PYTHON=$(VENV)/bin/python $(SUDO) bash Tests/browser/run.sh
+
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	bash Tests/Fuzz/run.sh $(FUZZ_SECONDS)
+
+# Each sanitizer builds into its own directory, so neither disturbs the normal .build/debug.
+asan: deps
+	$(SWIFT) test --sanitize=address --scratch-path .build/asan $(SWIFT_TEST_FLAGS)
+
+tsan: deps
+	$(SWIFT) test --sanitize=thread --scratch-path .build/tsan $(SWIFT_TEST_FLAGS)
+
+# The README's configuration table comes from the binary's own option list.
+readme-options: build
+	PARLOR_BIN=$(PARLOR_BIN) $(PYTHON) Tests/interop/options_table.py --update README.md
+
+clean:
+	rm -rf .build $(VENV)
