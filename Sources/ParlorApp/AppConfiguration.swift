@@ -25,6 +25,8 @@ public struct AppConfiguration: Sendable {
     public var adminToken: String?
     /// Adds POST /admin/reset and forced connection drops, for integration tests of client code. Never in production.
     public var testMode = false
+    /// Serve HTTPS with a self-signed certificate kept in the data directory (for talking across a LAN).
+    public var tlsSelfSigned = false
     /// POST /auth requests per second per client address (with a burst of three times that); 0 turns it off.
     public var authRatePerIP = 10.0
     /// WebSocket messages per second per connection (burst of twice that) before a close with 1008; 0 turns it off.

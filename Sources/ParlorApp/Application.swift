@@ -42,6 +42,12 @@ public final class ParlorApplication: Sendable {
         if configuration.access == .code, configuration.accessCode == nil {
             throw ConfigurationError(message: "--access code needs PARLOR_ACCESS_CODE")
         }
+        var configuration = configuration
+        if configuration.tlsSelfSigned, configuration.http.tlsCertificatePath == nil {
+            let files = try SelfSignedCertificate.ensure(in: configuration.dataDirectory)
+            configuration.http.tlsCertificatePath = files.certificate
+            configuration.http.tlsPrivateKeyPath = files.key
+        }
         if (configuration.http.tlsCertificatePath == nil) != (configuration.http.tlsPrivateKeyPath == nil) {
             throw ConfigurationError(message: "TLS needs both --tls-cert and --tls-key")
         }

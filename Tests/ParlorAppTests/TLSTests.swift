@@ -71,6 +71,24 @@ import ParlorCodec
         }
     }
 
+    @Test func selfSignedCertificateIsMadeOnceForALAN() throws {
+        try withTemporaryDirectory { directory in
+            var fingerprints: [Data] = []
+            for _ in 0..<2 {
+                try withServer({ $0.tlsSelfSigned = true; $0.dataDirectory = directory }) { app in
+                    #expect(app.baseURL.hasPrefix("https://"))
+                    let client = try TLSClient(port: app.port)
+                    try client.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+                    #expect(try client.readHTTP().hasPrefix("HTTP/1.1 200"))
+                }
+                fingerprints.append(try Data(contentsOf: URL(fileURLWithPath: directory + "/tls-cert.pem")))
+            }
+            #expect(fingerprints[0] == fingerprints[1], "the certificate is reused, so browsers keep their exception")
+            let mode = try FileManager.default.attributesOfItem(atPath: directory + "/tls-key.pem")[.posixPermissions] as? Int
+            #expect(mode == 0o600)
+        }
+    }
+
     @Test func mismatchedKeyStopsTheStart() throws {
         let first = try Self.makeCertificate()
         let second = try Self.makeCertificate()
