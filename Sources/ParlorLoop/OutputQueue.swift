@@ -72,7 +72,8 @@ struct OutputQueue {
         if head == chunks.count {
             chunks.removeAll(keepingCapacity: chunks.count <= 16)
             head = 0
-        } else if head > 32 {
+        } else if head > 32, head * 2 > chunks.count {
+            // Compact only once the written prefix is most of the array, so a long queue costs amortized O(1) per chunk.
             chunks.removeFirst(head)
             head = 0
         }
