@@ -13,6 +13,11 @@ final class ClientSession: WebSocketDelegate {
     private let tokenExpiresAt: Int64
     private var expiryTimer: TimerID?
     private var messageBudget: TokenBucket?
+    /// Requests handed to the rooms thread and not yet answered. Past `maxPendingRequests` the socket stops being
+    /// read until answers catch up, so a client that floods requests slows itself down instead of growing our queues.
+    private var pendingRequests = 0
+    private var readingPaused = false
+    static let maxPendingRequests = 64
 
     init(user: User, tokenExpiresAt: Int64, rooms: RoomsService, configuration: AppConfiguration) {
         self.user = user
@@ -91,6 +96,11 @@ final class ClientSession: WebSocketDelegate {
                 return
             }
             rooms.handle(request, tid: tid, from: client)
+            pendingRequests += 1
+            if pendingRequests >= Self.maxPendingRequests, !readingPaused {
+                readingPaused = true
+                socket.setReading(false)
+            }
         } catch {
             socket.send(frame: ProtocolFrame.error(tid: tid, code: error.code, detail: error.detail, requestType: type))
         }
@@ -100,6 +110,14 @@ final class ClientSession: WebSocketDelegate {
         guard withinBudget(socket) else { return }
         socket.send(frame: ProtocolFrame.error(tid: .null, code: "request:error:binary-unsupported",
                                                detail: "requests are JSON text messages; binary messages are not understood"))
+    }
+
+    func webSocketDidSendReply(_ socket: WebSocketConnection) {
+        pendingRequests = max(0, pendingRequests - 1)
+        if readingPaused, pendingRequests <= Self.maxPendingRequests / 2 {
+            readingPaused = false
+            socket.setReading(true)
+        }
     }
 
     /// Answers to requests read before the violation are already decided: let them out first, then close.

@@ -7,8 +7,19 @@ extension Routes {
     func listRooms(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
         _ = try authenticator.user(for: request)
         let (size, cursor) = (try pageSize(request), try self.cursor(request))
-        let page = try read { try RoomQueries.openRooms(pageSize: size, cursor: cursor, in: $0) }
-        return .response(.json(.array(page.items.map(\.json)), headers: linkHeader(request, next: page.next?.encoded)))
+        let key = RoomListCache.Key(pageSize: size, cursor: request.head.query["cursor"])
+        let version = rooms.roomsVersion
+        let entry: RoomListCache.Entry
+        if let cached = roomListCache.entry(key, version: version) {
+            entry = cached
+        } else {
+            let page = try read { try RoomQueries.openRooms(pageSize: size, cursor: cursor, in: $0) }
+            entry = RoomListCache.Entry(body: JSONValue.array(page.items.map(\.json)).encoded(), next: page.next?.encoded)
+            roomListCache.store(entry, for: key, version: version)
+        }
+        var headers = linkHeader(request, next: entry.next)
+        headers.add("Content-Type", "application/json; charset=utf-8")
+        return .response(HTTPResponse(status: 200, headers: headers, body: entry.body))
     }
 
     /// POST /rooms `{"display_name":"Friday chat"}` → 201 with the room (its `id` is what the tutorial reads).

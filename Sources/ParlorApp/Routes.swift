@@ -14,6 +14,7 @@ struct Routes: Sendable {
     let tokens: TokenService
     let logger: Logger
     let authLimiter: AddressRateLimiter?
+    let roomListCache = RoomListCache()
 
     var authenticator: Authenticator { Authenticator(tokens: tokens, users: users, access: configuration.access) }
 

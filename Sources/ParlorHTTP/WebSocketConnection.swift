@@ -21,9 +21,13 @@ public protocol WebSocketDelegate: AnyObject {
     /// The peer broke the framing rules; nothing more is read. The delegate must close with `code`, now or once
     /// the replies to what the peer sent before are out (the default closes now).
     func webSocket(_ socket: WebSocketConnection, violatedProtocolWith code: UInt16, reason: String)
+    /// A reply to one of the peer's requests was queued (see `sendReply`).
+    func webSocketDidSendReply(_ socket: WebSocketConnection)
 }
 
 extension WebSocketDelegate {
+    public func webSocketDidSendReply(_ socket: WebSocketConnection) {}
+
     public func webSocket(_ socket: WebSocketConnection, violatedProtocolWith code: UInt16, reason: String) {
         socket.close(code: code, reason: reason)
     }
@@ -87,6 +91,17 @@ public final class WebSocketConnection: ConnectionHandler {
             connection.discardUnsentOutput()
             close(code: WebSocketCloseCode.policyViolation, reason: "slow consumer: output queue over limit")
         }
+    }
+
+    /// Queues the reply to one of the peer's requests and tells the delegate, which may be counting them.
+    public func sendReply(frame: [UInt8]) {
+        send(frame: frame)
+        delegate?.webSocketDidSendReply(self)
+    }
+
+    /// Stops or restarts reading the peer's frames (backpressure).
+    public func setReading(_ enabled: Bool) {
+        connection.setReading(enabled)
     }
 
     /// Sends a close frame and closes the connection once it is written.

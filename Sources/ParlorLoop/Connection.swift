@@ -27,6 +27,7 @@ public final class Connection: SelectorHandler {
     private(set) var registrationID: UInt32 = 0
     private var output = OutputQueue()
     private var wantsWrite = false
+    private var readingPaused = false
     private var state = State.open
     private var lingerTimer: TimerID?
     /// Set for TLS connections; then OpenSSL does the socket reads and writes.
@@ -124,7 +125,21 @@ public final class Connection: SelectorHandler {
     private func setWriteInterest(_ wanted: Bool) {
         guard wanted != wantsWrite, state != .closed else { return }
         wantsWrite = wanted
-        loop.reregister(fd: fd, id: registrationID, interest: wanted ? [.read, .write] : .read)
+        updateInterest()
+    }
+
+    /// Stops (or restarts) reading: backpressure for a peer that sends faster than its requests are answered.
+    /// The kernel's buffers then fill and TCP slows the peer down.
+    public func setReading(_ enabled: Bool) {
+        guard enabled == readingPaused, state != .closed else { return }
+        readingPaused = !enabled
+        updateInterest()  // level-triggered: bytes that arrived meanwhile are reported on the next wait
+    }
+
+    private func updateInterest() {
+        var interest: Interest = readingPaused ? [] : .read
+        if wantsWrite { interest.insert(.write) }
+        loop.reregister(fd: fd, id: registrationID, interest: interest)
     }
 
     /// Half-closes our side and discards input until the peer closes or a second passes: closing with unread input
@@ -160,7 +175,7 @@ public final class Connection: SelectorHandler {
             return
         }
         if writable || (tlsWriteWaitsForRead && readable), state == .open || state == .closingAfterFlush { flush() }
-        if readable || hangUp || (tlsReadWaitsForWrite && writable) { readAvailable() }
+        if (readable && !readingPaused) || hangUp || (tlsReadWaitsForWrite && writable) { readAvailable() }
     }
 
     private func continueHandshake(_ tls: TLSStream) {

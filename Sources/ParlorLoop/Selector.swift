@@ -11,8 +11,9 @@ public struct Interest: OptionSet, Sendable {
     public static let write = Interest(rawValue: 2)
 
     var epollEvents: UInt32 {
-        var events = UInt32(EPOLLRDHUP.rawValue)
-        if contains(.read) { events |= UInt32(EPOLLIN.rawValue) }
+        var events: UInt32 = 0
+        // RDHUP only with reads: a paused reader must not be woken, level-triggered, by a peer's half-close.
+        if contains(.read) { events |= UInt32(EPOLLIN.rawValue | EPOLLRDHUP.rawValue) }
         if contains(.write) { events |= UInt32(EPOLLOUT.rawValue) }
         return events
     }

@@ -20,6 +20,8 @@ public struct ClientRef: Sendable, Hashable {
 /// What a batch hands a connection: a frame, or a close once the frames before it are out.
 enum Delivery: Sendable {
     case frame([UInt8])
+    /// The one answer to a request (success or error), which the connection counts.
+    case reply([UInt8])
     case close(code: UInt16, reason: String)
 }
 
@@ -32,6 +34,10 @@ struct Outbox {
 
     mutating func send(_ frame: [UInt8], to handle: ConnectionHandle) {
         add(.frame(frame), to: handle)
+    }
+
+    mutating func reply(_ frame: [UInt8], to handle: ConnectionHandle) {
+        add(.reply(frame), to: handle)
     }
 
     mutating func close(_ handle: ConnectionHandle, code: UInt16, reason: String) {
@@ -59,6 +65,7 @@ struct Outbox {
                     guard let socket = handle.resolve()?.handler as? WebSocketConnection else { continue }
                     switch delivery {
                     case .frame(let frame): socket.send(frame: frame)
+                    case .reply(let frame): socket.sendReply(frame: frame)
                     case .close(let code, let reason): socket.close(code: code, reason: reason)
                     }
                 }

@@ -15,7 +15,7 @@ extension RoomsService {
         private var failedCompletions: [() -> Void] = []
 
         mutating func reply(to client: ClientRef, _ type: String, tid: JSONValue, body: JSONValue) {
-            outbox.send(ProtocolFrame.success(type, tid: tid, body: body), to: client.handle)
+            outbox.reply(ProtocolFrame.success(type, tid: tid, body: body), to: client.handle)
             waiters.append((client, tid, type))
         }
 
@@ -42,7 +42,7 @@ extension RoomsService {
         mutating func fail(_ command: Command, with error: RoomError) {
             switch command {
             case .request(let client, let tid, let request):
-                outbox.send(ProtocolFrame.error(tid: tid, error, requestType: request.type), to: client.handle)
+                outbox.reply(ProtocolFrame.error(tid: tid, error, requestType: request.type), to: client.handle)
             case .operation(_, let completion):
                 completions.append { completion(.failure(error)) }
             case .connect, .disconnected, .closeAfterReplies, .dropIfStillAway, .closeIfExpired:
@@ -54,7 +54,7 @@ extension RoomsService {
         mutating func failAll() {
             var errors = Outbox()
             for (client, tid, type) in waiters {
-                errors.send(ProtocolFrame.error(tid: tid, .internalError, requestType: type), to: client.handle)
+                errors.reply(ProtocolFrame.error(tid: tid, .internalError, requestType: type), to: client.handle)
             }
             outbox = errors
             completions = failedCompletions

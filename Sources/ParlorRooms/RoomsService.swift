@@ -17,6 +17,7 @@ public final class RoomsService: @unchecked Sendable {  // mutable state is conf
     private let observer: (@Sendable ([RoomNotice]) -> Void)?
     private let inbox = Locked<[Command]>([])
     private let shuttingDown = Atomic<Bool>(false)
+    private let changeCounter = Atomic<UInt64>(0)
 
     // Rooms-thread state.
     var rooms: [String: LiveRoom] = [:]
@@ -56,6 +57,10 @@ public final class RoomsService: @unchecked Sendable {  // mutable state is conf
         let count = try recovered.get()
         if count > 0 { logger.info("recovered memberships from a previous run", ["members": String(count)]) }
     }
+
+    /// Grows after every commit that touched a room (members, media, lifecycle): what was read from the database
+    /// under an older value may be stale. It grows after the commit, so a read that sees the new value sees the commit.
+    public var roomsVersion: UInt64 { changeCounter.load(ordering: .acquiring) }
 
     // MARK: Entry points (any thread)
 
@@ -125,6 +130,7 @@ public final class RoomsService: @unchecked Sendable {  // mutable state is conf
         }
         // Re-read after the transaction: reading inside it would wait on our own write lock.
         reload(batch.roomsToReload)
+        if !batch.touchedRooms.isEmpty { changeCounter.add(1, ordering: .releasing) }
         batch.outbox.flush()
         for completion in batch.completions { completion() }
         if let observer, !batch.notices.isEmpty { observer(batch.notices) }
