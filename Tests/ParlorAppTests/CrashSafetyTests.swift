@@ -17,6 +17,14 @@ import ParlorStore
         return (child, try ExecutableTests.port(fromListeningLine: try child.readLine()))
     }
 
+    /// POST /auth on the child server; the token.
+    static func authToken(port: Int, name: String) throws -> String {
+        let connection = try RawConnection(port: port)
+        let body = #"{"name":"\#(name)"}"#
+        try connection.send("POST /auth HTTP/1.1\r\nHost: x\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+        return try #require(try connection.readResponse().object["jwt"] as? String)
+    }
+
     /// Every event of a room from GET /rooms/{id}/events, all pages.
     static func history(port: Int, room: String) throws -> [[String: Any]] {
         var events: [[String: Any]] = []
@@ -42,11 +50,7 @@ import ParlorStore
                 return try #require(try connection.readResponse().object["id"] as? String)
             }
             let clients = WorkerShared(try (0..<40).map { index in
-                let connection = try RawConnection(port: port)
-                let body = #"{"name":"crash\#(index)"}"#
-                try connection.send("POST /auth HTTP/1.1\r\nHost: x\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
-                let jwt = try #require(try connection.readResponse().object["jwt"] as? String)
-                return try TestWebSocket(port: port, token: jwt)
+                try TestWebSocket(port: port, token: try Self.authToken(port: port, name: "crash\(index)"))
             })
             // Churn from 4 workers; the kill lands in the middle of it.
             let pid = child.process.processIdentifier
@@ -70,11 +74,7 @@ import ParlorStore
 
             (child, port) = try Self.start(database, in: directory)
             // Watch each room until every membership left JOINED by the crash has dropped.
-            let watcher = try TestWebSocket(port: port, token: try {
-                let connection = try RawConnection(port: port)
-                try connection.send("POST /auth HTTP/1.1\r\nHost: x\r\nContent-Length: 18\r\n\r\n{\"name\":\"watcher\"}")
-                return try #require(try connection.readResponse().object["jwt"] as? String)
-            }())
+            let watcher = try TestWebSocket(port: port, token: try Self.authToken(port: port, name: "watcher"))
             for room in roomIDs {
                 let joinedAtStart = members(try watcher.join(room)).compactMap { $0["member_id"] as? String }
                     .filter { $0 != watcher.lastJoinReplyMember(room) }
@@ -125,10 +125,7 @@ import ParlorStore
             var sessions: [(name: String, session: String, last: Int)] = []
             var sockets: [TestWebSocket] = []
             for name in ["ann", "bo"] {
-                let auth = try RawConnection(port: port)
-                let body = #"{"name":"\#(name)"}"#
-                try auth.send("POST /auth HTTP/1.1\r\nHost: x\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
-                let socket = try TestWebSocket(port: port, token: try #require(try auth.readResponse().object["jwt"] as? String))
+                let socket = try TestWebSocket(port: port, token: try Self.authToken(port: port, name: name))
                 _ = try socket.join(room)
                 sockets.append(socket)
             }
@@ -142,10 +139,7 @@ import ParlorStore
 
             (child, port) = try Self.start(database, in: directory, grace: "10")
             for entry in sessions {
-                let auth = try RawConnection(port: port)
-                let body = #"{"name":"\#(entry.name)"}"#
-                try auth.send("POST /auth HTTP/1.1\r\nHost: x\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
-                let socket = try TestWebSocket(port: port, token: try #require(try auth.readResponse().object["jwt"] as? String))
+                let socket = try TestWebSocket(port: port, token: try Self.authToken(port: port, name: entry.name))
                 let resumed = try socket.call("session:resume", ["session_id": entry.session, "last_event_ids": [room: entry.last]])
                 #expect((resumed["resumed"] as? [[String: Any]])?.count == 1)
             }
