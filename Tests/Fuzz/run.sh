@@ -15,7 +15,7 @@
 set -euo pipefail
 
 seconds=${1:-60}
-[[ $seconds =~ ^[0-9]+$ ]] || { echo "usage: $0 [seconds-per-target] [target...]" >&2; exit 2; }
+[[ $seconds =~ ^[1-9][0-9]*$ ]] || { echo "usage: $0 [seconds-per-target] [target...]" >&2; exit 2; }
 shift $(( $# > 0 ? 1 : 0 ))
 all_targets=(http-parser websocket-decoder json)
 targets=("$@")
@@ -40,6 +40,9 @@ sources_for() {
     esac
 }
 
+for target in "${targets[@]}"; do
+    sources_for "$target" >/dev/null || exit 2
+done
 mkdir -p "$work/bin" "$work/logs"
 
 # Build: each target is its module's sources plus the target file, compiled as one module, so the
@@ -68,24 +71,27 @@ fuzz_one() {
     mkdir -p "$corpus" "$artifacts"
     cp "$fuzz_dir/corpus/$target"/* "$corpus"/
     [[ -f $fuzz_dir/dict/$target.dict ]] && dict=(-dict="$fuzz_dir/dict/$target.dict")
+    local start=$SECONDS status=0
     "$work/bin/$target" "$corpus" "${dict[@]}" \
         -max_total_time="$seconds" -timeout=5 -rss_limit_mb=2048 -print_final_stats=1 \
-        -artifact_prefix="$artifacts" >"$work/logs/$target.log" 2>&1
+        -artifact_prefix="$artifacts" >"$work/logs/$target.log" 2>&1 || status=$?
+    echo $((SECONDS - start)) >"$work/logs/$target.seconds"
+    return $status
 }
 
 summarize() {
     local target=$1 status=$2 log=$work/logs/$1.log
     local execs cov ft artifact
+    # (Each lookup may find nothing, e.g. when a seed crashes before the first status line.)
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
-    if [[ -z $execs ]]; then # a crash ends the run before the final stats: use the last status line
-        execs=$(grep -Eo '^#[0-9]+' "$log" | tail -1 | tr -d '#')
-    fi
-    cov=$(grep -Eo 'cov: [0-9]+ ft: [0-9]+' "$log" | tail -1)
+    cov=$(grep -Eo 'cov: [0-9]+ ft: [0-9]+' "$log" | tail -1 || true)
     artifact=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -1)
     printf '%-18s %-6s executions: %-10s %-22s time: %ss\n' "$target" \
-        "$([[ $status == 0 ]] && echo ok || echo FAILED)" "${execs:-?}" "${cov:-cov: ? ft: ?}" "$seconds"
+        "$([[ $status == 0 ]] && echo ok || echo FAILED)" "${execs:-?}" "${cov:-cov: ? ft: ?}" \
+        "$(cat "$work/logs/$target.seconds" 2>/dev/null || echo '?')"
     if [[ $status != 0 ]]; then
-        grep -E 'invariant violated|Fatal error|ERROR: (AddressSanitizer|libFuzzer)|SUMMARY' "$log" | head -5 | sed 's/^/    /'
+        grep -E 'invariant violated|Fatal error|Swift runtime failure|ERROR: (AddressSanitizer|libFuzzer)|SUMMARY' "$log" \
+            | head -5 | sed 's/^/    /' || true
         echo "    input saved as ${artifact:-(none; see the log)}"
         echo "    log: $log"
         echo "    reproduce: SWIFT_BACKTRACE=enable=no $work/bin/$target ${artifact:-<input>}"

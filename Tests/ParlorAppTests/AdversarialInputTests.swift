@@ -49,6 +49,16 @@ import ParlorApp
         }
     }
 
+    @Test func manyKeysAndRepeatedKeys() throws {
+        try withServer { app in
+            // Thousands of distinct keys (the fuzzer found these used to cost n²) are parsed; a repeated key's last value wins.
+            let filler = (0..<6000).map { #""k\#($0)":0"# }.joined(separator: ",")
+            let wide = try http(app, "POST", "/auth", json: #"{\#(filler),"name":"first","name":"last"}"#)
+            #expect(wide.status == 200)
+            #expect(wide.object["name"] as? String == "last")
+        }
+    }
+
     @Test func deeplyNestedJSONIsRefusedWithoutHarm() throws {
         try withServer { app in
             let deep = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)

@@ -79,7 +79,7 @@ public struct JSONParser {
                 guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':'") }
                 index += 1
                 skipWhitespace()
-                object[key] = try parseValue(depth: depth)
+                object.appendParsed(key, try parseValue(depth: depth))
                 skipWhitespace()
                 guard index < bytes.count else { throw error("unexpected end of JSON") }
                 if bytes[index] == UInt8(ascii: ",") { index += 1; continue }

@@ -60,6 +60,12 @@ public struct JSONObject: Sendable, Equatable, ExpressibleByDictionaryLiteral {
     }
 
     public var keys: [String] { pairs.map(\.key) }
+
+    /// Appends without looking for an existing key: the parser's path, so n keys cost O(n), not O(n²).
+    /// A repeated key stays repeated; lookups return its last value, as JSON parsers conventionally do.
+    mutating func appendParsed(_ key: String, _ value: JSONValue) {
+        pairs.append((key, value))
+    }
     public var isEmpty: Bool { pairs.isEmpty }
 
     public static func == (a: JSONObject, b: JSONObject) -> Bool {
