@@ -165,8 +165,19 @@ extension AppConfiguration {
 }
 
 extension StringProtocol {
+    /// Without leading and trailing spaces and tabs. Works on the UTF-8 bytes: it runs on every token of every request.
     var trimmingSpaces: String {
-        String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+        let text = String(self)
+        let bytes = text.utf8
+        var start = bytes.startIndex
+        var end = bytes.endIndex
+        while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start = bytes.index(after: start) }
+        while end > start {
+            let before = bytes.index(before: end)
+            guard bytes[before] == 0x20 || bytes[before] == 0x09 else { break }
+            end = before
+        }
+        return String(text[start..<end])
     }
 
     func padding(_ width: Int) -> String {

@@ -1,5 +1,6 @@
 import ParlorCodec
 import ParlorHTTP
+import ParlorLoop
 import ParlorRooms
 
 /// Turns a request's bearer token (Authorization header, or ?token= for browsers' WebSockets) into a user,
@@ -8,6 +9,7 @@ struct Authenticator: Sendable {
     let tokens: TokenService
     let users: UserDirectory
     let access: AccessMode
+    let verified: VerifiedTokens
 
     struct Identity: Sendable {
         let user: User
@@ -19,7 +21,7 @@ struct Authenticator: Sendable {
         guard let token = Self.token(in: request.head) else { return nil }
         let claims: TokenClaims
         do {
-            claims = try tokens.verify(token)
+            claims = try verified.claims(of: token, service: tokens)
         } catch {
             throw HTTPError.unauthorized("invalid token: \(error.reason)")
         }
@@ -75,4 +77,26 @@ public enum AccessMode: String, Sendable, CaseIterable {
     case code
     /// POST /auth is off: tokens come from `parlor token` or the app's own backend holding the secret.
     case closed
+}
+
+/// Tokens whose signature was already checked, so a client polling with the same token costs a dictionary lookup
+/// rather than an HMAC. The times (exp, nbf) are checked again on every use; revocation is checked by the caller.
+final class VerifiedTokens: Sendable {
+    private let cache = Locked<[String: TokenClaims]>([:])
+    private let capacity = 10_000
+
+    func claims(of token: String, service: TokenService) throws(TokenError) -> TokenClaims {
+        let now = Timestamp.nowMilliseconds() / 1000
+        if let claims = cache.withLock({ $0[token] }) {
+            if now >= claims.expiresAt + service.leeway { throw TokenError(reason: "the token has expired") }
+            if now + service.leeway < claims.notBefore { throw TokenError(reason: "the token is not valid yet (nbf)") }
+            return claims
+        }
+        let claims = try service.verify(token, now: now)
+        cache.withLock { cache in
+            if cache.count >= capacity { cache.removeAll(keepingCapacity: true) }
+            cache[token] = claims
+        }
+        return claims
+    }
 }

@@ -15,8 +15,11 @@ struct Routes: Sendable {
     let logger: Logger
     let authLimiter: AddressRateLimiter?
     let roomListCache = RoomListCache()
+    let verifiedTokens = VerifiedTokens()
 
-    var authenticator: Authenticator { Authenticator(tokens: tokens, users: users, access: configuration.access) }
+    var authenticator: Authenticator {
+        Authenticator(tokens: tokens, users: users, access: configuration.access, verified: verifiedTokens)
+    }
 
     func router() -> Router {
         Router { routes in

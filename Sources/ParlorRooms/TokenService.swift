@@ -17,6 +17,7 @@ public struct TokenClaims: Sendable, Equatable {
 public struct TokenError: Error, Sendable, CustomStringConvertible {
     public let reason: String
     public var description: String { reason }
+    public init(reason: String) { self.reason = reason }
 }
 
 /// HS256 tokens through libjwt. libjwt 1.10 accepts alg "none" when no key is given and checks neither exp nor nbf,
