@@ -15,6 +15,7 @@ public final class Database: @unchecked Sendable {
     /// `nil` for `:memory:`, where reads use the writer because another connection would see
     /// a different, empty database.
     private let readers: ReaderPool?
+    private let checkpointer: Checkpointer?
     private let writerLock = NSLock()
     private var isClosed = false
 
@@ -31,7 +32,10 @@ public final class Database: @unchecked Sendable {
 
         if configuration.isInMemory {
             readers = nil
+            checkpointer = nil
         } else {
+            try writer.execute("PRAGMA wal_autocheckpoint=0")
+            checkpointer = try Checkpointer(path: path, busyTimeoutMilliseconds: timeout)
             // Opened only now: read-only connections cannot create the file or its schema.
             readers = ReaderPool(
                 try (0..<max(1, configuration.readerCount)).map { _ in
@@ -78,6 +82,7 @@ public final class Database: @unchecked Sendable {
         writerLock.withLock {
             guard !isClosed else { return }
             isClosed = true
+            checkpointer?.stop()
             readers?.close()
             if readers != nil {
                 // TRUNCATE leaves an empty -wal file, so a copied database file is complete.

@@ -179,3 +179,27 @@ final class FailureLog: @unchecked Sendable {  // @unchecked: `lock` guards `sto
     func record(_ error: any Error) { lock.withLock { stored.append(error) } }
     var errors: [any Error] { lock.withLock { stored } }
 }
+
+@Suite struct CheckpointTests {
+    /// The background checkpointer copies committed pages into the database file while the database stays open,
+    /// so the writer's own commits never have to (its automatic checkpoint is off).
+    @Test func walIsCheckpointedInTheBackground() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/checkpoint.db"
+            let database = try Database(DatabaseConfiguration(path: path))
+            defer { database.close() }
+            let before = (try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+            try database.write { db in
+                for index in 0..<2000 {
+                    try db.run("INSERT INTO users (id, name, created_at) VALUES (?, ?, 0)", [.text("USR-\(index)"), .text(String(repeating: "n", count: 200) + "\(index)")])
+                }
+            }
+            var grown = false
+            for _ in 0..<300 where !grown {  // bounded: the checkpointer runs every second
+                grown = ((try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0) > before + 100_000
+                if !grown { usleep(10_000) }
+            }
+            #expect(grown, "the database file did not receive the WAL's pages")
+        }
+    }
+}
