@@ -1,0 +1,301 @@
+#!/usr/bin/env python3
+"""Reads the raw outputs of bench/run, prints the one results table, writes results/latest.json and draws the
+charts with gnuplot."""
+import argparse
+import glob
+import json
+import os
+import re
+import subprocess
+import tempfile
+import time
+
+
+def load(path):
+    try:
+        with open(path) as handle:
+            return json.load(handle)
+    except (OSError, ValueError):
+        return None
+
+
+def parse_wrk(path):
+    try:
+        text = open(path).read()
+    except OSError:
+        return None
+    result = {"requests_per_second": float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))}
+    unit = {"us": 1e-3, "ms": 1.0, "s": 1e3}
+    for percent in ("50", "90", "99"):
+        match = re.search(rf"^\s+{percent}%\s+([\d.]+)(us|ms|s)", text, re.M)
+        if match:
+            result[f"p{percent}_ms"] = float(match.group(1)) * unit[match.group(2)]
+    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
+    result["non_2xx"] = int(non2xx.group(1)) if non2xx else 0
+    errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", text)
+    result["socket_errors"] = sum(int(g) for g in errors.groups()) if errors else 0
+    total = re.search(r"(\d+) requests in ([\d.]+)", text)
+    result["requests"] = int(total.group(1)) if total else 0
+    ticks = re.search(r"server_cpu_ticks: (\d+) clk_tck: (\d+)", text)
+    if ticks and result["requests"]:
+        cpu = int(ticks.group(1)) / int(ticks.group(2))
+        result["server_cpu_seconds"] = cpu
+        result["server_cpu_us_per_request"] = cpu / result["requests"] * 1e6
+    return result
+
+
+def gnuplot(script):
+    with tempfile.NamedTemporaryFile("w", suffix=".gp", delete=False) as handle:
+        handle.write(script)
+    try:
+        subprocess.run(["gnuplot", handle.name], check=True, capture_output=True)
+    finally:
+        os.unlink(handle.name)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--raw", required=True)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--charts", required=True)
+    parser.add_argument("--quick", default="0")
+    parser.add_argument("--sigterm-ignored", type=int, default=0)
+    parser.add_argument("--machine", default="")
+    parser.add_argument("--nice", default="0")
+    parser.add_argument("--db-dir", default="")
+    args = parser.parse_args()
+    raw = args.raw
+    quick = args.quick == "1"
+
+    ws = {}
+    for path in sorted(glob.glob(os.path.join(raw, "ws-*.json"))):
+        data = load(path)
+        if data:
+            ws[data["label"]] = data
+    startup = load(os.path.join(raw, "startup.json")) or {}
+    populated = load(os.path.join(raw, "startup-populated.json")) or {}
+    http = {
+        "rooms": [r for r in (parse_wrk(os.path.join(raw, f"wrk-rooms-{i}.txt")) for i in (1, 2)) if r],
+        "nginx": [r for r in (parse_wrk(os.path.join(raw, f"wrk-nginx-{i}.txt")) for i in (1, 2)) if r],
+        "auth": parse_wrk(os.path.join(raw, "wrk-auth.txt")),
+        "server": load(os.path.join(raw, "http-server.json")),
+    }
+    try:
+        http["rooms_body_bytes"] = int(open(os.path.join(raw, "rooms-bytes.txt")).read())
+    except OSError:
+        pass
+
+    rows = []  # metric, target, measured, verdict
+
+    def row(metric, target, measured, ok):
+        rows.append((metric, target, measured, "pass" if ok else ("miss" if ok is False else "-")))
+
+    hold = ws.get("hold-10k")
+    hold_seconds = 15 if quick else 60
+    if hold:
+        held_min = hold["connections_held_min"]
+        row("WebSocket connections held (10k in 1,000 rooms)", f"10,000 for {hold_seconds} s",
+            f"{held_min:,} min, {hold['connections_held']:,} at end, {hold['window_seconds']:.0f} s, "
+            f"{hold['pings_answered']:,} pings answered",
+            held_min >= 10000 and hold["window_seconds"] >= hold_seconds - 1)
+        server = hold.get("server", {})
+        row("peak server RSS (VmHWM), 10k connections", "<= 150 MiB", f"{server.get('peak_rss_mib', 0):.1f} MiB",
+            server.get("peak_rss_mib", 1e9) <= 150)
+        fan = hold["fanout"]
+        row("fan-out p99, 1,000 joins/s into rooms of 10", "<= 10 ms",
+            f"{fan.get('p99_ms', float('nan')):.2f} ms (p50 {fan.get('p50_ms', float('nan')):.2f}, "
+            f"{hold['joins_per_second']:.0f} joins/s)", fan.get("p99_ms", 1e9) <= 10)
+        row("errors in that run", "0", f"{hold['errors']} {hold['error_kinds'] or ''}".strip(), hold["errors"] == 0)
+        join = hold["join_rtt"]
+        row("join round trip p50 / p99 / p99.9 (same run)", "-",
+            f"{join.get('p50_ms', 0):.2f} / {join.get('p99_ms', 0):.2f} / {join.get('p999_ms', 0):.2f} ms", None)
+        row("events delivered per second (same run)", "-", f"{hold['events_per_second']:,.0f}", None)
+        row("server CPU per delivered event (same run)", "-", f"{server.get('cpu_us_per_event', 0):.1f} µs", None)
+    if ws:
+        best = max(ws.values(), key=lambda d: d["events_per_second"])
+        server = best.get("server", {})
+        row("server CPU per delivered event at the highest rate", "<= 5 µs",
+            f"{server.get('cpu_us_per_event', 0):.2f} µs at {best['events_per_second']:,.0f} events/s ({best['label']})",
+            server.get("cpu_us_per_event", 1e9) <= 5)
+        gen = best["generator"]
+        row("generator CPU in that run", "-", f"{gen['cpu_percent_of_one_core']:.0f}% of a core; other processes "
+            f"{best['machine']['other_processes_cores']:.2f} cores", None)
+    if http["rooms"] and http["nginx"]:
+        parlor = max(r["requests_per_second"] for r in http["rooms"])
+        nginx = max(r["requests_per_second"] for r in http["nginx"])
+        errors = sum(r["non_2xx"] + r["socket_errors"] for r in http["rooms"])
+        row("GET /rooms (20 rooms) vs nginx static file", ">= 80% of nginx",
+            f"{parlor:,.0f} vs {nginx:,.0f} req/s = {100 * parlor / nginx:.0f}%"
+            + (f", {errors} errors" if errors else ""), parlor >= 0.8 * nginx and errors == 0)
+        cpu = lambda runs: min(r.get("server_cpu_us_per_request", 0) for r in runs)
+        row("server CPU per request: GET /rooms vs nginx", "-",
+            f"{cpu(http['rooms']):.1f} µs vs {cpu(http['nginx']):.1f} µs", None)
+    if http["auth"]:
+        auth = http["auth"]
+        row("POST /auth", ">= 10,000 req/s",
+            f"{auth['requests_per_second']:,.0f} req/s (p99 {auth.get('p99_ms', 0):.2f} ms, "
+            f"{auth.get('server_cpu_us_per_request', 0):.1f} µs CPU/request"
+            + (f", {auth['non_2xx']} non-2xx" if auth["non_2xx"] else "") + ")",
+            auth["requests_per_second"] >= 10000 and auth["non_2xx"] == 0)
+    if startup:
+        row("start to listening, existing database (median)", "<= 50 ms",
+            f"{startup['existing']['median_ms']:.1f} ms (min {startup['existing']['min_ms']:.1f}, max "
+            f"{startup['existing']['max_ms']:.1f}, {startup['existing']['runs']} runs)", startup["existing"]["median_ms"] <= 50)
+        row("start to listening, fresh database + migrations", "<= 200 ms",
+            f"{startup['fresh']['median_ms']:.1f} ms (min {startup['fresh']['min_ms']:.1f}, max "
+            f"{startup['fresh']['max_ms']:.1f})", startup["fresh"]["median_ms"] <= 200)
+    if populated:
+        p = populated["existing_populated"]
+        row("start to listening, database of the HTTP run", "<= 50 ms", f"{p['median_ms']:.1f} ms", p["median_ms"] <= 50)
+    if args.sigterm_ignored:
+        row("servers that ignored SIGTERM (killed after 6 s)", "0", str(args.sigterm_ignored), False)
+
+    widths = [max(len(r[i]) for r in rows + [("metric", "target", "measured", "result")]) for i in range(4)]
+    header = ("metric", "target", "measured", "result")
+    print()
+    print("Parlor bench" + (" (QUICK: short durations, not the standard run)" if quick else "")
+          + f" — {args.machine}, databases on {args.db_dir}, nice {args.nice}")
+    print("  ".join(h.ljust(w) for h, w in zip(header, widths)))
+    print("  ".join("-" * w for w in widths))
+    for r in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths)))
+
+    curve = []
+    for label in ("conn-1k", "conn-5k", "hold-10k", "room-2", "room-10", "room-100", "room-1000"):
+        d = ws.get(label)
+        if not d:
+            continue
+        s = d.get("server", {})
+        curve.append({"label": label, "clients": d["clients"], "members_per_room": d["members_per_room"],
+                      "joins_per_second": d["joins_per_second"], "events_per_second": d["events_per_second"],
+                      "server_cpu_us_per_event": s.get("cpu_us_per_event"),
+                      "events_per_server_cpu_second": s.get("events_per_cpu_second"),
+                      "server_cpu_percent": s.get("cpu_percent_of_one_core"), "peak_rss_mib": s.get("peak_rss_mib"),
+                      "fanout_p50_ms": d["fanout"].get("p50_ms"), "fanout_p99_ms": d["fanout"].get("p99_ms"),
+                      "join_p99_ms": d["join_rtt"].get("p99_ms"), "errors": d["errors"],
+                      "generator_cpu_percent": d["generator"]["cpu_percent_of_one_core"],
+                      "other_processes_cores": d["machine"]["other_processes_cores"]})
+    if curve:
+        print()
+        print("cost curve        clients  members  joins/s  events/s  srv CPU%  µs/event  events/CPU-s  peak MiB  "
+              "fan-out p50/p99 ms  gen CPU%  others")
+        for c in curve:
+            print(f"{c['label']:<16} {c['clients']:>8} {c['members_per_room']:>8.0f} {c['joins_per_second']:>8.0f} "
+                  f"{c['events_per_second']:>9.0f} {c['server_cpu_percent'] or 0:>9.0f} {c['server_cpu_us_per_event'] or 0:>9.2f} "
+                  f"{c['events_per_server_cpu_second'] or 0:>13.0f} {c['peak_rss_mib'] or 0:>9.1f} "
+                  f"{c['fanout_p50_ms'] or 0:>9.2f}/{c['fanout_p99_ms'] or 0:<9.2f} {c['generator_cpu_percent']:>8.0f} "
+                  f"{c['other_processes_cores']:>7.2f}")
+
+    result = {"generated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "quick": quick,
+              "machine": args.machine, "nice": args.nice, "databases": args.db_dir,
+              "table": [dict(zip(("metric", "target", "measured", "result"), r)) for r in rows],
+              "startup": {**startup, **populated}, "http": http, "websocket": ws, "cost_curve": curve,
+              "sigterm_ignored": args.sigterm_ignored}
+    with open(args.out, "w") as handle:
+        json.dump(result, handle, indent=2, sort_keys=True)
+    print(f"\nwrote {args.out}")
+    draw(curve, ws, http, args.charts, quick)
+
+
+def draw(curve, ws, http, charts, quick):
+    if subprocess.run(["which", "gnuplot"], capture_output=True).returncode != 0:
+        print("gnuplot missing: no charts")
+        return
+    os.makedirs(charts, exist_ok=True)
+    tag = " (QUICK run)" if quick else ""
+    common = 'set terminal pngcairo size 900,540 font "DejaVu Sans,11"\nset grid\nset key top left\n'
+    data = tempfile.mkdtemp()
+
+    conns = [c for c in curve if c["label"] in ("conn-1k", "conn-5k", "hold-10k")]
+    if conns:
+        path = os.path.join(data, "conns.dat")
+        with open(path, "w") as handle:
+            for c in sorted(conns, key=lambda c: c["clients"]):
+                handle.write(f"{c['clients']} {c['peak_rss_mib'] or 0} {c['server_cpu_us_per_event'] or 0} "
+                             f"{c['fanout_p99_ms'] or 0}\n")
+        gnuplot(common + f"""set output "{charts}/cost-connections.png"
+set title "Server cost by connection count (rooms of 10, 1,000 joins/s){tag}"
+set xlabel "WebSocket connections"
+set ylabel "peak RSS (MiB)"
+set y2label "server CPU per delivered event (µs)"
+set ytics nomirror
+set y2tics
+set yrange [0:*]
+set y2range [0:*]
+plot "{path}" using 1:2 with linespoints lw 2 pt 7 title "peak RSS (MiB)", \\
+     "{path}" using 1:3 axes x1y2 with linespoints lw 2 pt 5 title "µs per delivered event", \\
+     150 with lines dt 2 lc rgb "red" title "RSS target 150 MiB"
+""")
+    sizes = [c for c in curve if c["label"].startswith("room-")]
+    if sizes:
+        path = os.path.join(data, "sizes.dat")
+        with open(path, "w") as handle:
+            for c in sorted(sizes, key=lambda c: c["members_per_room"]):
+                handle.write(f"{c['members_per_room']} {c['events_per_server_cpu_second'] or 0} {c['events_per_second']} "
+                             f"{c['server_cpu_us_per_event'] or 0}\n")
+        gnuplot(common + f"""set output "{charts}/cost-room-size.png"
+set title "Delivered events per server CPU second by room size (2,000 connections){tag}"
+set logscale x
+set xlabel "members per room (one join = n deliveries)"
+set ylabel "events"
+set yrange [0:*]
+set y2label "µs per delivered event"
+set ytics nomirror
+set y2tics
+set y2range [0:*]
+plot "{path}" using 1:2 with linespoints lw 2 pt 7 title "events per server CPU second", \\
+     "{path}" using 1:3 with linespoints lw 2 pt 5 title "events delivered per second", \\
+     "{path}" using 1:4 axes x1y2 with linespoints lw 2 pt 9 title "µs per event (right)", \\
+     5 axes x1y2 with lines dt 2 lc rgb "red" title "target 5 µs (right)"
+""")
+    if curve:
+        path = os.path.join(data, "latency.dat")
+        with open(path, "w") as handle:
+            for c in curve:
+                handle.write(f"{c['label']} {c['fanout_p50_ms'] or 0} {c['fanout_p99_ms'] or 0} {c['join_p99_ms'] or 0}\n")
+        gnuplot(common + f"""set output "{charts}/latency.png"
+set title "Fan-out and join latency by scenario{tag}"
+set style data histogram
+set style histogram cluster gap 1
+set style fill solid 0.8 border -1
+set logscale y
+set ylabel "milliseconds (log)"
+set xtics rotate by -20
+plot "{path}" using 2:xtic(1) title "fan-out p50", "" using 3 title "fan-out p99", "" using 4 title "join p99", \\
+     10 with lines dt 2 lc rgb "red" title "target p99 10 ms"
+""")
+    hold = ws.get("hold-10k")
+    if hold and hold.get("join_timeline"):
+        path = os.path.join(data, "timeline.dat")
+        with open(path, "w") as handle:
+            for point in hold["join_timeline"]:
+                handle.write(f"{point['second']} {point['p50_ms']} {point['p99_ms']} {point['max_ms']}\n")
+        gnuplot(common + f"""set output "{charts}/hold-timeline.png"
+set title "10,000 connections, 1,000 joins/s: join round trip per second of the run{tag}"
+set xlabel "second of the measured window"
+set ylabel "milliseconds (log)"
+set logscale y
+plot "{path}" using 1:2 with lines lw 2 title "p50", "" using 1:3 with lines lw 2 title "p99", \\
+     "" using 1:4 with lines lw 1 title "max", 10 with lines dt 2 lc rgb "red" title "10 ms"
+""")
+    if http["rooms"] and http["nginx"] and http["auth"]:
+        path = os.path.join(data, "http.dat")
+        with open(path, "w") as handle:
+            handle.write(f"\"nginx static /rooms\" {max(r['requests_per_second'] for r in http['nginx'])}\n")
+            handle.write(f"\"parlor GET /rooms\" {max(r['requests_per_second'] for r in http['rooms'])}\n")
+            handle.write(f"\"parlor POST /auth\" {http['auth']['requests_per_second']}\n")
+        gnuplot(common + f"""set output "{charts}/http.png"
+set title "HTTP requests per second, wrk -t2 -c50, keep-alive{tag}"
+set style data histogram
+set style fill solid 0.8 border -1
+set boxwidth 0.6
+set yrange [0:*]
+set ylabel "requests per second"
+unset key
+plot "{path}" using 2:xtic(1) lc rgb "#4477aa"
+""")
+    print(f"charts in {charts}")
+
+
+if __name__ == "__main__":
+    main()
