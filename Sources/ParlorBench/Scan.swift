@@ -1,0 +1,67 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import ParlorCodec
+import Synchronization
+
+/// What every worker thread reads: the run's phase, progress counters, and the time each client last sent a churn
+/// join (so whichever worker receives the matching member:joined can compute the fan-out latency).
+enum Scan {
+    static let typeKey = Array("\"type\":\"".utf8)
+    static let nameKey = Array("\"name\":\"".utf8)
+    static let codeKey = Array("\"code\":\"".utf8)
+    static let memberPrefix = Array("member:".utf8)
+    static let memberJoined = Array("member:joined".utf8)
+    static let sessionSuccess = Array("session:success".utf8)
+    static let joinSuccess = Array("conversation:join:success".utf8)
+    static let leaveSuccess = Array("conversation:leave:success".utf8)
+
+    /// The range of the string value that follows `key` (which includes the opening quote).
+    static func value(of key: [UInt8], in bytes: UnsafeBufferPointer<UInt8>, from start: Int = 0) -> Range<Int>? {
+        let count = bytes.count, keyCount = key.count
+        guard keyCount > 0, count >= keyCount else { return nil }
+        var index = start
+        let first = key[0]
+        while index <= count - keyCount {
+            if bytes[index] == first {
+                var matched = true
+                for offset in 1..<keyCount where bytes[index + offset] != key[offset] {
+                    matched = false
+                    break
+                }
+                if matched {
+                    let valueStart = index + keyCount
+                    var end = valueStart
+                    while end < count, bytes[end] != 0x22 { end += 1 }
+                    return valueStart..<end
+                }
+            }
+            index += 1
+        }
+        return nil
+    }
+
+    static func equal(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ expected: [UInt8]) -> Bool {
+        guard range.count == expected.count else { return false }
+        for (offset, byte) in expected.enumerated() where bytes[range.lowerBound + offset] != byte { return false }
+        return true
+    }
+
+    static func hasPrefix(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ prefix: [UInt8]) -> Bool {
+        guard range.count >= prefix.count else { return false }
+        for (offset, byte) in prefix.enumerated() where bytes[range.lowerBound + offset] != byte { return false }
+        return true
+    }
+
+    /// The decimal number at the end of the value (user names are "<prefix><index>").
+    static func trailingNumber(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Int? {
+        var value = 0, multiplier = 1, index = range.upperBound - 1
+        while index >= range.lowerBound, bytes[index] >= 0x30, bytes[index] <= 0x39 {
+            value += Int(bytes[index] - 0x30) * multiplier
+            multiplier *= 10
+            index -= 1
+        }
+        return index == range.upperBound - 1 ? nil : value
+    }
+}
