@@ -184,9 +184,11 @@ final class HTTPConnectionHandler: ConnectionHandler {
     private func accessLog(_ flight: InFlight, status: Int, bytes: Int) {
         guard context.logger.isEnabled(.info) else { return }
         let micros = (MonotonicClock.now() - flight.startedAt) / 1000
-        let duration = Self.milliseconds(micros)
-        context.logger.info("request", ["method": flight.method, "path": flight.path, "status": String(status),
-                                        "bytes": String(bytes), "duration_ms": duration, "peer": connection.peer])
+        let line = context.logger.line(.info, "request", ["method": flight.method, "path": flight.path, "status": String(status),
+                                                          "bytes": String(bytes), "duration_ms": Self.milliseconds(micros),
+                                                          "peer": connection.peer])
+        // Batched per round of the loop: one write(2) for all the requests it answered.
+        if let line { connection.loop.appendLog(line) }
     }
 
     private static func milliseconds(_ micros: UInt64) -> String {

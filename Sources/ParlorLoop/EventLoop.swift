@@ -24,6 +24,9 @@ public final class EventLoop: @unchecked Sendable {  // loop-thread state is con
     private var registrations: [Registration?] = []
     private var nextRegistrationID: UInt32 = 0
     var timers = TimerQueue()
+    /// Log lines written during this round of events, flushed with one write(2) when the round ends (access logs
+    /// would otherwise cost a system call per request).
+    private var pendingLog: [UInt8] = []
     /// Scratch space every read on this loop lands in before its handler consumes it; one per loop keeps connections small.
     let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
 
@@ -80,12 +83,14 @@ public final class EventLoop: @unchecked Sendable {  // loop-thread state is con
         while !stopRequested.load(ordering: .acquiring) {
             do {
                 try selector.wait { event in dispatch(event) }
+                flushLog()
             } catch {
                 Logger().error("selector failed", ["loop": name, "error": "\(error)"])
                 break
             }
         }
         runPendingTasks()
+        flushLog()
         finishedCondition.lock()
         finished.withLock { $0 = true }
         finishedCondition.broadcast()
@@ -113,6 +118,18 @@ public final class EventLoop: @unchecked Sendable {  // loop-thread state is con
             return taken
         }
         for task in tasks { task() }
+    }
+
+    /// Queues a formatted log line for the end of this round; loop thread only.
+    public func appendLog(_ line: String) {
+        pendingLog.append(contentsOf: line.utf8)
+        if pendingLog.count > 64 * 1024 { flushLog() }
+    }
+
+    private func flushLog() {
+        guard !pendingLog.isEmpty else { return }
+        _ = pendingLog.withUnsafeBytes { Glibc.write(2, $0.baseAddress, $0.count) }
+        pendingLog.removeAll(keepingCapacity: pendingLog.count <= 64 * 1024)
     }
 
     // MARK: Registrations (loop thread only)

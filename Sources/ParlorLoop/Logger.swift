@@ -28,13 +28,18 @@ public struct Logger: Sendable {
 
     /// Writes `level=… msg="…" key=value…`; values with spaces or quotes are quoted.
     public func log(_ level: Level, _ message: String, _ fields: KeyValuePairs<String, String> = [:]) {
-        guard isEnabled(level) else { return }
-        var line = "level=\(level.name) msg=\(Self.quote(message))"
-        for (key, value) in fields { line += " \(key)=\(Self.quote(value))" }
-        line += "\n"
+        guard let line = line(level, message, fields) else { return }
         // One write(2) per line keeps lines from different threads whole.
         var bytes = Array(line.utf8)
         _ = bytes.withUnsafeMutableBytes { Glibc.write(2, $0.baseAddress, $0.count) }
+    }
+
+    /// The formatted line with its newline, or nil when `level` is not logged.
+    public func line(_ level: Level, _ message: String, _ fields: KeyValuePairs<String, String> = [:]) -> String? {
+        guard isEnabled(level) else { return nil }
+        var line = "level=\(level.name) msg=\(Self.quote(message))"
+        for (key, value) in fields { line += " \(key)=\(Self.quote(value))" }
+        return line + "\n"
     }
 
     public func debug(_ message: String, _ fields: KeyValuePairs<String, String> = [:]) { log(.debug, message, fields) }
