@@ -7,9 +7,7 @@ import Foundation
 /// Bodies passed to `write` and `read` run synchronously on the caller's thread and must not
 /// keep the connection. The locks are not reentrant: a body must not call `write` or `close`,
 /// and a `read` inside a `write` only works on a file database (it sees the last commit).
-// @unchecked Sendable: the writer and `isClosed` are only touched under `writerLock`, and each
-// reader only while checked out of `readers`, which has its own lock.
-public final class Database: @unchecked Sendable {
+public final class Database: @unchecked Sendable {  // writer and isClosed under writerLock; readers checked out of their own locked pool
     public let path: String
     private let writer: SQLiteConnection
     /// `nil` for `:memory:`, where reads use the writer because another connection would see

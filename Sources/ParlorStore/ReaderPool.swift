@@ -2,9 +2,8 @@ import Foundation
 
 /// A fixed set of read-only connections. When all are in use a caller waits for one to come
 /// back instead of opening more, which bounds file descriptors and memory.
-// @unchecked Sendable: `idle`, `checkedOut` and `isClosed` are only touched while holding
-// `condition`, and a connection is used by a single caller between check-out and check-in.
-final class ReaderPool: @unchecked Sendable {
+// A connection is used by a single caller between check-out and check-in.
+final class ReaderPool: @unchecked Sendable {  // idle, checkedOut and isClosed are only touched holding `condition`
     private let condition = NSCondition()
     private var idle: [SQLiteConnection]
     private var checkedOut = 0
