@@ -69,7 +69,9 @@ public final class WebSocketConnection: ConnectionHandler {
 
     func start(delegate: WebSocketDelegate, initialBytes: [UInt8]) {
         self.delegate = delegate
-        scheduleHeartbeat()
+        // The first ping comes after a random part of the interval, so connections opened together (a reconnect
+        // storm, a load test) do not ping in lockstep for ever after.
+        scheduleHeartbeat(fraction: Double.random(in: 0.5...1))
         delegate.webSocketDidOpen(self)
         if !initialBytes.isEmpty {
             initialBytes.withUnsafeBytes { connection(connection, didRead: $0) }
@@ -191,8 +193,10 @@ public final class WebSocketConnection: ConnectionHandler {
 
     // MARK: Heartbeat
 
-    private func scheduleHeartbeat() {
-        heartbeat = connection.loop.schedule(after: context.configuration.webSocket.pingInterval) { [weak self] in
+    private func scheduleHeartbeat(fraction: Double = 1) {
+        let interval = context.configuration.webSocket.pingInterval
+        let delay = TimeSpan(nanoseconds: UInt64(Double(interval.nanoseconds) * fraction))
+        heartbeat = connection.loop.schedule(after: delay) { [weak self] in
             self?.heartbeatFired()
         }
     }
