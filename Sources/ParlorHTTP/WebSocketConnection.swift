@@ -85,9 +85,9 @@ public final class WebSocketConnection: ConnectionHandler {
     }
 
     /// Queues an already-encoded frame; the same array may be queued to many sockets (fan-out encodes once).
-    public func send(frame: [UInt8]) {
+    public func send(frame: [UInt8], writeNow: Bool = true) {
         guard isOpen else { return }
-        connection.write(frame)
+        if writeNow { connection.write(frame) } else { connection.queue(frame) }
         if connection.pendingOutputBytes > context.configuration.webSocket.maxPendingOutputBytes {
             // A consumer that does not read would otherwise grow our memory without bound.
             connection.discardUnsentOutput()
@@ -96,9 +96,14 @@ public final class WebSocketConnection: ConnectionHandler {
     }
 
     /// Queues the reply to one of the peer's requests and tells the delegate, which may be counting them.
-    public func sendReply(frame: [UInt8]) {
-        send(frame: frame)
+    public func sendReply(frame: [UInt8], writeNow: Bool = true) {
+        send(frame: frame, writeNow: writeNow)
         delegate?.webSocketDidSendReply(self)
+    }
+
+    /// Writes frames queued with `writeNow: false`.
+    public func writeQueued() {
+        connection.writeQueued()
     }
 
     /// Stops or restarts reading the peer's frames (backpressure).

@@ -64,6 +64,19 @@ public final class Connection: SelectorHandler {
         flush()
     }
 
+    /// Queues bytes without writing yet: several frames for this connection then leave in one writev
+    /// (`writeQueued`). Fan-out uses this for all it has for a connection in one batch.
+    public func queue(_ bytes: [UInt8]) {
+        guard state == .open, !bytes.isEmpty else { return }
+        output.append(bytes)
+    }
+
+    /// Writes what `queue` left pending.
+    public func writeQueued() {
+        guard state == .open || state == .closingAfterFlush else { return }
+        flush()
+    }
+
     /// Drops queued output that has not started to go out (used before closing a consumer that does not read).
     public func discardUnsentOutput() {
         output.discardUnstarted()

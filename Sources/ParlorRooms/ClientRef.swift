@@ -61,14 +61,21 @@ struct Outbox {
         for loop in loops {
             guard let batch = items[ObjectIdentifier(loop)] else { continue }
             loop.execute {
+                // Frames are queued, then each connection writes once: one writev for all this batch gave it.
+                var touched: [WebSocketConnection] = []
+                var seen = Set<ObjectIdentifier>()
                 for (handle, delivery) in batch {
                     guard let socket = handle.resolve()?.handler as? WebSocketConnection else { continue }
+                    if seen.insert(ObjectIdentifier(socket)).inserted { touched.append(socket) }
                     switch delivery {
-                    case .frame(let frame): socket.send(frame: frame)
-                    case .reply(let frame): socket.sendReply(frame: frame)
-                    case .close(let code, let reason): socket.close(code: code, reason: reason)
+                    case .frame(let frame): socket.send(frame: frame, writeNow: false)
+                    case .reply(let frame): socket.sendReply(frame: frame, writeNow: false)
+                    case .close(let code, let reason):
+                        socket.writeQueued()
+                        socket.close(code: code, reason: reason)
                     }
                 }
+                for socket in touched { socket.writeQueued() }
             }
         }
     }
