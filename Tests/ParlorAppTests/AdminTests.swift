@@ -41,11 +41,8 @@ import ParlorApp
 
     @Test func adminKicksMutesAndDeletes() throws {
         try withServer(Self.admin) { app in
-            let room = try createRoom(app)
-            let alice = try TestWebSocket(app, name: "alice")
-            let bob = try TestWebSocket(app, name: "bob")
-            _ = try alice.join(room)
-            let bobMember = try #require(try bob.join(room)["member_id"] as? String)
+            let members = try TwoMembers(app)
+            let (room, alice, bob, bobMember) = (members.room, members.alice, members.bob, members.bobMember)
 
             #expect(try http(app, "POST", "/rooms/\(room)/members/\(bobMember)/mute").status == 403)
             #expect(try http(app, "POST", "/rooms/\(room)/members/\(bobMember)/mute", headers: Self.bearer).status == 204)
@@ -65,11 +62,8 @@ import ParlorApp
 
     @Test func testModeDropsConnectionsAndResets() throws {
         try withServer(Self.admin) { app in
-            let room = try createRoom(app)
-            let alice = try TestWebSocket(app, name: "alice")
-            let bob = try TestWebSocket(app, name: "bob")
-            _ = try alice.join(room)
-            let bobMember = try #require(try bob.join(room)["member_id"] as? String)
+            let members = try TwoMembers(app)
+            let (room, alice, bob, bobMember) = (members.room, members.alice, members.bob, members.bobMember)
             try bob.sync()
             let last = try #require(bob.lastEventIDs[room])
 

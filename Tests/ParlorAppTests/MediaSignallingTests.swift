@@ -89,11 +89,8 @@ import ParlorApp
             $0.iceUsername = "parlor"
             $0.iceCredential = "secret"
         }) { app in
-            let room = try createRoom(app)
-            let alice = try TestWebSocket(app, name: "alice")
-            let bob = try TestWebSocket(app, name: "bob")
-            _ = try alice.join(room)
-            _ = try bob.join(room)
+            let members = try TwoMembers(app)
+            let (room, alice, bob) = (members.room, members.alice, members.bob)
             _ = try alice.call("audio:enable", ["cid": room])
             #expect(errorCode(try bob.request("audio:enable", ["cid": room])) == "media:error:too-many-senders")
             _ = try alice.call("audio:disable", ["cid": room])

@@ -17,11 +17,8 @@ import ParlorApp
             $0.webhookSecret = secret
             $0.webhookInitialBackoff = .milliseconds(20)
         }) { app in
-            let room = try createRoom(app)
-            let alice = try TestWebSocket(app, name: "alice")
-            let bob = try TestWebSocket(app, name: "bob")
-            _ = try alice.join(room)
-            _ = try bob.join(room)
+            let members = try TwoMembers(app)
+            let (room, bob) = (members.room, members.bob)
             _ = try bob.call("conversation:leave", ["cid": room])
 
             let received = try receiver.waitFor(count: 4)

@@ -44,3 +44,22 @@ func createRoom(_ app: ParlorApplication, _ displayName: String = "Test room", p
     }
     return id
 }
+
+/// A fresh room that alice and bob (in that order) have joined; the usual start of a two-member scenario.
+struct TwoMembers {
+    let room: String
+    let alice: TestWebSocket
+    let bob: TestWebSocket
+    let aliceMember: String
+    let bobMember: String
+
+    init(_ app: ParlorApplication) throws {
+        room = try createRoom(app)
+        alice = try TestWebSocket(app, name: "alice")
+        bob = try TestWebSocket(app, name: "bob")
+        guard let aliceMember = try alice.join(room)["member_id"] as? String,
+              let bobMember = try bob.join(room)["member_id"] as? String else { throw TestFailure("a join returned no member_id") }
+        self.aliceMember = aliceMember
+        self.bobMember = bobMember
+    }
+}
