@@ -37,9 +37,15 @@ import Testing
         private let exited = DispatchSemaphore(value: 0)
         private var pending: [UInt8] = []
 
-        init(_ arguments: [String], in directory: String) throws {
-            process.executableURL = URL(fileURLWithPath: try ExecutableTests.binaryPath())
-            process.arguments = arguments
+        /// `prefix` runs the binary under another program, e.g. `["prlimit", "--nofile=256", "--"]`.
+        init(_ arguments: [String], in directory: String, prefix: [String] = []) throws {
+            if let launcher = prefix.first {
+                process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+                process.arguments = [launcher] + prefix.dropFirst() + [try ExecutableTests.binaryPath()] + arguments
+            } else {
+                process.executableURL = URL(fileURLWithPath: try ExecutableTests.binaryPath())
+                process.arguments = arguments
+            }
             process.currentDirectoryURL = URL(fileURLWithPath: directory)
             // Only this test's settings: no PARLOR_* from the environment running the tests.
             var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PARLOR_") }
