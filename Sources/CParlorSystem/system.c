@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "CParlorSystem.h"
+#include <malloc.h>
 
 int parlor_accept4(int fd, struct sockaddr *addr, socklen_t *len) {
     return accept4(fd, addr, len, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -14,4 +15,12 @@ int parlor_raise_nofile_limit(void) {
     lim.rlim_cur = lim.rlim_max;
     if (setrlimit(RLIMIT_NOFILE, &lim) != 0) return -1;
     return (int)lim.rlim_cur;
+}
+
+// glibc raises its mmap and trim thresholds as large blocks are freed, and then keeps freed heap for good: a burst
+// of big buffers (a flood of queued responses) would stay resident after the connections close. Fixed thresholds
+// keep large blocks in their own mappings and give freed heap tops back.
+void parlor_tune_malloc(void) {
+    mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+    mallopt(M_TRIM_THRESHOLD, 1024 * 1024);
 }

@@ -36,6 +36,7 @@ extension AppConfiguration {
         option("--readers", "PARLOR_READERS", "2", "SQLite reader connections") { $0.readerCount = try int($1, "--readers", 1...64) },
         option("--max-body-bytes", "PARLOR_MAX_BODY_BYTES", "65536", "largest HTTP request body (413 above)") { $0.http.limits.maxBodyBytes = try int($1, "--max-body-bytes", 0...(64 << 20)) },
         option("--header-timeout", "PARLOR_HEADER_TIMEOUT", "10", "seconds to receive a request head (slowloris guard)") { $0.http.headerTimeout = .seconds(try seconds($1, "--header-timeout")) },
+        option("--body-timeout", "PARLOR_BODY_TIMEOUT", "30", "seconds to receive a request body after its head (408 and close after)") { $0.http.bodyTimeout = .seconds(try seconds($1, "--body-timeout")) },
         option("--idle-timeout", "PARLOR_IDLE_TIMEOUT", "60", "seconds an idle keep-alive connection stays open") { $0.http.idleTimeout = .seconds(try seconds($1, "--idle-timeout")) },
         option("--cors-origins", "PARLOR_CORS_ORIGINS", "*", "comma-separated origins allowed by CORS") { $0.http.corsAllowedOrigins = $1.split(separator: ",").map { $0.trimmingSpaces } },
         option("--grace-period", "PARLOR_GRACE_PERIOD", "20", "seconds a dropped member may resume before member:left reason dropped") { $0.rooms.gracePeriod = .seconds(try seconds($1, "--grace-period")) },
@@ -48,7 +49,11 @@ extension AppConfiguration {
             $0.http.webSocket.maxMessageBytes = value
         },
         option("--max-request-bytes", "PARLOR_MAX_REQUEST_BYTES", "32768", "largest JSON request on the WebSocket (error reply above)") { $0.maxRequestBytes = try int($1, "--max-request-bytes", 256...(16 << 20)) },
-        option("--max-output-bytes", "PARLOR_MAX_OUTPUT_BYTES", "1048576", "unsent bytes a WebSocket may queue before it is closed with 1008") { $0.http.webSocket.maxPendingOutputBytes = try int($1, "--max-output-bytes", 1024...(1 << 30)) },
+        option("--max-output-bytes", "PARLOR_MAX_OUTPUT_BYTES", "1048576", "unsent bytes per connection: a WebSocket above it is closed with 1008, HTTP stops reading until they drain") {
+            let bytes = try int($1, "--max-output-bytes", 1024...(1 << 30))
+            $0.http.webSocket.maxPendingOutputBytes = bytes
+            $0.http.maxPendingResponseBytes = bytes
+        },
         option("--max-audio-senders", "PARLOR_MAX_AUDIO_SENDERS", "8", "members of a room sending audio at once (a mesh grows as n²); others listen") { $0.rooms.maxAudioSenders = try int($1, "--max-audio-senders", 1...64) },
         option("--ice-servers", "PARLOR_ICE_SERVERS", "none", "comma-separated stun:/turn: URLs handed to browsers (none needed on a LAN)") {
             let urls = $1.split(separator: ",").map { $0.trimmingSpaces }.filter { !$0.isEmpty }

@@ -65,6 +65,17 @@ public struct HTTPRequestParser: Sendable {
         return partial.byteCount > 0 || !buffer.isEmpty
     }
 
+    /// True once a request's head is complete and its body is still arriving (for the body timeout).
+    public var isInsideBody: Bool {
+        switch phase {
+        case .fixedBody, .chunked: return true
+        case .head, .failed: return false
+        }
+    }
+
+    /// Bytes received but not parsed yet; the connection stops reading while this is large (pipelining).
+    public var bufferedByteCount: Int { buffer.readableCount }
+
     /// Removes and returns the bytes buffered but not yet parsed, such as the first WebSocket frames sent
     /// right after an Upgrade request. Meant to be called between requests; any partly received head is dropped.
     public mutating func takeRemainingBytes() -> [UInt8] {

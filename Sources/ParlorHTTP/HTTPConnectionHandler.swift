@@ -15,11 +15,14 @@ final class HTTPConnectionHandler: ConnectionHandler {
     private var isProcessing = false
     private var closeWhenDone = false
     private var upgraded = false
+    /// Responses the peer has not read are over the limit: no more requests are answered or read until they drain.
+    private var outputBlocked = false
 
     // One timer per connection, re-armed lazily: it checks the deadline that applies when it fires.
     private var timer: TimerID?
     private var timerDeadline: UInt64 = 0
     private var headStartedAt: UInt64?
+    private var bodyStartedAt: UInt64?
     private var lastActivity = MonotonicClock.now()
 
     private struct InFlight {
@@ -45,9 +48,17 @@ final class HTTPConnectionHandler: ConnectionHandler {
         lastActivity = MonotonicClock.now()
         parser.append(bytes)
         processRequests()
+        updateReading()
     }
 
     func connectionDidReachEnd(_ connection: Connection) {}
+
+    func connectionOutputDidDrain(_ connection: Connection) {
+        guard outputBlocked else { return }
+        outputBlocked = false
+        processRequests()
+        updateReading()
+    }
 
     func connectionDidClose(_ connection: Connection) {
         if let timer { connection.loop.cancelTimer(timer) }
@@ -74,7 +85,7 @@ final class HTTPConnectionHandler: ConnectionHandler {
         guard !isProcessing else { return }
         isProcessing = true
         defer { isProcessing = false }
-        while inFlight == nil, connection.isOpen, !upgraded {
+        while inFlight == nil, !outputBlocked, connection.isOpen, !upgraded {
             let request: HTTPRequest?
             do {
                 request = try parser.next()
@@ -83,13 +94,20 @@ final class HTTPConnectionHandler: ConnectionHandler {
                 return
             }
             guard let request else {
-                if parser.isInsideHead, headStartedAt == nil {
+                if parser.isInsideBody {
+                    headStartedAt = nil
+                    if bodyStartedAt == nil {
+                        bodyStartedAt = MonotonicClock.now()
+                        armTimer()
+                    }
+                } else if parser.isInsideHead, headStartedAt == nil {
                     headStartedAt = MonotonicClock.now()
                     armTimer()  // the header deadline is usually earlier than the idle one the timer waits for
                 }
                 return
             }
             headStartedAt = nil
+            bodyStartedAt = nil
             handle(request)
         }
     }
@@ -155,8 +173,23 @@ final class HTTPConnectionHandler: ConnectionHandler {
             connection.closeAfterFlush()
             return
         }
+        let limit = context.configuration.maxPendingResponseBytes
+        if connection.pendingOutputBytes > limit {
+            outputBlocked = true
+            connection.notifyWhenOutputDrains(below: limit / 2)
+        }
         armTimer()
         processRequests()
+        updateReading()
+    }
+
+    /// Reads only while responses are going out and the unparsed input is bounded: a complete request (head and
+    /// body at their limits) always fits, so stopping never waits for bytes that are not read.
+    private func updateReading() {
+        guard connection.isOpen, !upgraded else { return }
+        let limits = context.configuration.limits
+        let bufferLimit = limits.maxHeaderBytes + limits.maxBodyBytes + 64 * 1024
+        connection.setReading(!outputBlocked && parser.bufferedByteCount < bufferLimit)
     }
 
     private func finalize(_ response: inout HTTPResponse, flight: InFlight, keepAlive: Bool) {
@@ -226,6 +259,7 @@ final class HTTPConnectionHandler: ConnectionHandler {
 
     private func currentDeadline() -> UInt64? {
         if inFlight != nil { return nil }
+        if let bodyStartedAt { return bodyStartedAt + context.configuration.bodyTimeout.nanoseconds }
         if let headStartedAt { return headStartedAt + context.configuration.headerTimeout.nanoseconds }
         return lastActivity + context.configuration.idleTimeout.nanoseconds
     }
@@ -250,6 +284,13 @@ final class HTTPConnectionHandler: ConnectionHandler {
         if parser.isInsideHead, headStartedAt == nil { headStartedAt = lastActivity }
         guard let deadline = currentDeadline() else { return }
         if MonotonicClock.now() >= deadline {
+            if bodyStartedAt != nil {
+                context.logger.info("body timeout", ["peer": connection.peer])
+                bodyStartedAt = nil
+                failAndClose(HTTPError(status: 408, code: "http:error:body-timeout", title: "Request timeout",
+                                       detail: "the request body did not arrive in time"))
+                return
+            }
             if headStartedAt != nil {
                 context.logger.info("header timeout", ["peer": connection.peer])
             }

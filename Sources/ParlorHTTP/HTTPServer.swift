@@ -24,7 +24,7 @@ public final class HTTPServer: Sendable {
         if let certificate = configuration.tlsCertificatePath, let key = configuration.tlsPrivateKeyPath {
             tls = try TLSContext(certificateChainPath: certificate, privateKeyPath: key)
         }
-        tcp = try TCPServer(group: group, host: configuration.host, port: configuration.port, tls: tls) { connection in
+        tcp = try TCPServer(group: group, host: configuration.host, port: configuration.port, tls: tls, logger: logger) { connection in
             context.openConnections.add(1, ordering: .relaxed)
             let handler = HTTPConnectionHandler(connection: connection, context: context)
             connection.handler = handler

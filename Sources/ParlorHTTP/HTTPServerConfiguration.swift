@@ -9,11 +9,16 @@ public struct HTTPServerConfiguration: Sendable {
     public var limits = HTTPParserLimits()
     /// A request head must be complete this long after its first byte (slowloris).
     public var headerTimeout = TimeSpan.seconds(10)
+    /// A request body must be complete this long after its head (slow bodies).
+    public var bodyTimeout = TimeSpan.seconds(30)
     /// A keep-alive connection with no request in progress is closed after this long.
     public var idleTimeout = TimeSpan.seconds(60)
     /// Origins allowed by CORS; "*" allows any.
     public var corsAllowedOrigins = ["*"]
     public var webSocket = WebSocketConfiguration()
+    /// Unsent response bytes at which a connection stops answering pipelined requests and stops reading, until
+    /// half of them are out (a client that pipelines without reading cannot grow our memory).
+    public var maxPendingResponseBytes = 1024 * 1024
     /// Open connections from one client address; more are answered 429 and closed. 0: no limit.
     public var maxConnectionsPerIP = 1000
     /// PEM certificate chain and private key: when both are set the server speaks only HTTPS/WSS (TLS 1.2+).

@@ -11,6 +11,12 @@ public protocol ConnectionHandler: AnyObject {
     func connectionDidReachEnd(_ connection: Connection)
     /// The connection is closed; release what it held.
     func connectionDidClose(_ connection: Connection)
+    /// Unsent output fell to the bound given to `notifyWhenOutputDrains(below:)`.
+    func connectionOutputDidDrain(_ connection: Connection)
+}
+
+extension ConnectionHandler {
+    public func connectionOutputDidDrain(_ connection: Connection) {}
 }
 
 /// An accepted TCP socket owned by one event loop: non-blocking reads into the loop's buffer, and a per-connection
@@ -30,6 +36,8 @@ public final class Connection: SelectorHandler {
     private var readingPaused = false
     private var state = State.open
     private var lingerTimer: TimerID?
+    /// When set, the handler hears once that unsent output fell to this many bytes (backpressure on output).
+    private var drainThreshold: Int?
     /// Set for TLS connections; then OpenSSL does the socket reads and writes.
     var tls: TLSStream?
     /// OpenSSL asked a write to wait for readability (or a read for writability), e.g. during a key update.
@@ -83,10 +91,34 @@ public final class Connection: SelectorHandler {
     }
 
     /// Closes once everything queued has been written, then lingers briefly so the peer reads it before any reset.
+    /// Input is read (and discarded) from here on, even if reading was paused: unread input at close means a reset.
     public func closeAfterFlush() {
         guard state == .open else { return }
         state = .closingAfterFlush
+        drainThreshold = nil
+        if readingPaused {
+            readingPaused = false
+            updateInterest()
+        }
         flush()
+    }
+
+    /// Tells the handler once (`connectionOutputDidDrain`, from a later loop task) when unsent output is at most
+    /// `bytes`; for a handler that stopped producing because the peer reads too slowly.
+    public func notifyWhenOutputDrains(below bytes: Int) {
+        guard state == .open else { return }
+        drainThreshold = bytes
+        if output.byteCount <= bytes { outputDrained() }
+    }
+
+    /// Always delivered as a separate task, so a handler never hears of it in the middle of its own write.
+    private func outputDrained() {
+        drainThreshold = nil
+        let handle = self.handle
+        loop.execute {
+            guard let connection = handle.resolve() else { return }
+            connection.handler?.connectionOutputDidDrain(connection)
+        }
     }
 
     private func flush() {
@@ -110,6 +142,7 @@ public final class Connection: SelectorHandler {
             startLingering()
             return
         }
+        if let drainThreshold, output.byteCount <= drainThreshold { outputDrained() }
         setWriteInterest(!output.isEmpty)
     }
 
@@ -132,6 +165,7 @@ public final class Connection: SelectorHandler {
             startLingering()
             return
         }
+        if let drainThreshold, output.byteCount <= drainThreshold { outputDrained() }
         setWriteInterest(!output.isEmpty || tlsReadWaitsForWrite)
     }
 
@@ -144,9 +178,14 @@ public final class Connection: SelectorHandler {
     /// Stops (or restarts) reading: backpressure for a peer that sends faster than its requests are answered.
     /// The kernel's buffers then fill and TCP slows the peer down.
     public func setReading(_ enabled: Bool) {
-        guard enabled == readingPaused, state != .closed else { return }
+        guard enabled == readingPaused, state == .open else { return }  // closing connections always drain input
         readingPaused = !enabled
         updateInterest()  // level-triggered: bytes that arrived meanwhile are reported on the next wait
+        if enabled, let tls, tls.hasBufferedInput {
+            // ...but bytes already decrypted inside OpenSSL are not.
+            let handle = self.handle
+            loop.execute { handle.resolveAny()?.readAvailable() }
+        }
     }
 
     private func updateInterest() {
@@ -188,7 +227,7 @@ public final class Connection: SelectorHandler {
             return
         }
         if writable || (tlsWriteWaitsForRead && readable), state == .open || state == .closingAfterFlush { flush() }
-        if (readable && !readingPaused) || hangUp || (tlsReadWaitsForWrite && writable) { readAvailable() }
+        if (readable && !readingPaused) || hangUp || (tlsReadWaitsForWrite && writable) { readAvailable(evenIfPaused: hangUp) }
     }
 
     private func continueHandshake(_ tls: TLSStream) {
@@ -203,14 +242,15 @@ public final class Connection: SelectorHandler {
         }
     }
 
-    func readAvailable() {
+    /// `evenIfPaused`: a hang-up is reported whatever the interest, so it must be read to the end, or it spins.
+    func readAvailable(evenIfPaused: Bool = false) {
         if let tls {
-            readTLS(tls)
+            readTLS(tls, evenIfPaused: evenIfPaused)
             return
         }
         // A bounded number of reads per wake-up keeps one chatty peer from starving the rest of the loop.
         for _ in 0..<4 {
-            guard state != .closed else { return }
+            guard state != .closed, !readingPaused || evenIfPaused else { return }
             let count = read(fd, loop.readBuffer.baseAddress, loop.readBuffer.count)
             if count > 0 {
                 if state == .open {
@@ -271,10 +311,10 @@ public struct ConnectionHandle: Sendable, Hashable {
 }
 
 extension Connection {
-    fileprivate func readTLS(_ tls: TLSStream) {
+    fileprivate func readTLS(_ tls: TLSStream, evenIfPaused: Bool) {
         tlsReadWaitsForWrite = false
         for _ in 0..<4 {
-            guard state != .closed else { return }
+            guard state != .closed, !readingPaused || evenIfPaused else { return }
             switch tls.read(into: loop.readBuffer) {
             case .done(let count):
                 if state == .open {
@@ -293,7 +333,7 @@ extension Connection {
             }
         }
         // Decrypted bytes left inside OpenSSL raise no epoll event: come back for them after others had a turn.
-        if tls.hasBufferedInput {
+        if tls.hasBufferedInput, !readingPaused {
             let handle = self.handle
             loop.execute { handle.resolveAny()?.readAvailable() }
         }

@@ -11,7 +11,13 @@ final class Listener: SelectorHandler {
     private var registrationID: UInt32 = 0
     private let accepted: (Connection) -> Void
     private let tls: TLSContext?
+    private let logger: Logger
     private var isOpen = true
+    /// Held in reserve for when descriptors run out: closing it lets one pending client be accepted and closed, so
+    /// the backlog drains and clients hear at once, instead of a level-triggered listener waking us for ever.
+    private var spareFD: Int32 = Listener.openSpare()
+    private var paused = false
+    private var lastExhaustionLog: UInt64?
 
     /// Creates, binds and listens; does not register yet (that happens on the loop thread).
     static func bind(_ address: SocketAddress, backlog: Int32) throws(SystemError) -> Int32 {
@@ -47,12 +53,15 @@ final class Listener: SelectorHandler {
         return ok == 0 ? SocketAddress(storage: storage, length: length) : nil
     }
 
-    init(loop: EventLoop, fd: Int32, tls: TLSContext?, accepted: @escaping (Connection) -> Void) {
+    init(loop: EventLoop, fd: Int32, tls: TLSContext?, logger: Logger, accepted: @escaping (Connection) -> Void) {
         self.loop = loop
         self.fd = fd
         self.tls = tls
+        self.logger = logger
         self.accepted = accepted
     }
+
+    private static func openSpare() -> Int32 { open("/dev/null", O_RDONLY | O_CLOEXEC) }
 
     func register() throws(SystemError) {
         registrationID = try loop.register(fd: fd, interest: .read, handler: self)
@@ -63,6 +72,8 @@ final class Listener: SelectorHandler {
         isOpen = false
         loop.deregister(fd: fd, id: registrationID)
         Glibc.close(fd)
+        if spareFD >= 0 { Glibc.close(spareFD) }
+        spareFD = -1
     }
 
     func handleSelectorEvent(readable: Bool, writable: Bool, hangUp: Bool) {
@@ -78,8 +89,17 @@ final class Listener: SelectorHandler {
                 switch errno {
                 case EINTR, ECONNABORTED, EPROTO: continue
                 case EAGAIN, EWOULDBLOCK: return
-                case EMFILE, ENFILE, ENOBUFS, ENOMEM:
-                    // Out of descriptors: stop for now rather than spin; level-triggered epoll retries next wake-up.
+                case EMFILE, ENFILE:
+                    noteExhaustion(errno: errno)
+                    switch shedPendingClient() {
+                    case .shed: continue
+                    case .nothingPending: return
+                    case .failed:
+                        pause()
+                        return
+                    }
+                case ENOBUFS, ENOMEM:
+                    pause()
                     return
                 default: return
                 }
@@ -97,5 +117,44 @@ final class Listener: SelectorHandler {
             }
             accepted(connection)
         }
+    }
+}
+
+extension Listener {
+    fileprivate enum ShedResult { case shed, nothingPending, failed }
+
+    /// Out of descriptors: frees the spare, accepts one pending client and closes it at once (it sees the close
+    /// instead of waiting in the backlog), then takes the spare back.
+    fileprivate func shedPendingClient() -> ShedResult {
+        guard spareFD >= 0 else { return .failed }
+        Glibc.close(spareFD)
+        let client = parlor_accept4(fd, nil, nil)
+        let acceptError = errno
+        if client >= 0 { Glibc.close(client) }
+        spareFD = Self.openSpare()
+        if client >= 0 { return .shed }
+        return acceptError == EAGAIN || acceptError == EWOULDBLOCK ? .nothingPending : .failed
+    }
+
+    /// Stops listening for a moment (another thread took the freed descriptor, or the kernel is short of memory):
+    /// level-triggered epoll would otherwise report the pending clients again at once.
+    fileprivate func pause() {
+        guard !paused, isOpen else { return }
+        paused = true
+        loop.reregister(fd: fd, id: registrationID, interest: [])
+        _ = loop.schedule(after: .milliseconds(100)) { [weak self] in
+            guard let self, isOpen else { return }
+            paused = false
+            if spareFD < 0 { spareFD = Self.openSpare() }
+            loop.reregister(fd: fd, id: registrationID, interest: .read)
+        }
+    }
+
+    /// Logs running out of descriptors at most once a minute, not once per refused client.
+    fileprivate func noteExhaustion(errno code: Int32) {
+        let now = MonotonicClock.now()
+        if let last = lastExhaustionLog, now - last < 60_000_000_000 { return }
+        lastExhaustionLog = now
+        logger.warning("out of file descriptors: closing new connections at once", ["loop": loop.name, "errno": String(code)])
     }
 }

@@ -13,7 +13,7 @@ public final class TCPServer: Sendable {
     private let accepting = Atomic<Bool>(true)
 
     public init(group: EventLoopGroup, host: String, port: Int, backlog: Int32 = 4096, tls: TLSContext? = nil,
-                accepted: @escaping @Sendable (Connection) -> Void) throws {
+                logger: Logger = Logger(), accepted: @escaping @Sendable (Connection) -> Void) throws {
         guard let requested = SocketAddress(host: host, port: port) else {
             throw SystemError("parse address \(host)", errno: EINVAL)
         }
@@ -35,7 +35,7 @@ public final class TCPServer: Sendable {
         self.listenerFDs = fds
         for (loop, fd) in zip(group.loops, fds) {
             let failure: String? = loop.submitAndWait {
-                let listener = Listener(loop: loop, fd: fd, tls: tls, accepted: accepted)
+                let listener = Listener(loop: loop, fd: fd, tls: tls, logger: logger, accepted: accepted)
                 do { try listener.register() } catch { return "\(error)" }
                 return nil
             }

@@ -1,0 +1,114 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+
+/// Attacks on the transport against the real `parlor` binary, with memory and CPU read from /proc (issue 17).
+@Suite struct TransportAttackTests {
+    /// Sends `bytes` without blocking until all are out or `seconds` pass (a server that stops reading stalls it).
+    /// Returns the bytes sent.
+    static func sendWithoutBlocking(_ connection: RawConnection, _ bytes: [UInt8], for seconds: Double) -> Int {
+        let flags = fcntl(connection.fd, F_GETFL)
+        _ = fcntl(connection.fd, F_SETFL, flags | O_NONBLOCK)
+        defer { _ = fcntl(connection.fd, F_SETFL, flags) }
+        let deadline = Date().addingTimeInterval(seconds)
+        var offset = 0
+        while offset < bytes.count, Date() < deadline {
+            let sent = bytes[offset...].withUnsafeBytes { Glibc.send(connection.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if sent > 0 { offset += sent } else if errno == EAGAIN || errno == EWOULDBLOCK { usleep(5_000) } else { break }
+        }
+        return offset
+    }
+
+    @Test func pipelinedRequestsFromAClientThatNeverReadsAreBounded() throws {
+        let server = try ServerProcess()
+        let warmUp = try RawConnection(port: server.port)
+        try warmUp.send("GET /app.js HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        #expect(try warmUp.readResponse().status == 200)
+        let baseline = try server.residentBytes()
+
+        let request = Array("GET /app.js HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
+        let flood = [UInt8]([[UInt8]](repeating: request, count: 1_000_000 / request.count).joined())
+        var attackers: [RawConnection] = []
+        var peak = baseline
+        for _ in 0..<5 {
+            let attacker = try RawConnection(port: server.port)
+            attackers.append(attacker)
+            _ = Self.sendWithoutBlocking(attacker, flood, for: 1)
+            peak = max(peak, try server.residentBytes())
+        }
+        // Give the server time to do whatever it would do with what it did read (a debug build is slow at it).
+        for _ in 0..<100 {
+            usleep(20_000)
+            peak = max(peak, try server.residentBytes())
+        }
+        #expect(peak <= baseline + 64 * ServerProcess.mebibyte, "RSS grew by \((peak - baseline) / ServerProcess.mebibyte) MiB")
+
+        attackers.removeAll()
+        let returned = try server.eventually { try server.residentBytes() <= baseline + 32 * ServerProcess.mebibyte }
+        let after = try server.residentBytes()
+        #expect(returned, "RSS stayed \((after - baseline) / ServerProcess.mebibyte) MiB above the baseline")
+
+        // Still serving, and a pipelining client that does read gets every response.
+        let reader = try RawConnection(port: server.port)
+        try reader.send(Array([[UInt8]](repeating: request, count: 200).joined()))
+        for _ in 0..<200 { #expect(try reader.readResponse().status == 200) }
+    }
+
+    @Test func runningOutOfDescriptorsDoesNotSpinTheAcceptLoop() throws {
+        let server = try ServerProcess(prefix: ["prlimit", "--nofile=256", "--"])
+        var held: [RawConnection] = []
+        for _ in 0..<300 { held.append(try RawConnection(port: server.port)) }
+        // Let the server reach its limit and settle, then measure what being out of descriptors costs.
+        #expect(server.eventually { (try? server.openDescriptorCount()).map { $0 >= 240 } ?? false })
+        usleep(200_000)
+        let before = try server.cpuSeconds()
+        usleep(2_000_000)
+        let spent = try server.cpuSeconds() - before
+        #expect(spent < 0.5, "the server used \(spent) CPU seconds in 2 s while out of descriptors")
+
+        held.removeAll()
+        let started = Date()
+        let client = try RawConnection(port: server.port, timeout: 5)
+        try client.send("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        #expect(try client.readResponse().status == 200)
+        #expect(Date().timeIntervalSince(started) < 2)
+    }
+
+    @Test func slowRequestBodiesAreClosedAfterTheBodyTimeout() throws {
+        let server = try ServerProcess(["--body-timeout", "1"])
+        let baseline = try server.residentBytes()
+        var slow: [RawConnection] = []
+        for _ in 0..<200 {
+            let connection = try RawConnection(port: server.port, timeout: 5)
+            try connection.send("POST /auth HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 65536\r\n\r\n{")
+            slow.append(connection)
+        }
+        var peak = try server.residentBytes()
+        // One more byte a connection every 200 ms: each keeps the connection active, none completes a body.
+        let started = Date()
+        var open = slow
+        while !open.isEmpty, Date().timeIntervalSince(started) < 4 {
+            open = open.filter { connection in
+                var probe: UInt8 = 0
+                let peeked = recv(connection.fd, &probe, 1, Int32(MSG_DONTWAIT | MSG_PEEK))
+                // An answer (the 408), the end of the stream or an error: the server has given up on it.
+                if peeked >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK) { return false }
+                return Glibc.send(connection.fd, " ", 1, Int32(MSG_NOSIGNAL)) == 1
+            }
+            peak = max(peak, try server.residentBytes())
+            usleep(200_000)
+        }
+        #expect(open.isEmpty, "\(open.count) slow bodies still unanswered after 4 s with --body-timeout 1")
+        #expect(peak <= baseline + 64 * ServerProcess.mebibyte)
+        // Each got a 408 JSON error, then the close.
+        for connection in slow {
+            let response = try connection.readResponse()
+            #expect(response.status == 408 && response.errorCode == "http:error:body-timeout")
+            #expect(try connection.waitForClose())
+        }
+        slow.removeAll()
+        #expect(try server.eventually { try server.residentBytes() <= baseline + 32 * ServerProcess.mebibyte })
+    }
+}
