@@ -58,6 +58,7 @@ public struct AppConfiguration: Sendable {
         // Tests drive many clients from one address as fast as they can; limit tests set their own.
         configuration.authRatePerIP = 0
         configuration.messagesPerSecond = 0
+        configuration.http.webSocket.framesPerSecond = 0
         configuration.http.maxConnectionsPerIP = 0
         return configuration
     }

@@ -28,6 +28,8 @@ public struct WebSocketDecoder: Sendable {
     var messageBytes: [UInt8] = []
     var utf8 = UTF8Validator()
     var failure: WebSocketProtocolError?
+    /// Frames whose header has been decoded so far, control frames and continuations included (for rate limits).
+    public private(set) var frameCount = 0
 
     public init(role: WebSocketRole, maxFrameSize: Int = 65536, maxMessageSize: Int = 65536) {
         self.role = role
@@ -65,6 +67,7 @@ public struct WebSocketDecoder: Sendable {
             if frame == nil {
                 guard let header = try parseHeader() else { return nil }
                 buffer.consume(header.headerLength)
+                frameCount += 1
                 frame = header
                 frameOffset = 0
                 if header.opcode == .text || header.opcode == .binary {

@@ -43,6 +43,8 @@ public final class WebSocketConnection: ConnectionHandler {
     public let connection: Connection
     let context: HTTPServerContext
     private var decoder: WebSocketDecoder
+    private var frameRate: FrameRateLimiter
+    private var framesCharged = 0
     private var delegate: WebSocketDelegate?
     private var lastHeardFrom = MonotonicClock.now()
     private var heartbeat: TimerID?
@@ -61,6 +63,7 @@ public final class WebSocketConnection: ConnectionHandler {
         self.context = context
         let config = context.configuration.webSocket
         decoder = WebSocketDecoder(role: .server, maxFrameSize: config.maxFrameBytes, maxMessageSize: config.maxMessageBytes)
+        frameRate = FrameRateLimiter(rate: config.framesPerSecond)
     }
 
     public var handle: ConnectionHandle { connection.handle }
@@ -154,6 +157,14 @@ public final class WebSocketConnection: ConnectionHandler {
                 } else {
                     close(code: error.closeCode, reason: error.reason)
                 }
+                return
+            }
+            // Every frame counts, not only messages: fragments and pings cost work without making one.
+            let frames = decoder.frameCount - framesCharged
+            framesCharged = decoder.frameCount
+            if !frameRate.take(frames) {
+                inputRefused = true
+                close(code: WebSocketCloseCode.policyViolation, reason: "too many frames")
                 return
             }
             guard let message else { return }

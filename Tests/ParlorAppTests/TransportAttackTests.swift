@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import ParlorCodec
 import Testing
 
 /// Attacks on the transport against the real `parlor` binary, with memory and CPU read from /proc (issue 17).
@@ -19,6 +20,41 @@ import Testing
             if sent > 0 { offset += sent } else if errno == EAGAIN || errno == EWOULDBLOCK { usleep(5_000) } else { break }
         }
         return offset
+    }
+
+    /// A token from the server's POST /auth (open mode).
+    static func authToken(port: Int, name: String) throws -> String {
+        let connection = try RawConnection(port: port)
+        let body = #"{"name":"\#(name)"}"#
+        try connection.send("POST /auth HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+        guard let jwt = try connection.readResponse().object["jwt"] as? String else { throw TestFailure("POST /auth gave no jwt") }
+        return jwt
+    }
+
+    /// The server's close code, or nil if it sends none within `seconds` (its pings alone never end the wait).
+    static func closeCode(_ socket: TestWebSocket, within seconds: Double) throws -> UInt16? {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if case .close(let code, _) = try socket.nextMessage() { return code }
+        }
+        return nil
+    }
+
+    @Test func floodOfEmptyFragmentsIsClosedWith1008() throws {
+        let server = try ServerProcess()
+        let flooders = try (0..<2).map { try TestWebSocket(port: server.port, token: try Self.authToken(port: server.port, name: "flooder\($0)")) }
+        let mask: WebSocketFrameEncoder.Mask = (1, 2, 3, 4)
+        var fragments = WebSocketFrameEncoder.frame(.text, payload: [UInt8](), fin: false, mask: mask)
+        let continuation = WebSocketFrameEncoder.frame(.continuation, payload: [UInt8](), fin: false, mask: mask)
+        for _ in 0..<20_000 { fragments += continuation }
+        let before = try server.cpuSeconds()
+        for flooder in flooders { _ = Self.sendWithoutBlocking(flooder.connection, fragments, for: 1) }
+        for flooder in flooders { #expect(try Self.closeCode(flooder, within: 5) == 1008) }
+        let spent = try server.cpuSeconds() - before
+        #expect(spent < 0.5, "the server used \(spent) CPU seconds on 40,000 empty fragments")
+        // Ordinary clients are unaffected.
+        let polite = try TestWebSocket(port: server.port, token: try Self.authToken(port: server.port, name: "polite"))
+        try polite.sync()
     }
 
     @Test func pipelinedRequestsFromAClientThatNeverReadsAreBounded() throws {
