@@ -1,6 +1,8 @@
 #define _GNU_SOURCE
 #include "CParlorSystem.h"
 #include <malloc.h>
+#include <sys/ioctl.h>
+#include <linux/sockios.h>
 
 int parlor_accept4(int fd, struct sockaddr *addr, socklen_t *len) {
     return accept4(fd, addr, len, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -23,4 +25,10 @@ int parlor_raise_nofile_limit(void) {
 void parlor_tune_malloc(void) {
     mallopt(M_MMAP_THRESHOLD, 128 * 1024);
     mallopt(M_TRIM_THRESHOLD, 1024 * 1024);
+}
+
+// Bytes of a socket's output the peer has not acknowledged yet (SIOCOUTQ), or -1.
+int parlor_unacknowledged_output(int fd) {
+    int bytes = 0;
+    return ioctl(fd, SIOCOUTQ, &bytes) == 0 ? bytes : -1;
 }

@@ -136,7 +136,8 @@ public final class WebSocketConnection: ConnectionHandler {
         closeDeadline = connection.loop.schedule(after: context.configuration.webSocket.pongTimeout) { [weak self] in
             guard let self else { return }
             closeDeadline = nil
-            connection.close()
+            // Once the close frame is out, the connection's lingering decides (a close now could reset it).
+            if !connection.isLingering { connection.close() }
         }
     }
 

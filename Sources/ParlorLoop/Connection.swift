@@ -36,6 +36,8 @@ public final class Connection: SelectorHandler {
     private var readingPaused = false
     private var state = State.open
     private var lingerTimer: TimerID?
+    /// When the peer last sent anything, while lingering.
+    private var lastInputAt: UInt64 = 0
     /// When set, the handler hears once that unsent output fell to this many bytes (backpressure on output).
     private var drainThreshold: Int?
     /// Set for TLS connections; then OpenSSL does the socket reads and writes.
@@ -194,15 +196,37 @@ public final class Connection: SelectorHandler {
         loop.reregister(fd: fd, id: registrationID, interest: interest)
     }
 
-    /// Half-closes our side and discards input until the peer closes or a second passes: closing with unread input
-    /// would send RST, which can destroy the response the peer has not read yet.
+    /// Half-closes our side and discards input until the peer closes (it has read what we sent), or until it has
+    /// acknowledged all our output and been quiet for a second, or for at most `maxLinger`. Closing while the peer
+    /// still sends would make our kernel answer with RST, and a RST destroys what the peer has not read yet (a
+    /// response, a close frame).
     private func startLingering() {
         state = .lingering
         setWriteInterest(false)
         tls?.shutdown()
         shutdown(fd, Int32(SHUT_WR))
-        lingerTimer = loop.schedule(after: .seconds(1)) { [weak self] in self?.close() }
+        let startedAt = MonotonicClock.now()
+        lastInputAt = startedAt
+        scheduleLingerCheck(startedAt: startedAt)
     }
+
+    private static let maxLinger = TimeSpan.seconds(10)
+
+    private func scheduleLingerCheck(startedAt: UInt64) {
+        lingerTimer = loop.schedule(after: .milliseconds(250)) { [weak self] in
+            guard let self, state == .lingering else { return }
+            let now = MonotonicClock.now()
+            let quiet = now - lastInputAt >= TimeSpan.seconds(1).nanoseconds && parlor_unacknowledged_output(fd) <= 0
+            if quiet || now - startedAt >= Self.maxLinger.nanoseconds {
+                close()
+            } else {
+                scheduleLingerCheck(startedAt: startedAt)
+            }
+        }
+    }
+
+    /// True once everything queued went out and our side is shut, while input is drained before the close.
+    public var isLingering: Bool { state == .lingering }
 
     // MARK: Closing
 
@@ -253,6 +277,7 @@ public final class Connection: SelectorHandler {
             guard state != .closed, !readingPaused || evenIfPaused else { return }
             let count = read(fd, loop.readBuffer.baseAddress, loop.readBuffer.count)
             if count > 0 {
+                if state == .lingering { lastInputAt = MonotonicClock.now() }
                 if state == .open {
                     handler?.connection(self, didRead: UnsafeRawBufferPointer(rebasing: loop.readBuffer[0..<count]))
                 }
@@ -317,6 +342,7 @@ extension Connection {
             guard state != .closed, !readingPaused || evenIfPaused else { return }
             switch tls.read(into: loop.readBuffer) {
             case .done(let count):
+                if state == .lingering { lastInputAt = MonotonicClock.now() }
                 if state == .open {
                     handler?.connection(self, didRead: UnsafeRawBufferPointer(rebasing: loop.readBuffer[0..<count]))
                 }

@@ -147,4 +147,40 @@ import Testing
         slow.removeAll()
         #expect(try server.eventually { try server.residentBytes() <= baseline + 32 * ServerProcess.mebibyte })
     }
+
+    @Test func slowConsumerThatKeepsSendingStillReadsItsCloseFrame() throws {
+        let server = try ServerProcess(["--max-output-bytes", "16384", "--message-rate", "0", "--frame-rate", "0"])
+        let mask: WebSocketFrameEncoder.Mask = (9, 8, 7, 6)
+        let ping = WebSocketFrameEncoder.frame(.ping, payload: [UInt8](repeating: 0x61, count: 125), mask: mask)
+        let pings = [UInt8]([[UInt8]](repeating: ping, count: 50_000).joined())
+        let request = WebSocketFrameEncoder.frame(.text, payload: Array(#"{"type":"session:ping","tid":"x"}"#.utf8), mask: mask)
+        // Three runs side by side: each client's pongs pile up while it does not read, past the output limit.
+        let sockets = try (0..<3).map { try TestWebSocket(port: server.port, token: try Self.authToken(port: server.port, name: "slow\($0)")) }
+        for socket in sockets { _ = Self.sendWithoutBlocking(socket.connection, pings, for: 3) }
+        usleep(300_000)
+        // Now each reads slowly, sending a request with each chunk read, as a busy client would, until its close frame.
+        var decoders = sockets.map { _ in WebSocketDecoder(role: .client, maxFrameSize: 1 << 20, maxMessageSize: 1 << 20) }
+        var closeCodes: [UInt16?] = sockets.map { _ in nil }
+        var failures: [String?] = sockets.map { _ in nil }
+        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+        let deadline = Date().addingTimeInterval(8)
+        while Date() < deadline, sockets.indices.contains(where: { closeCodes[$0] == nil && failures[$0] == nil }) {
+            for index in sockets.indices where closeCodes[index] == nil && failures[index] == nil {
+                let fd = sockets[index].connection.fd
+                let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                if count <= 0 {
+                    failures[index] = count == 0 ? "end of stream before the close frame" : "recv failed with errno \(errno)"
+                    continue
+                }
+                decoders[index].append(Array(chunk[0..<count]))
+                while let message = try decoders[index].next() {
+                    if case .close(let code, _) = message { closeCodes[index] = code }
+                }
+                _ = request.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            }
+            usleep(10_000)
+        }
+        #expect(failures.allSatisfy { $0 == nil }, "\(failures)")
+        #expect(closeCodes == [1008, 1008, 1008])
+    }
 }

@@ -28,5 +28,6 @@ int parlor_accept4(int fd, struct sockaddr *addr, socklen_t *len);
 void parlor_ignore_sigpipe(void);
 int parlor_raise_nofile_limit(void);
 void parlor_tune_malloc(void);
+int parlor_unacknowledged_output(int fd);
 
 #endif
