@@ -38,7 +38,7 @@ extension AppConfiguration {
         option("--header-timeout", "PARLOR_HEADER_TIMEOUT", "10", "seconds to receive a request head (slowloris guard)") { $0.http.headerTimeout = .seconds(try seconds($1, "--header-timeout")) },
         option("--body-timeout", "PARLOR_BODY_TIMEOUT", "30", "seconds to receive a request body after its head (408 and close after)") { $0.http.bodyTimeout = .seconds(try seconds($1, "--body-timeout")) },
         option("--idle-timeout", "PARLOR_IDLE_TIMEOUT", "60", "seconds an idle keep-alive connection stays open") { $0.http.idleTimeout = .seconds(try seconds($1, "--idle-timeout")) },
-        option("--cors-origins", "PARLOR_CORS_ORIGINS", "*", "comma-separated origins allowed by CORS") { $0.http.corsAllowedOrigins = $1.split(separator: ",").map { $0.trimmingSpaces } },
+        option("--cors-origins", "PARLOR_CORS_ORIGINS", "none (same origin only)", "comma-separated origins allowed by CORS and on /ws besides the server's own; * allows any") { $0.http.corsAllowedOrigins = $1.split(separator: ",").map { $0.trimmingSpaces } },
         option("--grace-period", "PARLOR_GRACE_PERIOD", "20", "seconds a dropped member may resume before member:left reason dropped") { $0.rooms.gracePeriod = .seconds(try seconds($1, "--grace-period")) },
         option("--room-ttl", "PARLOR_ROOM_TTL", "300", "default seconds an empty room is kept") { $0.rooms.defaultRoomTTL = Int64(try int($1, "--room-ttl", 0...31_536_000)) },
         option("--ping-interval", "PARLOR_PING_INTERVAL", "5", "seconds between WebSocket pings") { $0.http.webSocket.pingInterval = .seconds(try seconds($1, "--ping-interval")) },

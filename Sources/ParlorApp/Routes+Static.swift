@@ -40,7 +40,7 @@ extension Routes {
         headers.add("ETag", etag)
         headers.add("Cache-Control", "no-cache")
         headers.add("X-Content-Type-Options", "nosniff")
-        headers.add("Content-Security-Policy", "default-src 'self'; connect-src 'self' ws: wss:; img-src 'self' data:; media-src 'self' blob:")
+        headers.add("Content-Security-Policy", "default-src 'self'; connect-src 'self'; img-src 'self' data:; media-src 'self' blob:; frame-ancestors 'none'")
         if request.head.headers["If-None-Match"] == etag {
             return .response(HTTPResponse(status: 304, headers: headers))
         }

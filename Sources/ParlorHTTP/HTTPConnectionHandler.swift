@@ -124,6 +124,14 @@ final class HTTPConnectionHandler: ConnectionHandler {
             complete(requestNumber: flight.number, response: preflight(request))
             return
         }
+        if head.headers["Upgrade"]?.lowercased() == "websocket",
+           !context.webSocketOriginAllowed(head.headers["Origin"], host: head.headers["Host"]) {
+            // Refused before the route runs: a page of another site must not even reach token checks.
+            complete(requestNumber: flight.number, response: HTTPError(
+                status: 403, code: "http:error:origin-not-allowed", title: "Origin not allowed",
+                detail: "WebSocket connections are accepted from this server's own pages and the configured origins").response())
+            return
+        }
         switch context.router.match(method: head.method, path: head.path) {
         case .failure(let error):
             complete(requestNumber: flight.number, response: error.response())

@@ -109,4 +109,34 @@ final class HTTPServerContext: Sendable {
         if configuration.corsAllowedOrigins.contains("*") { return "*" }
         return configuration.corsAllowedOrigins.contains(origin) ? origin : nil
     }
+
+    /// Whether a WebSocket upgrade from `origin` may proceed: no Origin (not a browser), the request's own host,
+    /// or a configured origin. Browsers let any page open a WebSocket anywhere, so this is the only guard against
+    /// another site using a visitor's network position (or cookies, some day) to talk to us.
+    func webSocketOriginAllowed(_ origin: String?, host: String?) -> Bool {
+        guard let origin else { return true }
+        if let host, Self.isSameOrigin(origin, host: host) { return true }
+        return allowedOrigin(for: origin) != nil
+    }
+
+    /// `http://h:p` or `https://h:p` against the Host header `h:p`, default ports and case ignored.
+    static func isSameOrigin(_ origin: String, host: String) -> Bool {
+        let origin = origin.lowercased()
+        let authority: Substring
+        let defaultPort: String
+        if origin.hasPrefix("http://") {
+            authority = origin.dropFirst(7)
+            defaultPort = ":80"
+        } else if origin.hasPrefix("https://") {
+            authority = origin.dropFirst(8)
+            defaultPort = ":443"
+        } else {
+            return false
+        }
+        func normalized<S: StringProtocol>(_ value: S) -> Substring {
+            let text = Substring(value)
+            return text.hasSuffix(defaultPort) ? text.dropLast(defaultPort.count) : text
+        }
+        return !authority.isEmpty && normalized(authority) == normalized(host.lowercased())
+    }
 }

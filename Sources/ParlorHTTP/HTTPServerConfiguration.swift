@@ -13,8 +13,9 @@ public struct HTTPServerConfiguration: Sendable {
     public var bodyTimeout = TimeSpan.seconds(30)
     /// A keep-alive connection with no request in progress is closed after this long.
     public var idleTimeout = TimeSpan.seconds(60)
-    /// Origins allowed by CORS; "*" allows any.
-    public var corsAllowedOrigins = ["*"]
+    /// Origins allowed by CORS and on WebSocket upgrades besides the server's own; "*" allows any. Empty: same
+    /// origin only.
+    public var corsAllowedOrigins: [String] = []
     public var webSocket = WebSocketConfiguration()
     /// Unsent response bytes at which a connection stops answering pipelined requests and stops reading, until
     /// half of them are out (a client that pipelines without reading cannot grow our memory).

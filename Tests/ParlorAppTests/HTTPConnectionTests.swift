@@ -135,14 +135,14 @@ import ParlorApp
     // MARK: CORS
 
     @Test func preflightGetsTheCORSHeaders() throws {
-        try withServer { app in
+        try withServer({ $0.http.corsAllowedOrigins = ["https://example.com"] }) { app in
             let response = try http(app, "OPTIONS", "/rooms", headers: [
                 "Origin": "https://example.com", "Access-Control-Request-Method": "POST",
                 "Access-Control-Request-Headers": "authorization, content-type",
             ])
             #expect(response.status == 204)
             #expect(response.body.isEmpty)
-            #expect(response.header("Access-Control-Allow-Origin") == "*")
+            #expect(response.header("Access-Control-Allow-Origin") == "https://example.com")
             let methods = Set((response.header("Access-Control-Allow-Methods") ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
             #expect(methods.isSuperset(of: ["GET", "POST"]))
             #expect(response.header("Access-Control-Allow-Headers")?.lowercased().contains("authorization") == true)
@@ -158,7 +158,7 @@ import ParlorApp
     }
 
     @Test func simpleRequestWithOriginGetsAllowOrigin() throws {
-        try withServer { app in
+        try withServer({ $0.http.corsAllowedOrigins = ["*"] }) { app in
             let response = try http(app, "GET", "/rooms", headers: ["Origin": "https://example.com"])
             #expect(response.header("Access-Control-Allow-Origin") == "*")
             #expect(response.header("Access-Control-Expose-Headers")?.contains("Link") == true)
