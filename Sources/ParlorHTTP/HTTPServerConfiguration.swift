@@ -39,6 +39,9 @@ public struct WebSocketConfiguration: Sendable {
     public var pongTimeout = TimeSpan.seconds(15)
     /// A consumer whose unsent output exceeds this is disconnected with 1008 rather than growing memory.
     public var maxPendingOutputBytes = 1024 * 1024
+    /// Paced frames (a resume's replay) wait in a backlog and are handed over as output drains below half of
+    /// `maxPendingOutputBytes`; a backlog above this closes the connection with 1008.
+    public var maxBacklogBytes = 16 * 1024 * 1024
     /// Frames of any kind a connection may send per second, with a burst of twice that; above it the connection
     /// is closed with 1008 (empty fragments cost us work but no message). 0 turns it off.
     public var framesPerSecond = 200.0

@@ -57,6 +57,11 @@ public final class WebSocketConnection: ConnectionHandler {
     private var closeReported = false
     private var closeCode: UInt16?
     private var closeReason = ""
+    /// Frames not yet handed to the connection, oldest first from `backlogHead`: a paced burst and everything
+    /// sent after it, so order is kept.
+    private var backlog: [[UInt8]] = []
+    private var backlogHead = 0
+    private var backlogBytes = 0
 
     init(connection: Connection, context: HTTPServerContext) {
         self.connection = connection
@@ -90,12 +95,73 @@ public final class WebSocketConnection: ConnectionHandler {
     /// Queues an already-encoded frame; the same array may be queued to many sockets (fan-out encodes once).
     public func send(frame: [UInt8], writeNow: Bool = true) {
         guard isOpen else { return }
+        if backlogHead < backlog.count {
+            addToBacklog(frame)
+            return
+        }
         if writeNow { connection.write(frame) } else { connection.queue(frame) }
         if connection.pendingOutputBytes > context.configuration.webSocket.maxPendingOutputBytes {
             // A consumer that does not read would otherwise grow our memory without bound.
             connection.discardUnsentOutput()
             close(code: WebSocketCloseCode.policyViolation, reason: "slow consumer: output queue over limit")
         }
+    }
+
+    /// Queues a frame of a burst that may exceed the output limit (a resume's replay): it is handed to the
+    /// connection only while unsent output is below half the limit, the rest waits in the backlog. Call
+    /// `writeQueued` afterwards.
+    public func sendPaced(frame: [UInt8]) {
+        guard isOpen else { return }
+        let half = context.configuration.webSocket.maxPendingOutputBytes / 2
+        if backlogHead == backlog.count, connection.pendingOutputBytes + frame.count <= half {
+            connection.queue(frame)
+        } else {
+            addToBacklog(frame)
+        }
+    }
+
+    private func addToBacklog(_ frame: [UInt8]) {
+        let wasEmpty = backlogHead == backlog.count
+        backlog.append(frame)
+        backlogBytes += frame.count
+        if backlogBytes > context.configuration.webSocket.maxBacklogBytes {
+            connection.discardUnsentOutput()
+            close(code: WebSocketCloseCode.policyViolation, reason: "slow consumer: backlog over limit")
+            return
+        }
+        if wasEmpty { connection.notifyWhenOutputDrains(below: context.configuration.webSocket.maxPendingOutputBytes / 2) }
+    }
+
+    /// Hands backlog frames to the connection until half the output limit is pending, then waits for the next drain.
+    private func feedBacklog() {
+        guard isOpen else { return }
+        let half = context.configuration.webSocket.maxPendingOutputBytes / 2
+        while backlogHead < backlog.count, connection.pendingOutputBytes < half {
+            let frame = backlog[backlogHead]
+            backlog[backlogHead] = []
+            backlogHead += 1
+            backlogBytes -= frame.count
+            connection.queue(frame)
+        }
+        if backlogHead == backlog.count {
+            backlog.removeAll()
+            backlogHead = 0
+        } else if backlogHead > 1024, backlogHead * 2 > backlog.count {
+            backlog.removeFirst(backlogHead)
+            backlogHead = 0
+        }
+        connection.writeQueued()
+        if backlogHead < backlog.count { connection.notifyWhenOutputDrains(below: half) }
+    }
+
+    public func connectionOutputDidDrain(_ connection: Connection) {
+        feedBacklog()
+    }
+
+    private func dropBacklog() {
+        backlog = []
+        backlogHead = 0
+        backlogBytes = 0
     }
 
     /// Queues the reply to one of the peer's requests and tells the delegate, which may be counting them.
@@ -120,6 +186,7 @@ public final class WebSocketConnection: ConnectionHandler {
         closeSent = true
         closeCode = code
         closeReason = reason
+        dropBacklog()  // frames not handed over yet are not sent once closing (shutdown, a violation, a limit)
         connection.write(WebSocketFrameEncoder.close(code: code, reason: reason))
         connection.closeAfterFlush()
         armCloseDeadline()
@@ -192,6 +259,7 @@ public final class WebSocketConnection: ConnectionHandler {
 
     public func connectionDidClose(_ connection: Connection) {
         didClose = true
+        dropBacklog()
         if let heartbeat { connection.loop.cancelTimer(heartbeat) }
         heartbeat = nil
         if let closeDeadline { connection.loop.cancelTimer(closeDeadline) }

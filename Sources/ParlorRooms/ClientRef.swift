@@ -20,6 +20,8 @@ public struct ClientRef: Sendable, Hashable {
 /// What a batch hands a connection: a frame, or a close once the frames before it are out.
 enum Delivery: Sendable {
     case frame([UInt8])
+    /// Part of a burst the connection paces under its output limit (a resume's replay).
+    case pacedFrame([UInt8])
     /// The one answer to a request (success or error), which the connection counts.
     case reply([UInt8])
     case close(code: UInt16, reason: String)
@@ -34,6 +36,10 @@ struct Outbox {
 
     mutating func send(_ frame: [UInt8], to handle: ConnectionHandle) {
         add(.frame(frame), to: handle)
+    }
+
+    mutating func sendPaced(_ frame: [UInt8], to handle: ConnectionHandle) {
+        add(.pacedFrame(frame), to: handle)
     }
 
     mutating func reply(_ frame: [UInt8], to handle: ConnectionHandle) {
@@ -69,6 +75,7 @@ struct Outbox {
                     if seen.insert(ObjectIdentifier(socket)).inserted { touched.append(socket) }
                     switch delivery {
                     case .frame(let frame): socket.send(frame: frame, writeNow: false)
+                    case .pacedFrame(let frame): socket.sendPaced(frame: frame)
                     case .reply(let frame): socket.sendReply(frame: frame, writeNow: false)
                     case .close(let code, let reason):
                         socket.writeQueued()

@@ -19,6 +19,11 @@ extension RoomsService {
             waiters.append((client, tid, type))
         }
 
+        /// For a burst that may exceed the connection's output limit; the connection paces it (see `sendPaced`).
+        mutating func sendPaced(_ frame: [UInt8], to client: ClientRef) {
+            outbox.sendPaced(frame, to: client.handle)
+        }
+
         mutating func send(_ frame: [UInt8], to client: ClientRef) {
             outbox.send(frame, to: client.handle)
         }
