@@ -59,7 +59,7 @@ enum OpenAPIDocument {
         Operation(method: "GET", path: "/healthz", summary: "200 when the database answers",
                   success: (200, "Healthy", ["type": "object"]), errors: [503]),
         Operation(method: "GET", path: "/ws", summary: "Upgrade to the WebSocket protocol (docs/protocol.md); token as ?token= or Bearer",
-                  success: (101, "Switching protocols", nil), errors: [400, 401, 426], parameters: [query("token", "a JWT from /auth")]),
+                  success: (101, "Switching protocols", nil), errors: [400, 401, 403, 426], parameters: [query("token", "a JWT from /auth")]),
         Operation(method: "GET", path: "/openapi.json", summary: "This document",
                   success: (200, "OpenAPI 3.1", ["type": "object"]), errors: [404]),
     ] + WebClientFiles.files.keys.sorted().map { path in

@@ -258,6 +258,7 @@ final class HTTPConnectionHandler: ConnectionHandler {
         upgraded = true
         if let timer { connection.loop.cancelTimer(timer) }
         timer = nil
+        connection.setReading(true)  // it may have been paused for a full parser buffer; the WebSocket reads now
         let socket = WebSocketConnection(connection: connection, context: context)
         connection.handler = socket
         socket.start(delegate: upgrade.makeDelegate(socket, request), initialBytes: parser.takeRemainingBytes())
