@@ -19,13 +19,9 @@ int parlor_raise_nofile_limit(void) {
     return (int)lim.rlim_cur;
 }
 
-// glibc raises its mmap and trim thresholds as large blocks are freed, and then keeps freed heap for good: a burst
-// of big buffers (a flood of queued responses) would stay resident after the connections close. Fixed thresholds
-// keep large blocks in their own mappings and give freed heap tops back.
-void parlor_tune_malloc(void) {
-    mallopt(M_MMAP_THRESHOLD, 128 * 1024);
-    mallopt(M_TRIM_THRESHOLD, 1024 * 1024);
-}
+// Gives freed memory of every arena back to the system: glibc keeps it otherwise (measured: 600 of 940 MB stayed
+// resident after the connections that needed them closed, with fixed M_MMAP/M_TRIM thresholds as well).
+void parlor_release_free_memory(void) { malloc_trim(0); }
 
 // Bytes of a socket's output the peer has not acknowledged yet (SIOCOUTQ), or -1.
 int parlor_unacknowledged_output(int fd) {

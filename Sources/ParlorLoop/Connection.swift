@@ -237,7 +237,9 @@ public final class Connection: SelectorHandler {
         if let lingerTimer { loop.cancelTimer(lingerTimer) }
         loop.deregister(fd: fd, id: registrationID)
         Glibc.close(fd)
+        let heldMuch = output.peakByteCount >= 256 * 1024
         output.removeAll()
+        if heldMuch { loop.releaseFreedMemorySoon() }
         let handler = self.handler
         self.handler = nil
         handler?.connectionDidClose(self)

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Synchronization
+import CParlorSystem
 
 /// Something registered with a loop's selector: a listener or a connection.
 protocol SelectorHandler: AnyObject {
@@ -27,6 +28,7 @@ public final class EventLoop: @unchecked Sendable {  // loop-thread state is con
     /// Log lines written during this round of events, flushed with one write(2) when the round ends (access logs
     /// would otherwise cost a system call per request).
     private var pendingLog: [UInt8] = []
+    private var memoryReleaseScheduled = false
     /// Scratch space every read on this loop lands in before its handler consumes it; one per loop keeps connections small.
     let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
 
@@ -118,6 +120,17 @@ public final class EventLoop: @unchecked Sendable {  // loop-thread state is con
             return taken
         }
         for task in tasks { task() }
+    }
+
+    /// A connection that held a lot of output closed: in a second, give freed memory back to the system (glibc
+    /// keeps it otherwise). One release a second at most, however many connections close; loop thread only.
+    public func releaseFreedMemorySoon() {
+        guard !memoryReleaseScheduled else { return }
+        memoryReleaseScheduled = true
+        _ = schedule(after: .seconds(1)) { [weak self] in
+            self?.memoryReleaseScheduled = false
+            parlor_release_free_memory()
+        }
     }
 
     /// Queues a formatted log line for the end of this round; loop thread only.

@@ -52,13 +52,11 @@ extension EventLoop {
 
 /// Process-wide settings a socket server needs before it starts.
 public enum ProcessSetup {
-    /// Ignores SIGPIPE (writes use MSG_NOSIGNAL semantics through this), fixes malloc's thresholds so memory a
-    /// flood made us allocate goes back to the system, and raises the soft descriptor limit to the hard one;
-    /// returns the new limit, or nil when it could not be read.
+    /// Ignores SIGPIPE (writes use MSG_NOSIGNAL semantics through this) and raises the soft descriptor limit
+    /// to the hard one; returns the new limit, or nil when it could not be read.
     @discardableResult
     public static func prepareForServing() -> Int? {
         parlor_ignore_sigpipe()
-        parlor_tune_malloc()
         let limit = parlor_raise_nofile_limit()
         return limit >= 0 ? Int(limit) : nil
     }

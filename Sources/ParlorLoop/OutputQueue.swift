@@ -9,6 +9,8 @@ struct OutputQueue {
     private var head = 0          // index of the first unwritten chunk
     private var headOffset = 0    // bytes of chunks[head] already written
     private(set) var byteCount = 0
+    /// The most bytes ever pending at once (a large queue leaves freed memory behind when released).
+    private(set) var peakByteCount = 0
     private static let maxVectors = 64
 
     var isEmpty: Bool { byteCount == 0 }
@@ -16,6 +18,7 @@ struct OutputQueue {
     mutating func append(_ bytes: [UInt8]) {
         chunks.append(bytes)
         byteCount += bytes.count
+        peakByteCount = max(peakByteCount, byteCount)
     }
 
     /// Drops every chunk not yet started, keeping a partly written one so the byte stream stays well-formed.

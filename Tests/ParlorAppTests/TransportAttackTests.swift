@@ -92,6 +92,24 @@ import Testing
         for _ in 0..<200 { #expect(try reader.readResponse().status == 200) }
     }
 
+    @Test func memoryOfALargeOutputQueueReturnsAfterTheConnectionCloses() throws {
+        // An output limit high enough that one pipelining client makes the server queue a lot.
+        let server = try ServerProcess(["--max-output-bytes", "268435456"])
+        let warmUp = try RawConnection(port: server.port)
+        try warmUp.send("GET /app.js HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        #expect(try warmUp.readResponse().status == 200)
+        let baseline = try server.residentBytes()
+        let request = Array("GET /app.js HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
+        var attacker: RawConnection? = try RawConnection(port: server.port)
+        _ = Self.sendWithoutBlocking(attacker!, Array([[UInt8]](repeating: request, count: 6_000).joined()), for: 1)
+        let grew = try server.eventually { try server.residentBytes() >= baseline + 96 * ServerProcess.mebibyte }
+        #expect(grew, "the server did not queue the responses (RSS +\((try? server.residentBytes()).map { ($0 - baseline) >> 20 } ?? -1) MiB)")
+        attacker = nil
+        let returned = try server.eventually(timeout: 5) { try server.residentBytes() <= baseline + 32 * ServerProcess.mebibyte }
+        let after = try server.residentBytes()
+        #expect(returned, "RSS stayed \((after - baseline) / ServerProcess.mebibyte) MiB above the baseline after the close")
+    }
+
     @Test func runningOutOfDescriptorsDoesNotSpinTheAcceptLoop() throws {
         let server = try ServerProcess(prefix: ["prlimit", "--nofile=256", "--"])
         var held: [RawConnection] = []

@@ -27,7 +27,7 @@ static inline uint32_t parlor_epoll_event_events(const struct epoll_event *ev) {
 int parlor_accept4(int fd, struct sockaddr *addr, socklen_t *len);
 void parlor_ignore_sigpipe(void);
 int parlor_raise_nofile_limit(void);
-void parlor_tune_malloc(void);
+void parlor_release_free_memory(void);
 int parlor_unacknowledged_output(int fd);
 
 #endif
