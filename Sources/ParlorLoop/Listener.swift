@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CParlorSystem
+import Synchronization
 
 /// A listening socket registered on one loop. Each loop of a server has its own, bound with SO_REUSEPORT,
 /// so the kernel spreads new connections across loops without a hand-off between threads.
@@ -17,7 +18,8 @@ final class Listener: SelectorHandler {
     /// the backlog drains and clients hear at once, instead of a level-triggered listener waking us for ever.
     private var spareFD: Int32 = Listener.openSpare()
     private var paused = false
-    private var lastExhaustionLog: UInt64?
+    /// When running out of descriptors was last logged, by any listener (0: never).
+    private static let lastExhaustionLog = Atomic<UInt64>(0)
 
     /// Creates, binds and listens; does not register yet (that happens on the loop thread).
     static func bind(_ address: SocketAddress, backlog: Int32) throws(SystemError) -> Int32 {
@@ -150,11 +152,12 @@ extension Listener {
         }
     }
 
-    /// Logs running out of descriptors at most once a minute, not once per refused client.
+    /// Logs running out of descriptors at most once a minute for the whole process, not once per refused client.
     fileprivate func noteExhaustion(errno code: Int32) {
         let now = MonotonicClock.now()
-        if let last = lastExhaustionLog, now - last < 60_000_000_000 { return }
-        lastExhaustionLog = now
+        let last = Self.lastExhaustionLog.load(ordering: .relaxed)
+        if last != 0, now - last < 60_000_000_000 { return }
+        guard Self.lastExhaustionLog.compareExchange(expected: last, desired: now, ordering: .relaxed).exchanged else { return }
         logger.warning("out of file descriptors: closing new connections at once", ["loop": loop.name, "errno": String(code)])
     }
 }

@@ -128,6 +128,12 @@ import Testing
         try client.send("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         #expect(try client.readResponse().status == 200)
         #expect(Date().timeIntervalSince(started) < 2)
+
+        // Logged once, not once per refused client.
+        kill(server.pid, SIGTERM)
+        #expect(server.child.waitForExit() == 0)
+        let log = server.child.errorOutput()
+        #expect(log.components(separatedBy: "out of file descriptors").count - 1 == 1, "\(log)")
     }
 
     @Test func slowRequestBodiesAreClosedAfterTheBodyTimeout() throws {
