@@ -3,16 +3,32 @@ import Foundation
 /// Moves WAL pages into the database file on its own thread and connection, so the fsyncs of a checkpoint never
 /// run inside a commit on the writer's thread (SQLite's automatic checkpoint would: with a busy disk that stalls
 /// every room for hundreds of milliseconds). The writer's automatic checkpoint is turned off when this runs.
+///
+/// PASSIVE checkpoints never shrink the -wal file, and under steady reads the WAL may never start over, so it
+/// would grow without bound; once it is over `truncateAboveBytes`, a TRUNCATE checkpoint runs while the writer
+/// is idle (the pages are mostly copied already by then, so it costs little).
 final class Checkpointer: @unchecked Sendable {  // `stopped` and the wake-up are guarded by `condition`
     private let connection: SQLiteConnection
+    private let walPath: String
     private let interval: TimeInterval
+    private let truncateAboveBytes: Int
+    /// Runs its argument only if no write is in progress, holding the writer off meanwhile; otherwise skips it.
+    private let whileWriterIdle: @Sendable (() -> Void) -> Void
     private let condition = NSCondition()
     private var stopped = false
     private let finished = DispatchSemaphore(value: 0)
 
-    init(path: String, busyTimeoutMilliseconds: Int32, interval: TimeInterval = 1) throws {
-        connection = try SQLiteConnection.openWriter(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
+    /// A TRUNCATE checkpoint waits for readers on old snapshots in SQLite's busy handler; it gives up after this
+    /// and tries again at the next pass rather than hold the writer off.
+    static let busyTimeoutMilliseconds: Int32 = 100
+
+    init(path: String, interval: TimeInterval = 1, truncateAboveBytes: Int,
+         whileWriterIdle: @escaping @Sendable (() -> Void) -> Void) throws {
+        connection = try SQLiteConnection.openWriter(path: path, busyTimeoutMilliseconds: Self.busyTimeoutMilliseconds)
+        walPath = path + "-wal"
         self.interval = interval
+        self.truncateAboveBytes = truncateAboveBytes
+        self.whileWriterIdle = whileWriterIdle
         let thread = Thread { [self] in self.run() }
         thread.name = "parlor-checkpoint"
         thread.start()
@@ -24,12 +40,20 @@ final class Checkpointer: @unchecked Sendable {  // `stopped` and the wake-up ar
             condition.unlock()
             // PASSIVE: copies what no reader still needs, never waits for or blocks the writer.
             try? connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            if walSize() > truncateAboveBytes {
+                whileWriterIdle { try? self.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
+            }
             condition.lock()
             if !stopped { _ = condition.wait(until: Date().addingTimeInterval(interval)) }
         }
         condition.unlock()
         connection.close()
         finished.signal()
+    }
+
+    private func walSize() -> Int {
+        var status = stat()
+        return stat(walPath, &status) == 0 ? Int(status.st_size) : 0
     }
 
     /// Stops the thread and closes its connection; returns when both are done.

@@ -23,7 +23,10 @@ public final class Database: @unchecked Sendable {  // writer and isClosed under
         // SQLite would open a private temporary database for "", which readers could not share.
         guard !path.isEmpty else { throw StoreError.misuse("the database path is empty") }
         let timeout = configuration.busyTimeoutMilliseconds
-        if !configuration.isInMemory { try Self.createParentDirectory(of: path) }
+        if !configuration.isInMemory {
+            try Self.createParentDirectory(of: path)
+            try Self.restrictFileModes(of: path)
+        }
 
         let writer = try SQLiteConnection.openWriter(path: path, busyTimeoutMilliseconds: timeout)
         if configuration.appliesMigrations { try writer.migrate(to: configuration.migrations) }
@@ -33,7 +36,16 @@ public final class Database: @unchecked Sendable {  // writer and isClosed under
             checkpointer = nil
         } else {
             try writer.execute("PRAGMA wal_autocheckpoint=0")
-            checkpointer = try Checkpointer(path: path, busyTimeoutMilliseconds: timeout)
+            // When a checkpoint has emptied the WAL, the next write starts it over and cuts the file back to this size.
+            try writer.execute("PRAGMA journal_size_limit=\(configuration.walTruncateBytes)")
+            let writerLock = self.writerLock
+            checkpointer = try Checkpointer(path: path, interval: configuration.checkpointInterval,
+                                            truncateAboveBytes: configuration.walTruncateBytes) { body in
+                // Only between writes: the rooms thread then waits on this lock, not in SQLite's sleeping busy handler.
+                guard writerLock.try() else { return }
+                defer { writerLock.unlock() }
+                body()
+            }
             // Opened only now: read-only connections cannot create the file or its schema.
             readers = ReaderPool(
                 try (0..<max(1, configuration.readerCount)).map { _ in
