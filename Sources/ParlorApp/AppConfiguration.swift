@@ -29,6 +29,8 @@ public struct AppConfiguration: Sendable {
     public var tlsSelfSigned = false
     /// POST /auth requests per second per client address (with a burst of three times that); 0 turns it off.
     public var authRatePerIP = 10.0
+    /// POST /rooms per minute per client address (with a burst of twice that); 0 turns it off.
+    public var roomCreationsPerMinute = 10.0
     /// WebSocket messages per second per connection (burst of twice that) before a close with 1008; 0 turns it off.
     public var messagesPerSecond = 50.0
     public var access = AccessMode.open
@@ -59,6 +61,8 @@ public struct AppConfiguration: Sendable {
         configuration.authRatePerIP = 0
         configuration.messagesPerSecond = 0
         configuration.http.maxConnectionsPerIP = 0
+        configuration.roomCreationsPerMinute = 0
+        configuration.rooms.maxRoomsPerAddress = 0
         return configuration
     }
 

@@ -25,6 +25,12 @@ extension Routes {
     /// POST /rooms `{"display_name":"Friday chat"}` → 201 with the room (its `id` is what the tutorial reads).
     func createRoom(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
         let creator = try authenticator.user(for: request)
+        let address = ClientAddress.limitKey(context.peerIP)
+        if let wait = roomCreationLimiter?.check(address) {
+            throw HTTPError(status: 429, code: "room:error:rate-limited", title: "Too many requests",
+                            detail: "too many rooms created from your address; retry in \(wait) s",
+                            headers: HTTPHeaders([("Retry-After", String(wait))]))
+        }
         let body = try request.jsonObject()
         guard let rawDisplayName = body["display_name"] else { throw HTTPError.missingField("display_name") }
         guard case .string(let displayNameText) = rawDisplayName else { throw HTTPError.invalidField("display_name", "must be a string") }
@@ -47,8 +53,9 @@ extension Routes {
         if let rawProperties = body["properties"], !rawProperties.isNull {
             guard case .object(let properties) = rawProperties else { throw HTTPError.invalidField("properties", "must be an object") }
             if let value = properties["ttl"], !value.isNull {
-                guard let seconds = value.intValue, (0...31_536_000).contains(seconds) else {
-                    throw HTTPError.invalidField("properties.ttl", "must be a whole number of seconds from 0 to 31536000")
+                let maxTTL = configuration.rooms.maxRoomTTL
+                guard let seconds = value.intValue, seconds >= 0, Int64(seconds) <= maxTTL else {
+                    throw HTTPError.invalidField("properties.ttl", "must be a whole number of seconds from 0 to \(maxTTL) (--max-room-ttl)")
                 }
                 ttl = Int64(seconds)
             }
@@ -59,7 +66,8 @@ extension Routes {
                 maxMembers = Int64(count)
             }
         }
-        let room = NewRoom(name: name, displayName: displayName, ttl: ttl, maxMembers: maxMembers, createdBy: creator)
+        let room = NewRoom(name: name, displayName: displayName, ttl: ttl, maxMembers: maxMembers, createdBy: creator,
+                           createdFrom: address)
         rooms.perform(.createRoom(room)) { result in
             switch result {
             case .success(let record):

@@ -14,6 +14,8 @@ struct Routes: Sendable {
     let tokens: TokenService
     let logger: Logger
     let authLimiter: AddressRateLimiter?
+    /// POST /rooms per client address (see --room-create-rate); nil when off.
+    var roomCreationLimiter: AddressRateLimiter? = nil
     let roomListCache = RoomListCache()
     let verifiedTokens = VerifiedTokens()
 

@@ -19,6 +19,12 @@ public struct RoomsConfiguration: Sendable {
 
     /// Abuse limits: open rooms one user may have created, open rooms in all, members in one room.
     public var maxRoomsPerUser = 50
+    /// Open rooms created from one client address (an IPv6 /64), whoever the creators: in open mode a client can
+    /// mint any number of names, so only this stops one client from filling the server. 0: no limit.
+    public var maxRoomsPerAddress = 20
+    /// Largest `properties.ttl` a room may ask for (seconds an empty room is kept); rooms stored with more are cut
+    /// back to it at start.
+    public var maxRoomTTL: Int64 = 86_400
     public var maxOpenRooms = 10_000
     public var maxMembersPerRoom = 1_000
 

@@ -100,10 +100,12 @@ extension RoomsService {
         var recoveredMembers = 0
         try database.write { db in
             recoveredMembers = try db.run("UPDATE members SET disconnected_at = ? WHERE state = 'JOINED'", [.integer(now)])
-            let openRooms = try db.query("SELECT \(RoomQueries.roomColumns), r.empty_since FROM rooms r WHERE r.closed_at IS NULL")
+            try limitStoredRooms(now: now, db: db)
+            let openRooms = try db.query("SELECT \(RoomQueries.roomColumns), r.empty_since, r.created_from FROM rooms r WHERE r.closed_at IS NULL")
             for row in openRooms {
                 let record = RoomQueries.room(from: row)
                 let room = LiveRoom(record: record, emptySince: row.int("empty_since") ?? (record.memberCount == 0 ? record.createdAt : nil))
+                room.createdFrom = row.string("created_from")
                 rooms[room.id] = room
             }
             lastRoomCreatedAt = try db.queryOne("SELECT MAX(created_at) AS latest FROM rooms")?.int("latest") ?? 0
