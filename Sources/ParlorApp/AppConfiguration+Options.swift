@@ -1,5 +1,6 @@
 import ParlorHTTP
 import ParlorLoop
+import ParlorRooms
 
 /// One configuration option: its flag, its environment variable, its default and what it does.
 public struct ConfigurationOption: Sendable {
@@ -63,6 +64,10 @@ extension AppConfiguration {
         option("--access", "PARLOR_ACCESS", "open", "open (any name gets a token), code (POST /auth needs the access code) or closed (no /auth; tokens from parlor token)") {
             guard let mode = AccessMode(rawValue: $1.lowercased()) else { throw ConfigurationError(message: "--access must be open, code or closed") }
             $0.access = mode
+        },
+        option("--room-visibility", "PARLOR_ROOM_VISIBILITY", "public if --access open, else members", "who may read a room's members and history: public, or members (users who are or were members of it)") {
+            guard let visibility = RoomVisibility(rawValue: $1.lowercased()) else { throw ConfigurationError(message: "--room-visibility must be public or members") }
+            $0.roomVisibility = visibility
         },
         option("--access-code", "PARLOR_ACCESS_CODE", "unset", "the code POST /auth requires in code mode") {
             guard $1.utf8.count >= 4 else { throw ConfigurationError(message: "--access-code must be at least 4 characters") }

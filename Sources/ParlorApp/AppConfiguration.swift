@@ -34,6 +34,8 @@ public struct AppConfiguration: Sendable {
     /// WebSocket messages per second per connection (burst of twice that) before a close with 1008; 0 turns it off.
     public var messagesPerSecond = 50.0
     public var access = AccessMode.open
+    /// Who may read rooms' members and history; nil: public in open mode (LANs), members-only in code and closed.
+    public var roomVisibility: RoomVisibility?
     /// Required by POST /auth in `code` mode (compared in constant time).
     public var accessCode: String?
     /// Receivers of room_started, room_finished, member_joined and member_left POSTs (http:// URLs).
@@ -75,6 +77,8 @@ public struct AppConfiguration: Sendable {
         if !turn.isEmpty { servers.append(ICEServer(urls: turn, username: iceUsername, credential: iceCredential)) }
         return servers
     }
+
+    public var resolvedRoomVisibility: RoomVisibility { roomVisibility ?? (access == .open ? .public : .members) }
 
     public var resolvedDatabasePath: String { databasePath ?? dataDirectory + "/parlor.db" }
     public var isInMemory: Bool { resolvedDatabasePath == ":memory:" }

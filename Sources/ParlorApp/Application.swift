@@ -72,6 +72,7 @@ public final class ParlorApplication: Sendable {
         users = UserDirectory(database: database)
         var roomsConfiguration = configuration.rooms
         roomsConfiguration.iceServers = configuration.resolvedICEServers
+        roomsConfiguration.visibility = configuration.resolvedRoomVisibility
         let webhooks = WebhookDispatcher(urls: configuration.webhookURLs,
                                          secret: configuration.webhookSecret.map { Array($0.utf8) } ?? secret,
                                          maxAttempts: configuration.webhookMaxAttempts,

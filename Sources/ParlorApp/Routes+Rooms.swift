@@ -88,8 +88,7 @@ extension Routes {
 
     /// GET /rooms/{id}/members: the same page shape as conversation:members.
     func listMembers(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
-        _ = try authenticator.user(for: request)
-        let room = try existingRoom(context.parameter("id"))
+        let room = try visibleRoom(context.parameter("id"), for: request)
         let (size, cursor) = (try pageSize(request), try self.cursor(request))
         let query = try ProtocolFields.membersFilter(order: request.head.query["order"], state: request.head.query["state"])
             .mapError { HTTPError.invalidField($0.field, $0.rule) }.get()
@@ -104,8 +103,7 @@ extension Routes {
 
     /// GET /rooms/{id}/events?since=N: the same page shape as conversation:events.
     func listEvents(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
-        _ = try authenticator.user(for: request)
-        let room = try existingRoom(context.parameter("id"))
+        let room = try visibleRoom(context.parameter("id"), for: request)
         let size = try pageSize(request)
         var since: Int64 = 0
         if let text = request.head.query["since"] {
@@ -117,6 +115,22 @@ extension Routes {
         let next = page.next.map { String($0.number) }
         if let next { body["cursor"] = .string(next) }
         return .response(.json(.object(body), headers: linkHeader(request, next: next, parameter: "since")))
+    }
+
+    /// The room whose members or history the request may read: with members-only visibility its token's user must
+    /// be or have been a member (401 without a token, 403 `member:error:not-joined` otherwise).
+    private func visibleRoom(_ id: String, for request: HTTPRequest) throws(HTTPError) -> RoomRecord {
+        guard configuration.resolvedRoomVisibility == .members else {
+            _ = try authenticator.user(for: request)
+            return try existingRoom(id)
+        }
+        let user = try authenticator.requireUser(for: request)
+        let room = try existingRoom(id)
+        guard try read({ try RoomQueries.hasMembership(userID: user.id, roomID: room.id, in: $0) }) else {
+            throw HTTPError(status: 403, code: "member:error:not-joined", title: "Forbidden",
+                            detail: "only members of room \(room.id) may read its members and history on this server")
+        }
+        return room
     }
 
     private func existingRoom(_ id: String) throws(HTTPError) -> RoomRecord {

@@ -27,8 +27,18 @@ public struct RoomsConfiguration: Sendable {
     public var maxRoomTTL: Int64 = 86_400
     public var maxOpenRooms = 10_000
     public var maxMembersPerRoom = 1_000
+    /// Who may read a room's members and history (REST and WebSocket).
+    public var visibility = RoomVisibility.public
 
     public init() {}
+}
+
+/// Who may read a room's member list and event history.
+public enum RoomVisibility: String, Sendable, CaseIterable {
+    /// Anyone who may use the server (on an open LAN: anyone who can reach it).
+    case `public`
+    /// Only users who are or were members of the room.
+    case members
 }
 
 /// Application close codes (RFC 6455 leaves 4000–4999 to applications), so a client can tell a token problem,
