@@ -149,6 +149,7 @@ extension Routes {
         case "room:error:too-many-rooms": 429
         case "room:error:server-full": 503
         case "server:error:shutting-down": 503
+        case "server:error:unavailable": 503
         case "server:error:internal": 500
         default: 400
         }

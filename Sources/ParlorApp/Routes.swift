@@ -39,7 +39,11 @@ struct Routes: Sendable {
         }
     }
 
+    /// 200 while the database answers and writes get through; 503 with the reason otherwise (a full disk too).
     func health(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
+        if let failure = database.writeFailure() {
+            return .response(.json(["status": "unavailable", "detail": .string(failure)], status: 503))
+        }
         do {
             _ = try database.read { try $0.queryOne("SELECT 1 AS ok") }
             return .response(.json(["status": "ok"]))

@@ -20,5 +20,7 @@ public struct RoomError: Error, Sendable, Equatable, CustomStringConvertible {
     }
     public static let sessionNotFound = RoomError("session:error:not-found", "no session with that id for this user")
     public static let internalError = RoomError("server:error:internal", "the server failed to handle the request")
+    public static let unavailable = RoomError("server:error:unavailable",
+                                              "the server cannot store anything right now (disk full or failing); try again later")
     public static let shuttingDown = RoomError("server:error:shutting-down", "the server is shutting down")
 }

@@ -16,6 +16,7 @@ public final class Database: @unchecked Sendable {  // writer and isClosed under
     private let checkpointer: Checkpointer?
     private let writerLock = NSLock()
     private var isClosed = false
+    let writeHealth = WriteHealth()
 
     /// Opens (creating if needed) and configures the database, then applies pending migrations.
     public init(_ configuration: DatabaseConfiguration) throws {
@@ -65,7 +66,7 @@ public final class Database: @unchecked Sendable {  // writer and isClosed under
     public func write<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         try writerLock.withLock {
             guard !isClosed else { throw StoreError.closed() }
-            return try writer.inTransaction("BEGIN IMMEDIATE", body)
+            return try writer.recordingHealth(in: writeHealth) { try $0.inTransaction("BEGIN IMMEDIATE", body) }
         }
     }
 
