@@ -5,6 +5,13 @@ import ParlorApp
 /// Weaknesses: with the disk full, writes failed with 500 while /healthz said ok, a new WebSocket never got
 /// session:success, and a member whose connection dropped meanwhile stayed JOINED until a restart.
 @Suite struct DiskFullTests {
+    /// Pings far apart, so a message that never comes fails the test at the client's 5 s read timeout instead of
+    /// being waited for forever between pings.
+    private static func quiet(_ configuration: inout AppConfiguration) {
+        configuration.http.webSocket.pingInterval = .seconds(60)
+        configuration.http.webSocket.pongTimeout = .seconds(120)
+    }
+
     /// Polls GET /healthz until it answers `status` (the state changes on another thread), or 5 s pass.
     private func health(_ app: ParlorApplication, becomes status: Int) throws -> TestResponse {
         let deadline = Date().addingTimeInterval(5)
@@ -17,7 +24,7 @@ import ParlorApp
     }
 
     @Test func healthAndNewSessionsReportAFullDiskUntilWritesWorkAgain() throws {
-        try withServer { app in
+        try withServer(Self.quiet) { app in
             #expect(try http(app, "GET", "/healthz").status == 200)
             let jwt = try token(app, "carol")
             try DiskFull.fill(app)
@@ -45,7 +52,7 @@ import ParlorApp
     }
 
     @Test func memberDroppedWhileTheDiskWasFullLeavesOnceSpaceReturns() throws {
-        try withServer({ $0.rooms.gracePeriod = .milliseconds(300) }) { app in
+        try withServer({ Self.quiet(&$0); $0.rooms.gracePeriod = .milliseconds(300) }) { app in
             let pair = try TwoMembers(app)
             try DiskFull.fill(app)
             pair.bob.drop()
