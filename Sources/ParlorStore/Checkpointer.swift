@@ -4,31 +4,32 @@ import Foundation
 /// run inside a commit on the writer's thread (SQLite's automatic checkpoint would: with a busy disk that stalls
 /// every room for hundreds of milliseconds). The writer's automatic checkpoint is turned off when this runs.
 ///
-/// PASSIVE checkpoints never shrink the -wal file, and under steady reads the WAL may never start over, so it
-/// would grow without bound; once it is over `truncateAboveBytes`, a TRUNCATE checkpoint runs while the writer
-/// is idle (the pages are mostly copied already by then, so it costs little).
+/// The WAL only starts over when a write begins with all of it copied, which steady writes never allow (each
+/// PASSIVE pass ends behind the commits made meanwhile), so under load it grew without bound (1.8 GB in 30 s of
+/// churn). Once it is over `truncateAboveBytes`, the rest is copied with writes held off and the file truncated:
+/// the PASSIVE pass just before copied the bulk, so the writer waits only for what was committed during it.
 final class Checkpointer: @unchecked Sendable {  // `stopped` and the wake-up are guarded by `condition`
     private let connection: SQLiteConnection
     private let walPath: String
     private let interval: TimeInterval
     private let truncateAboveBytes: Int
-    /// Runs its argument only if no write is in progress, holding the writer off meanwhile; otherwise skips it.
-    private let whileWriterIdle: @Sendable (() -> Void) -> Void
+    /// Runs its argument between two writes, holding the writer off meanwhile.
+    private let withWriterHeld: @Sendable (() -> Void) -> Void
     private let condition = NSCondition()
     private var stopped = false
     private let finished = DispatchSemaphore(value: 0)
 
     /// A TRUNCATE checkpoint waits for readers on old snapshots in SQLite's busy handler; it gives up after this
-    /// and tries again at the next pass rather than hold the writer off.
+    /// (having copied what it could) and tries again at the next pass rather than hold the writer off longer.
     static let busyTimeoutMilliseconds: Int32 = 100
 
     init(path: String, interval: TimeInterval = 1, truncateAboveBytes: Int,
-         whileWriterIdle: @escaping @Sendable (() -> Void) -> Void) throws {
+         withWriterHeld: @escaping @Sendable (() -> Void) -> Void) throws {
         connection = try SQLiteConnection.openWriter(path: path, busyTimeoutMilliseconds: Self.busyTimeoutMilliseconds)
         walPath = path + "-wal"
         self.interval = interval
         self.truncateAboveBytes = truncateAboveBytes
-        self.whileWriterIdle = whileWriterIdle
+        self.withWriterHeld = withWriterHeld
         let thread = Thread { [self] in self.run() }
         thread.name = "parlor-checkpoint"
         thread.start()
@@ -41,7 +42,7 @@ final class Checkpointer: @unchecked Sendable {  // `stopped` and the wake-up ar
             // PASSIVE: copies what no reader still needs, never waits for or blocks the writer.
             try? connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
             if walSize() > truncateAboveBytes {
-                whileWriterIdle { try? self.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
+                withWriterHeld { try? self.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
             }
             condition.lock()
             if !stopped { _ = condition.wait(until: Date().addingTimeInterval(interval)) }
@@ -56,9 +57,13 @@ final class Checkpointer: @unchecked Sendable {  // `stopped` and the wake-up ar
         return stat(walPath, &status) == 0 ? Int(status.st_size) : 0
     }
 
-    /// Stops the thread and closes its connection; returns when both are done.
+    /// Stops the thread and closes its connection; returns when both are done. Later calls return at once.
     func stop() {
         condition.lock()
+        if stopped {
+            condition.unlock()
+            return
+        }
         stopped = true
         condition.broadcast()
         condition.unlock()

@@ -42,10 +42,8 @@ public final class Database: @unchecked Sendable {  // writer and isClosed under
             let writerLock = self.writerLock
             checkpointer = try Checkpointer(path: path, interval: configuration.checkpointInterval,
                                             truncateAboveBytes: configuration.walTruncateBytes) { body in
-                // Only between writes: the rooms thread then waits on this lock, not in SQLite's sleeping busy handler.
-                guard writerLock.try() else { return }
-                defer { writerLock.unlock() }
-                body()
+                // The writer then waits on this lock rather than in SQLite's sleeping busy handler.
+                writerLock.withLock(body)
             }
             // Opened only now: read-only connections cannot create the file or its schema.
             readers = ReaderPool(
@@ -90,10 +88,11 @@ public final class Database: @unchecked Sendable {  // writer and isClosed under
     /// Waits for work in progress, finalizes all statements, folds the WAL back into the
     /// database file and closes every connection. Later calls throw; closing again does nothing.
     public func close() {
+        // Before taking the writer's lock: the checkpointer may be waiting for it.
+        checkpointer?.stop()
         writerLock.withLock {
             guard !isClosed else { return }
             isClosed = true
-            checkpointer?.stop()
             readers?.close()
             if readers != nil {
                 // TRUNCATE leaves an empty -wal file, so a copied database file is complete.
