@@ -3,6 +3,8 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import ParlorApp
+import ParlorRooms
 
 /// Vulnerability: an anonymous client filled the server with year-long rooms (503 server-full for everyone, across
 /// restarts). Against the binary with its default limits: one address is cut at its cap, others still get rooms.
@@ -99,5 +101,34 @@ import Testing
         #expect(refused.status == 429, "\(refused.status) \(refused.text)")
         #expect(refused.errorCode == "room:error:too-many-rooms")
         #expect(try createRoom(second.port, from: "127.0.0.2").status == 201)
+    }
+
+    @Test func storedRoomsAboveTheMaximumTTLAreCutBackAtStart() throws {
+        let directory = NSTemporaryDirectory() + "parlor-flood-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let first = try ServerProcess(["--database", directory + "/parlor.db"])
+        let id = try #require(try createRoom(first.port, ttl: 86_400).object["id"] as? String)
+        kill(first.pid, SIGKILL)
+        _ = first.child.waitForExit(timeout: 5)
+
+        // As after a flood from before the limit: a lower maximum applies to the rooms already stored.
+        let second = try ServerProcess(["--database", directory + "/parlor.db", "--max-room-ttl", "600"])
+        let room = try request(second.port, "GET", "/rooms/\(id)")
+        #expect((room.object["properties"] as? [String: Any])?["ttl"] as? Int == 600, "\(room.text)")
+    }
+
+    @Test func addressesAreCountedPerIPv4AddressAndPerIPv6Network() {
+        #expect(ClientAddress.limitKey("127.0.0.1") == "127.0.0.1")
+        #expect(ClientAddress.limitKey("::ffff:10.0.0.7") == "10.0.0.7")
+        #expect(ClientAddress.limitKey("2001:db8:1:2::1") == ClientAddress.limitKey("2001:db8:1:2:ffff:ffff:ffff:ffff"))
+        #expect(ClientAddress.limitKey("2001:db8:1:2::1") != ClientAddress.limitKey("2001:db8:1:3::1"))
+        #expect(ClientAddress.limitKey("2001:db8:1:2::1") == "2001:db8:1:2::/64")
+    }
+
+    @Test func defaultTTLAboveTheMaximumIsAConfigurationError() {
+        #expect(throws: ConfigurationError.self) {
+            _ = try ParlorApplication.inMemory { $0.rooms.defaultRoomTTL = 900; $0.rooms.maxRoomTTL = 600 }
+        }
     }
 }
