@@ -127,17 +127,20 @@ public final class RoomsService: @unchecked Sendable {  // mutable state is conf
         // fails, those of every command in it.
         var retries: [(Settlement, attempt: Int)] = []
         var retriesIfTheBatchFails: [(Settlement, attempt: Int)] = []
-        var applied = 0
+        var started = 0
+        // The retry of the command being applied, computed before it changes anything.
+        var inProgress: (Settlement, attempt: Int)?
         do {
             try database.write { db in
                 for command in commands {
-                    let retry = retryOnFailure(of: command)
-                    applied += 1
+                    inProgress = retryOnFailure(of: command)
+                    started += 1
                     if try apply(command, db: db, batch: &batch) {
-                        if let retry { retriesIfTheBatchFails.append(retry) }
-                    } else if let retry {
-                        retries.append(retry)
+                        if let inProgress { retriesIfTheBatchFails.append(inProgress) }
+                    } else if let inProgress {
+                        retries.append(inProgress)
                     }
+                    inProgress = nil
                 }
             }
         } catch {
@@ -145,7 +148,9 @@ public final class RoomsService: @unchecked Sendable {  // mutable state is conf
             logger.error("rooms batch failed to commit", ["error": "\(error)", "commands": String(commands.count)])
             batch.roomsToReload.formUnion(batch.touchedRooms)
             batch.failAll(with: Self.roomError(for: error))
-            retries += retriesIfTheBatchFails + commands[applied...].compactMap { retryOnFailure(of: $0) }
+            // Those that ran, the one that ended the transaction, and those that never ran.
+            retries += retriesIfTheBatchFails + [inProgress].compactMap { $0 }
+                + commands[started...].compactMap { retryOnFailure(of: $0) }
         }
         // Re-read after the transaction: reading inside it would wait on our own write lock.
         reload(batch.roomsToReload)
