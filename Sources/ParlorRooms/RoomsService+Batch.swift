@@ -60,9 +60,8 @@ extension RoomsService {
         /// not wait for a session:success that will never come. (1013, try again later, would say it better, but
         /// RFC 6455 validators, ours included, refuse codes registered after it.)
         private mutating func refuseSession(_ client: ClientRef, with error: RoomError) {
-            outbox.send(ProtocolFrame.error(tid: .null, error.code == RoomError.internalError.code ? .unavailable : error),
-                        to: client.handle)
-            outbox.close(client.handle, code: WebSocketCloseCode.internalError, reason: "server unavailable, try again later")
+            outbox.send(ProtocolFrame.error(tid: .null, error), to: client.handle)
+            outbox.close(client.handle, code: WebSocketCloseCode.internalError, reason: "could not start the session, try again later")
         }
 
         /// The whole batch failed to commit: nothing it would have sent is true, so send errors instead.
