@@ -13,7 +13,7 @@ extension RoomsService {
         var notices: [RoomNotice] = []
         /// Where each command's reply goes, so a failed commit can tell every waiter.
         private var waiters: [(ClientRef, JSONValue, String)] = []
-        private var failedCompletions: [() -> Void] = []
+        private var failedCompletions: [(RoomError) -> Void] = []
         /// Connections greeted with session:success in this batch: if it fails they are told and closed instead.
         var greeted: [ClientRef] = []
 
@@ -29,7 +29,7 @@ extension RoomsService {
         mutating func complete(_ command: Command, with result: JSONValue) {
             guard case .operation(_, let completion) = command else { return }
             completions.append { completion(.success(result)) }
-            failedCompletions.append { completion(.failure(.internalError)) }
+            failedCompletions.append { completion(.failure($0)) }
         }
 
         mutating func merge(_ other: Batch) {
@@ -73,7 +73,7 @@ extension RoomsService {
             outbox = errors
             for client in greeted { refuseSession(client, with: error) }
             greeted = []
-            completions = failedCompletions
+            completions = failedCompletions.map { fail in { fail(error) } }
             notices = []
         }
     }
