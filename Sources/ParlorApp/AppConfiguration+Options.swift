@@ -1,5 +1,6 @@
 import ParlorHTTP
 import ParlorLoop
+import ParlorRooms
 
 /// One configuration option: its flag, its environment variable, its default and what it does.
 public struct ConfigurationOption: Sendable {
@@ -41,6 +42,7 @@ extension AppConfiguration {
         option("--cors-origins", "PARLOR_CORS_ORIGINS", "none (same origin only)", "comma-separated origins allowed by CORS and on /ws besides the server's own; * allows any") { $0.http.corsAllowedOrigins = $1.split(separator: ",").map { $0.trimmingSpaces } },
         option("--grace-period", "PARLOR_GRACE_PERIOD", "20", "seconds a dropped member may resume before member:left reason dropped") { $0.rooms.gracePeriod = .seconds(try seconds($1, "--grace-period")) },
         option("--room-ttl", "PARLOR_ROOM_TTL", "300", "default seconds an empty room is kept") { $0.rooms.defaultRoomTTL = Int64(try int($1, "--room-ttl", 0...31_536_000)) },
+        option("--max-room-ttl", "PARLOR_MAX_ROOM_TTL", "86400", "largest properties.ttl a room may ask for (400 above); open rooms stored with more get this at start") { $0.rooms.maxRoomTTL = Int64(try int($1, "--max-room-ttl", 0...31_536_000)) },
         option("--ping-interval", "PARLOR_PING_INTERVAL", "5", "seconds between WebSocket pings") { $0.http.webSocket.pingInterval = .seconds(try seconds($1, "--ping-interval")) },
         option("--pong-timeout", "PARLOR_PONG_TIMEOUT", "15", "seconds of silence before a WebSocket is closed") { $0.http.webSocket.pongTimeout = .seconds(try seconds($1, "--pong-timeout")) },
         option("--max-message-bytes", "PARLOR_MAX_MESSAGE_BYTES", "65536", "largest WebSocket frame or message (close 1009 above)") {
@@ -68,6 +70,10 @@ extension AppConfiguration {
             guard let mode = AccessMode(rawValue: $1.lowercased()) else { throw ConfigurationError(message: "--access must be open, code or closed") }
             $0.access = mode
         },
+        option("--room-visibility", "PARLOR_ROOM_VISIBILITY", "public if --access open, else members", "who may read a room's members and history: public, or members (users who are or were members of it)") {
+            guard let visibility = RoomVisibility(rawValue: $1.lowercased()) else { throw ConfigurationError(message: "--room-visibility must be public or members") }
+            $0.roomVisibility = visibility
+        },
         option("--access-code", "PARLOR_ACCESS_CODE", "unset", "the code POST /auth requires in code mode") {
             guard $1.utf8.count >= 4 else { throw ConfigurationError(message: "--access-code must be at least 4 characters") }
             $0.accessCode = $1
@@ -91,6 +97,8 @@ extension AppConfiguration {
         option("--message-rate", "PARLOR_MESSAGE_RATE", "50", "WebSocket messages per second per connection, burst 2x (close 1008 above); 0 = no limit") { $0.messagesPerSecond = Double(try int($1, "--message-rate", 0...1_000_000)) },
         option("--frame-rate", "PARLOR_FRAME_RATE", "200", "WebSocket frames of any kind per second per connection, burst 2x (close 1008 above); 0 = no limit") { $0.http.webSocket.framesPerSecond = Double(try int($1, "--frame-rate", 0...1_000_000)) },
         option("--max-rooms-per-user", "PARLOR_MAX_ROOMS_PER_USER", "50", "open rooms one user may have created") { $0.rooms.maxRoomsPerUser = try int($1, "--max-rooms-per-user", 1...1_000_000) },
+        option("--max-rooms-per-ip", "PARLOR_MAX_ROOMS_PER_IP", "20", "open rooms created from one client address (IPv6: one /64), with or without a token (429 above); 0 = no limit") { $0.rooms.maxRoomsPerAddress = try int($1, "--max-rooms-per-ip", 0...1_000_000) },
+        option("--room-create-rate", "PARLOR_ROOM_CREATE_RATE", "10", "POST /rooms per minute per client address, burst 2x (429 with Retry-After above); 0 = no limit") { $0.roomCreationsPerMinute = Double(try int($1, "--room-create-rate", 0...1_000_000)) },
         option("--max-open-rooms", "PARLOR_MAX_OPEN_ROOMS", "10000", "open rooms on the server") { $0.rooms.maxOpenRooms = try int($1, "--max-open-rooms", 1...10_000_000) },
         option("--max-members-per-room", "PARLOR_MAX_MEMBERS_PER_ROOM", "1000", "members of one room (a room's max_members can only lower it)") { $0.rooms.maxMembersPerRoom = try int($1, "--max-members-per-room", 1...1_000_000) },
         option("--log-level", "PARLOR_LOG_LEVEL", "info", "debug, info, warn, error or off") {

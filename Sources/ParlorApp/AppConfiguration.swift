@@ -29,9 +29,13 @@ public struct AppConfiguration: Sendable {
     public var tlsSelfSigned = false
     /// POST /auth requests per second per client address (with a burst of three times that); 0 turns it off.
     public var authRatePerIP = 10.0
+    /// POST /rooms per minute per client address (with a burst of twice that); 0 turns it off.
+    public var roomCreationsPerMinute = 10.0
     /// WebSocket messages per second per connection (burst of twice that) before a close with 1008; 0 turns it off.
     public var messagesPerSecond = 50.0
     public var access = AccessMode.open
+    /// Who may read rooms' members and history; nil: public in open mode (LANs), members-only in code and closed.
+    public var roomVisibility: RoomVisibility?
     /// Required by POST /auth in `code` mode (compared in constant time).
     public var accessCode: String?
     /// Receivers of room_started, room_finished, member_joined and member_left POSTs (http:// URLs).
@@ -60,6 +64,8 @@ public struct AppConfiguration: Sendable {
         configuration.messagesPerSecond = 0
         configuration.http.webSocket.framesPerSecond = 0
         configuration.http.maxConnectionsPerIP = 0
+        configuration.roomCreationsPerMinute = 0
+        configuration.rooms.maxRoomsPerAddress = 0
         return configuration
     }
 
@@ -72,6 +78,8 @@ public struct AppConfiguration: Sendable {
         if !turn.isEmpty { servers.append(ICEServer(urls: turn, username: iceUsername, credential: iceCredential)) }
         return servers
     }
+
+    public var resolvedRoomVisibility: RoomVisibility { roomVisibility ?? (access == .open ? .public : .members) }
 
     public var resolvedDatabasePath: String { databasePath ?? dataDirectory + "/parlor.db" }
     public var isInMemory: Bool { resolvedDatabasePath == ":memory:" }

@@ -51,6 +51,9 @@ public final class ParlorApplication: Sendable {
         if (configuration.http.tlsCertificatePath == nil) != (configuration.http.tlsPrivateKeyPath == nil) {
             throw ConfigurationError(message: "TLS needs both --tls-cert and --tls-key")
         }
+        if configuration.rooms.defaultRoomTTL > configuration.rooms.maxRoomTTL {
+            throw ConfigurationError(message: "--room-ttl (\(configuration.rooms.defaultRoomTTL)) must not exceed --max-room-ttl (\(configuration.rooms.maxRoomTTL))")
+        }
         if configuration.testMode, configuration.adminToken == nil {
             throw ConfigurationError(message: "--test-mode needs PARLOR_ADMIN_TOKEN: its routes are admin routes")
         }
@@ -69,6 +72,7 @@ public final class ParlorApplication: Sendable {
         users = UserDirectory(database: database)
         var roomsConfiguration = configuration.rooms
         roomsConfiguration.iceServers = configuration.resolvedICEServers
+        roomsConfiguration.visibility = configuration.resolvedRoomVisibility
         let webhooks = WebhookDispatcher(urls: configuration.webhookURLs,
                                          secret: configuration.webhookSecret.map { Array($0.utf8) } ?? secret,
                                          maxAttempts: configuration.webhookMaxAttempts,
@@ -82,8 +86,10 @@ public final class ParlorApplication: Sendable {
         group = try EventLoopGroup(loopCount: loopCount)
         let authLimiter = configuration.authRatePerIP > 0
             ? AddressRateLimiter(rate: configuration.authRatePerIP, burst: configuration.authRatePerIP * 3) : nil
+        let roomCreationLimiter = configuration.roomCreationsPerMinute > 0
+            ? AddressRateLimiter(rate: configuration.roomCreationsPerMinute / 60, burst: configuration.roomCreationsPerMinute * 2) : nil
         let routes = Routes(configuration: configuration, database: database, rooms: rooms, users: users, tokens: tokens,
-                            logger: logger, authLimiter: authLimiter)
+                            logger: logger, authLimiter: authLimiter, roomCreationLimiter: roomCreationLimiter)
         do {
             server = try HTTPServer(configuration: configuration.http, group: group, router: routes.router(), logger: logger)
         } catch {

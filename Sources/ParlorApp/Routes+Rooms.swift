@@ -25,6 +25,12 @@ extension Routes {
     /// POST /rooms `{"display_name":"Friday chat"}` → 201 with the room (its `id` is what the tutorial reads).
     func createRoom(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
         let creator = try authenticator.user(for: request)
+        let address = ClientAddress.limitKey(context.peerIP)
+        if let wait = roomCreationLimiter?.check(address) {
+            throw HTTPError(status: 429, code: "room:error:rate-limited", title: "Too many requests",
+                            detail: "too many rooms created from your address; retry in \(wait) s",
+                            headers: HTTPHeaders([("Retry-After", String(wait))]))
+        }
         let body = try request.jsonObject()
         guard let rawDisplayName = body["display_name"] else { throw HTTPError.missingField("display_name") }
         guard case .string(let displayNameText) = rawDisplayName else { throw HTTPError.invalidField("display_name", "must be a string") }
@@ -47,8 +53,9 @@ extension Routes {
         if let rawProperties = body["properties"], !rawProperties.isNull {
             guard case .object(let properties) = rawProperties else { throw HTTPError.invalidField("properties", "must be an object") }
             if let value = properties["ttl"], !value.isNull {
-                guard let seconds = value.intValue, (0...31_536_000).contains(seconds) else {
-                    throw HTTPError.invalidField("properties.ttl", "must be a whole number of seconds from 0 to 31536000")
+                let maxTTL = configuration.rooms.maxRoomTTL
+                guard let seconds = value.intValue, seconds >= 0, Int64(seconds) <= maxTTL else {
+                    throw HTTPError.invalidField("properties.ttl", "must be a whole number of seconds from 0 to \(maxTTL) (--max-room-ttl)")
                 }
                 ttl = Int64(seconds)
             }
@@ -59,7 +66,8 @@ extension Routes {
                 maxMembers = Int64(count)
             }
         }
-        let room = NewRoom(name: name, displayName: displayName, ttl: ttl, maxMembers: maxMembers, createdBy: creator)
+        let room = NewRoom(name: name, displayName: displayName, ttl: ttl, maxMembers: maxMembers, createdBy: creator,
+                           createdFrom: address)
         rooms.perform(.createRoom(room)) { result in
             switch result {
             case .success(let record):
@@ -80,8 +88,7 @@ extension Routes {
 
     /// GET /rooms/{id}/members: the same page shape as conversation:members.
     func listMembers(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
-        _ = try authenticator.user(for: request)
-        let room = try existingRoom(context.parameter("id"))
+        let room = try visibleRoom(context.parameter("id"), for: request)
         let (size, cursor) = (try pageSize(request), try self.cursor(request))
         let query = try ProtocolFields.membersFilter(order: request.head.query["order"], state: request.head.query["state"])
             .mapError { HTTPError.invalidField($0.field, $0.rule) }.get()
@@ -96,8 +103,7 @@ extension Routes {
 
     /// GET /rooms/{id}/events?since=N: the same page shape as conversation:events.
     func listEvents(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
-        _ = try authenticator.user(for: request)
-        let room = try existingRoom(context.parameter("id"))
+        let room = try visibleRoom(context.parameter("id"), for: request)
         let size = try pageSize(request)
         var since: Int64 = 0
         if let text = request.head.query["since"] {
@@ -109,6 +115,22 @@ extension Routes {
         let next = page.next.map { String($0.number) }
         if let next { body["cursor"] = .string(next) }
         return .response(.json(.object(body), headers: linkHeader(request, next: next, parameter: "since")))
+    }
+
+    /// The room whose members or history the request may read: with members-only visibility its token's user must
+    /// be or have been a member (401 without a token, 403 `member:error:not-joined` otherwise).
+    private func visibleRoom(_ id: String, for request: HTTPRequest) throws(HTTPError) -> RoomRecord {
+        guard configuration.resolvedRoomVisibility == .members else {
+            _ = try authenticator.user(for: request)
+            return try existingRoom(id)
+        }
+        let user = try authenticator.requireUser(for: request)
+        let room = try existingRoom(id)
+        guard try read({ try RoomQueries.hasMembership(userID: user.id, roomID: room.id, in: $0) }) else {
+            throw HTTPError(status: 403, code: "member:error:not-joined", title: "Forbidden",
+                            detail: "only members of room \(room.id) may read its members and history on this server")
+        }
+        return room
     }
 
     private func existingRoom(_ id: String) throws(HTTPError) -> RoomRecord {
@@ -127,6 +149,7 @@ extension Routes {
         case "room:error:too-many-rooms": 429
         case "room:error:server-full": 503
         case "server:error:shutting-down": 503
+        case "server:error:unavailable": 503
         case "server:error:internal": 500
         default: 400
         }

@@ -14,6 +14,8 @@ struct Routes: Sendable {
     let tokens: TokenService
     let logger: Logger
     let authLimiter: AddressRateLimiter?
+    /// POST /rooms per client address (see --room-create-rate); nil when off.
+    var roomCreationLimiter: AddressRateLimiter? = nil
     let roomListCache = RoomListCache()
     let verifiedTokens = VerifiedTokens()
 
@@ -37,7 +39,11 @@ struct Routes: Sendable {
         }
     }
 
+    /// 200 while the database answers and writes get through; 503 with the reason otherwise (a full disk too).
     func health(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
+        if let failure = database.writeFailure() {
+            return .response(.json(["status": "unavailable", "detail": .string(failure)], status: 503))
+        }
         do {
             _ = try database.read { try $0.queryOne("SELECT 1 AS ok") }
             return .response(.json(["status": "ok"]))

@@ -30,6 +30,8 @@ final class LiveRoom {
     let createdAt: Int64
     let ttl: Int64
     let maxMembers: Int64?
+    /// The creating client's address key (rooms.created_from), counted by the per-address cap.
+    var createdFrom: String?
     var lastEventID: Int64
     var emptySince: Int64?
     var ttlTimer: TimerID?

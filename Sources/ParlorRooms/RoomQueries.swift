@@ -69,6 +69,11 @@ public enum RoomQueries {
             .map(member(from:))
     }
 
+    /// Whether the user is or was a member of the room (any state), which `RoomVisibility.members` requires.
+    public static func hasMembership(userID: String, roomID: String, in db: SQLiteConnection) throws -> Bool {
+        try db.queryOne("SELECT 1 AS found FROM members WHERE room_id = ? AND user_id = ? LIMIT 1", [.text(roomID), .text(userID)]) != nil
+    }
+
     static func lastJoinedAt(roomID: String, in db: SQLiteConnection) throws -> Int64 {
         try db.queryOne("SELECT MAX(joined_at) AS latest FROM members WHERE room_id = ?", [.text(roomID)])?.int("latest") ?? 0
     }

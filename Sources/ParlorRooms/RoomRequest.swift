@@ -52,13 +52,16 @@ public struct NewRoom: Sendable {
     public var ttl: Int64?
     public var maxMembers: Int64?
     public var createdBy: User?
+    /// The creating client's `ClientAddress.limitKey`, which the per-address cap counts; nil is not counted.
+    public var createdFrom: String?
 
-    public init(name: String?, displayName: String, ttl: Int64?, maxMembers: Int64?, createdBy: User?) {
+    public init(name: String?, displayName: String, ttl: Int64?, maxMembers: Int64?, createdBy: User?, createdFrom: String? = nil) {
         self.name = name
         self.displayName = displayName
         self.ttl = ttl
         self.maxMembers = maxMembers
         self.createdBy = createdBy
+        self.createdFrom = createdFrom
     }
 }
 

@@ -19,10 +19,26 @@ public struct RoomsConfiguration: Sendable {
 
     /// Abuse limits: open rooms one user may have created, open rooms in all, members in one room.
     public var maxRoomsPerUser = 50
+    /// Open rooms created from one client address (an IPv6 /64), whoever the creators: in open mode a client can
+    /// mint any number of names, so only this stops one client from filling the server. 0: no limit.
+    public var maxRoomsPerAddress = 20
+    /// Largest `properties.ttl` a room may ask for (seconds an empty room is kept); rooms stored with more are cut
+    /// back to it at start.
+    public var maxRoomTTL: Int64 = 86_400
     public var maxOpenRooms = 10_000
     public var maxMembersPerRoom = 1_000
+    /// Who may read a room's members and history (REST and WebSocket).
+    public var visibility = RoomVisibility.public
 
     public init() {}
+}
+
+/// Who may read a room's member list and event history.
+public enum RoomVisibility: String, Sendable, CaseIterable {
+    /// Anyone who may use the server (on an open LAN: anyone who can reach it).
+    case `public`
+    /// Only users who are or were members of the room.
+    case members
 }
 
 /// Application close codes (RFC 6455 leaves 4000–4999 to applications), so a client can tell a token problem,

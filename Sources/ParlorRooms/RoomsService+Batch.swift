@@ -1,3 +1,4 @@
+import ParlorCodec
 import ParlorHTTP
 
 extension RoomsService {
@@ -12,7 +13,9 @@ extension RoomsService {
         var notices: [RoomNotice] = []
         /// Where each command's reply goes, so a failed commit can tell every waiter.
         private var waiters: [(ClientRef, JSONValue, String)] = []
-        private var failedCompletions: [() -> Void] = []
+        private var failedCompletions: [(RoomError) -> Void] = []
+        /// Connections greeted with session:success in this batch: if it fails they are told and closed instead.
+        var greeted: [ClientRef] = []
 
         mutating func reply(to client: ClientRef, _ type: String, tid: JSONValue, body: JSONValue) {
             outbox.reply(ProtocolFrame.success(type, tid: tid, body: body), to: client.handle)
@@ -31,7 +34,7 @@ extension RoomsService {
         mutating func complete(_ command: Command, with result: JSONValue) {
             guard case .operation(_, let completion) = command else { return }
             completions.append { completion(.success(result)) }
-            failedCompletions.append { completion(.failure(.internalError)) }
+            failedCompletions.append { completion(.failure($0)) }
         }
 
         mutating func merge(_ other: Batch) {
@@ -41,6 +44,7 @@ extension RoomsService {
             notices += other.notices
             waiters += other.waiters
             failedCompletions += other.failedCompletions
+            greeted += other.greeted
         }
 
         /// One command was refused: its requester gets the error now, in order with the rest.
@@ -50,19 +54,31 @@ extension RoomsService {
                 outbox.reply(ProtocolFrame.error(tid: tid, error, requestType: request.type), to: client.handle)
             case .operation(_, let completion):
                 completions.append { completion(.failure(error)) }
-            case .connect, .disconnected, .closeAfterReplies, .dropIfStillAway, .closeIfExpired:
+            case .connect(let client):
+                refuseSession(client, with: error)
+            case .disconnected, .closeAfterReplies, .dropIfStillAway, .closeIfExpired, .settle, .expireSessions:
                 break
             }
         }
 
+        /// A session that could not be recorded: an `error` frame saying why, then close 1011, so the client does
+        /// not wait for a session:success that will never come. (1013, try again later, would say it better, but
+        /// RFC 6455 validators, ours included, refuse codes registered after it.)
+        private mutating func refuseSession(_ client: ClientRef, with error: RoomError) {
+            outbox.send(ProtocolFrame.error(tid: .null, error), to: client.handle)
+            outbox.close(client.handle, code: WebSocketCloseCode.internalError, reason: "could not start the session, try again later")
+        }
+
         /// The whole batch failed to commit: nothing it would have sent is true, so send errors instead.
-        mutating func failAll() {
+        mutating func failAll(with error: RoomError) {
             var errors = Outbox()
             for (client, tid, type) in waiters {
-                errors.reply(ProtocolFrame.error(tid: tid, .internalError, requestType: type), to: client.handle)
+                errors.reply(ProtocolFrame.error(tid: tid, error, requestType: type), to: client.handle)
             }
             outbox = errors
-            completions = failedCompletions
+            for client in greeted { refuseSession(client, with: error) }
+            greeted = []
+            completions = failedCompletions.map { fail in { fail(error) } }
             notices = []
         }
     }

@@ -11,22 +11,25 @@ extension RoomsService {
            rooms.values.lazy.filter({ $0.createdBy == creator.id }).count >= configuration.maxRoomsPerUser {
             throw RoomError("room:error:too-many-rooms", "you already have \(configuration.maxRoomsPerUser) open rooms")
         }
+        try checkAddressCap(request.createdFrom)
+        if let ttl = request.ttl, ttl > configuration.maxRoomTTL { throw RoomError.ttlTooLong(configuration.maxRoomTTL) }
         let id = Identifier.make(Identifier.room)
         let name = request.name ?? id.lowercased()
         let now = max(Timestamp.nowMilliseconds(), lastRoomCreatedAt + 1)
         let ttl = request.ttl ?? configuration.defaultRoomTTL
         do {
             try db.run("""
-                INSERT INTO rooms (id, name, display_name, created_by, created_at, ttl, max_members, empty_since)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO rooms (id, name, display_name, created_by, created_at, ttl, max_members, empty_since, created_from)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """, [.text(id), .text(name), .text(request.displayName), SQLValue(request.createdBy?.id), .integer(now),
-                      .integer(ttl), SQLValue(request.maxMembers), .integer(now)])
+                      .integer(ttl), SQLValue(request.maxMembers), .integer(now), SQLValue(request.createdFrom)])
         } catch let error as StoreError where error.isUniqueViolation {
             throw RoomError.nameTaken(name)
         }
         let record = RoomRecord(id: id, name: name, displayName: request.displayName, createdBy: request.createdBy?.id,
                                 createdAt: now, closedAt: nil, ttl: ttl, maxMembers: request.maxMembers, memberCount: 0, lastEventID: 0)
         let room = LiveRoom(record: record, emptySince: now)
+        room.createdFrom = request.createdFrom
         rooms[id] = room
         lastRoomCreatedAt = now
         batch.touchedRooms.insert(id)
@@ -74,6 +77,7 @@ extension RoomsService {
                     }
                     let previous = rooms[roomID]
                     let room = LiveRoom(record: stored, emptySince: stored.memberCount == 0 ? Timestamp.nowMilliseconds() : nil)
+                    room.createdFrom = previous?.createdFrom
                     room.lastJoinedAt = try RoomQueries.lastJoinedAt(roomID: roomID, in: db)
                     let members = try RoomQueries.members(roomID: roomID, state: .joined, descending: false,
                                                           pageSize: 100_000, cursor: nil, in: db)

@@ -19,6 +19,7 @@ extension RoomsService {
             "ice_servers": .array(iceServers), "max_audio_senders": JSONValue(configuration.maxAudioSenders),
         ]
         batch.send(ProtocolFrame.message(["type": "session:success", "body": body]), to: client)
+        batch.greeted.append(client)
     }
 
     /// A connection closed without leaving: each of its rooms where the user has no other connection starts the
@@ -26,6 +27,7 @@ extension RoomsService {
     func clientDisconnected(_ client: ClientRef, db: SQLiteConnection, batch: inout Batch) throws {
         guard let state = clients.removeValue(forKey: client.handle) else { return }
         let now = Timestamp.nowMilliseconds()
+        try endSession(client.sessionID, at: now, db: db)
         for roomID in state.rooms {
             guard let room = rooms[roomID], let member = room.member(forUser: client.user.id) else { continue }
             if room.detach(client.handle, user: client.user.id) { continue }
@@ -100,10 +102,13 @@ extension RoomsService {
         var recoveredMembers = 0
         try database.write { db in
             recoveredMembers = try db.run("UPDATE members SET disconnected_at = ? WHERE state = 'JOINED'", [.integer(now)])
-            let openRooms = try db.query("SELECT \(RoomQueries.roomColumns), r.empty_since FROM rooms r WHERE r.closed_at IS NULL")
+            try endSessionsOfAPreviousRun(at: now, db: db)
+            try limitStoredRooms(now: now, db: db)
+            let openRooms = try db.query("SELECT \(RoomQueries.roomColumns), r.empty_since, r.created_from FROM rooms r WHERE r.closed_at IS NULL")
             for row in openRooms {
                 let record = RoomQueries.room(from: row)
                 let room = LiveRoom(record: record, emptySince: row.int("empty_since") ?? (record.memberCount == 0 ? record.createdAt : nil))
+                room.createdFrom = row.string("created_from")
                 rooms[room.id] = room
             }
             lastRoomCreatedAt = try db.queryOne("SELECT MAX(created_at) AS latest FROM rooms")?.int("latest") ?? 0

@@ -5,6 +5,7 @@ extension RoomsService {
     func listMembers(_ cid: String, query: MembersQuery, tid: JSONValue, client: ClientRef, db: SQLiteConnection,
                      batch: inout Batch) throws {
         try requireRoomExists(cid, db: db)
+        try requireVisible(cid, to: client.user, db: db)
         let state: MemberState? = query.allStates ? nil : (query.state ?? .joined)
         let page = try RoomQueries.members(roomID: cid, state: state, descending: query.descending,
                                            pageSize: query.pageSize, cursor: query.cursor, in: db)
@@ -16,10 +17,17 @@ extension RoomsService {
     func listEvents(_ cid: String, since: Int64, pageSize: Int, tid: JSONValue, client: ClientRef, db: SQLiteConnection,
                     batch: inout Batch) throws {
         try requireRoomExists(cid, db: db)
+        try requireVisible(cid, to: client.user, db: db)
         let page = try RoomQueries.events(roomID: cid, since: since, pageSize: pageSize, in: db)
         var body: JSONObject = ["cid": .string(cid), "events": .array(page.items.map(\.json))]
         if let next = page.next { body["cursor"] = .string(String(next.number)) }
         batch.reply(to: client, "conversation:events", tid: tid, body: .object(body))
+    }
+
+    /// With members-only visibility, only a current or former member may read the room's members and history.
+    private func requireVisible(_ cid: String, to user: User, db: SQLiteConnection) throws {
+        guard configuration.visibility == .members, rooms[cid]?.member(forUser: user.id) == nil else { return }
+        guard try RoomQueries.hasMembership(userID: user.id, roomID: cid, in: db) else { throw RoomError.notJoined(cid) }
     }
 
     /// Open or closed, the room must exist (history stays readable after a room closes).

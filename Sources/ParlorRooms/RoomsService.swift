@@ -39,6 +39,10 @@ public final class RoomsService: @unchecked Sendable {  // mutable state is conf
         case operation(Operation, @Sendable (Result<JSONValue, RoomError>) -> Void)
         case dropIfStillAway(roomID: String, memberID: String)
         case closeIfExpired(roomID: String)
+        /// A presence change that failed to commit, tried again (RoomsService+Retry.swift).
+        case settle(Settlement, attempt: Int)
+        /// Deletes sessions that can no longer be resumed (RoomsService+Sessions.swift).
+        case expireSessions
     }
 
     /// Loads open rooms and treats every membership a previous process left JOINED as disconnected:
@@ -56,6 +60,7 @@ public final class RoomsService: @unchecked Sendable {  // mutable state is conf
         }
         let count = try recovered.get()
         if count > 0 { logger.info("recovered memberships from a previous run", ["members": String(count)]) }
+        loop.execute { [self] in self.scheduleSessionExpiry() }
     }
 
     /// Grows after every commit that touched a room (members, media, lifecycle): what was read from the database
@@ -118,25 +123,47 @@ public final class RoomsService: @unchecked Sendable {  // mutable state is conf
         }
         guard !commands.isEmpty else { return }
         var batch = Batch()
+        // Presence changes that did not commit, to try again: those whose command failed, and if the whole batch
+        // fails, those of every command in it.
+        var retries: [(Settlement, attempt: Int)] = []
+        var retriesIfTheBatchFails: [(Settlement, attempt: Int)] = []
+        var started = 0
+        // The retry of the command being applied, computed before it changes anything.
+        var inProgress: (Settlement, attempt: Int)?
         do {
             try database.write { db in
-                for command in commands { apply(command, db: db, batch: &batch) }
+                for command in commands {
+                    inProgress = retryOnFailure(of: command)
+                    started += 1
+                    if try apply(command, db: db, batch: &batch) {
+                        if let inProgress { retriesIfTheBatchFails.append(inProgress) }
+                    } else if let inProgress {
+                        retries.append(inProgress)
+                    }
+                    inProgress = nil
+                }
             }
         } catch {
             // The commit failed: nothing of this batch happened. Tell everyone waiting, and re-read the rooms it touched.
             logger.error("rooms batch failed to commit", ["error": "\(error)", "commands": String(commands.count)])
             batch.roomsToReload.formUnion(batch.touchedRooms)
-            batch.failAll()
+            batch.failAll(with: Self.roomError(for: error))
+            // Those that ran, the one that ended the transaction, and those that never ran.
+            retries += retriesIfTheBatchFails + [inProgress].compactMap { $0 }
+                + commands[started...].compactMap { retryOnFailure(of: $0) }
         }
         // Re-read after the transaction: reading inside it would wait on our own write lock.
         reload(batch.roomsToReload)
+        for (settlement, attempt) in retries { scheduleRetry(settlement, attempt: attempt) }
         if !batch.touchedRooms.isEmpty { changeCounter.add(1, ordering: .releasing) }
         batch.outbox.flush()
         for completion in batch.completions { completion() }
         if let observer, !batch.notices.isEmpty { observer(batch.notices) }
     }
 
-    private func apply(_ command: Command, db: SQLiteConnection, batch: inout Batch) {
+    /// Runs one command in its own savepoint. Returns false if it failed for a reason other than a refusal
+    /// (RoomError); throws if that failure also ended the transaction (SQLite does on some storage errors).
+    private func apply(_ command: Command, db: SQLiteConnection, batch: inout Batch) throws -> Bool {
         var step = Batch()
         do {
             try db.execute("SAVEPOINT command")
@@ -154,8 +181,16 @@ public final class RoomsService: @unchecked Sendable {  // mutable state is conf
         } catch {
             logger.error("rooms command failed", ["error": "\(error)"])
             batch.roomsToReload.formUnion(step.touchedRooms)
-            batch.fail(command, with: .internalError)
+            if !db.isInTransaction { throw error }
+            batch.fail(command, with: Self.roomError(for: error))
+            return false
         }
+        return true
+    }
+
+    /// What a requester is told when the store failed: unavailable (try later) for a full or failing disk.
+    static func roomError(for error: Error) -> RoomError {
+        (error as? StoreError)?.isStorageFailure == true ? .unavailable : .internalError
     }
 
     private func perform(_ command: Command, db: SQLiteConnection, batch: inout Batch) throws {
@@ -177,6 +212,12 @@ public final class RoomsService: @unchecked Sendable {  // mutable state is conf
             try dropIfStillAway(roomID: roomID, memberID: memberID, db: db, batch: &batch)
         case .closeIfExpired(let roomID):
             try closeIfExpired(roomID: roomID, db: db, batch: &batch)
+        case .settle(let settlement, _):
+            // During shutdown memberships stay as they are, for the next start to recover.
+            if shuttingDown.load(ordering: .acquiring) { return }
+            try settle(settlement, db: db, batch: &batch)
+        case .expireSessions:
+            try expireSessions(db: db)
         }
     }
 

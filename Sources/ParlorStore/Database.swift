@@ -16,6 +16,7 @@ public final class Database: @unchecked Sendable {  // writer and isClosed under
     private let checkpointer: Checkpointer?
     private let writerLock = NSLock()
     private var isClosed = false
+    let writeHealth = WriteHealth()
 
     /// Opens (creating if needed) and configures the database, then applies pending migrations.
     public init(_ configuration: DatabaseConfiguration) throws {
@@ -23,7 +24,10 @@ public final class Database: @unchecked Sendable {  // writer and isClosed under
         // SQLite would open a private temporary database for "", which readers could not share.
         guard !path.isEmpty else { throw StoreError.misuse("the database path is empty") }
         let timeout = configuration.busyTimeoutMilliseconds
-        if !configuration.isInMemory { try Self.createParentDirectory(of: path) }
+        if !configuration.isInMemory {
+            try Self.createParentDirectory(of: path)
+            try Self.restrictFileModes(of: path)
+        }
 
         let writer = try SQLiteConnection.openWriter(path: path, busyTimeoutMilliseconds: timeout)
         if configuration.appliesMigrations { try writer.migrate(to: configuration.migrations) }
@@ -33,7 +37,14 @@ public final class Database: @unchecked Sendable {  // writer and isClosed under
             checkpointer = nil
         } else {
             try writer.execute("PRAGMA wal_autocheckpoint=0")
-            checkpointer = try Checkpointer(path: path, busyTimeoutMilliseconds: timeout)
+            // When a checkpoint has emptied the WAL, the next write starts it over and cuts the file back to this size.
+            try writer.execute("PRAGMA journal_size_limit=\(configuration.walTruncateBytes)")
+            let writerLock = self.writerLock
+            checkpointer = try Checkpointer(path: path, interval: configuration.checkpointInterval,
+                                            truncateAboveBytes: configuration.walTruncateBytes) { body in
+                // The writer then waits on this lock rather than in SQLite's sleeping busy handler.
+                writerLock.withLock(body)
+            }
             // Opened only now: read-only connections cannot create the file or its schema.
             readers = ReaderPool(
                 try (0..<max(1, configuration.readerCount)).map { _ in
@@ -53,7 +64,7 @@ public final class Database: @unchecked Sendable {  // writer and isClosed under
     public func write<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         try writerLock.withLock {
             guard !isClosed else { throw StoreError.closed() }
-            return try writer.inTransaction("BEGIN IMMEDIATE", body)
+            return try writer.recordingHealth(in: writeHealth) { try $0.inTransaction("BEGIN IMMEDIATE", body) }
         }
     }
 
@@ -77,10 +88,11 @@ public final class Database: @unchecked Sendable {  // writer and isClosed under
     /// Waits for work in progress, finalizes all statements, folds the WAL back into the
     /// database file and closes every connection. Later calls throw; closing again does nothing.
     public func close() {
+        // Before taking the writer's lock: the checkpointer may be waiting for it.
+        checkpointer?.stop()
         writerLock.withLock {
             guard !isClosed else { return }
             isClosed = true
-            checkpointer?.stop()
             readers?.close()
             if readers != nil {
                 // TRUNCATE leaves an empty -wal file, so a copied database file is complete.

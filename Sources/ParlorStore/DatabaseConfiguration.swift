@@ -9,6 +9,11 @@ public struct DatabaseConfiguration: Sendable {
     public var busyTimeoutMilliseconds: Int32
     /// Applied in id order at open; tests pass their own.
     public var migrations: [Migration]
+    /// A WAL file larger than this is checkpointed with TRUNCATE between two writes, and a WAL that starts over
+    /// is cut back to it (`journal_size_limit`), so the -wal file stays near this size instead of growing with load.
+    public var walTruncateBytes = 4 << 20
+    /// Seconds between the background checkpointer's passes.
+    public var checkpointInterval = 1.0
     /// False opens the database as it is, for inspecting it (`parlor migrate --status`) without changing it.
     public var appliesMigrations = true
 

@@ -7,6 +7,9 @@ public final class SQLiteConnection {
     private(set) var handle: OpaquePointer?
     /// Prepared statements by SQL text; see SQLiteConnection+Statements.swift.
     var statements: [String: OpaquePointer] = [:]
+    /// The last failure of the storage itself (disk full, I/O error) since the owner reset it, even if the caller
+    /// caught it: `Database` reports write health from it.
+    var storageFailure: StoreError?
 
     /// Opens `path` with SQLite `flags` (`SQLITE_OPEN_*`).
     init(path: String, flags: Int32, busyTimeoutMilliseconds: Int32) throws {
@@ -35,7 +38,7 @@ public final class SQLiteConnection {
         guard result == SQLITE_OK else {
             let message = errorMessage.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(handle))
             sqlite3_free(errorMessage)
-            throw StoreError(code: sqlite3_extended_errcode(handle), message: message, sql: sql)
+            throw noted(StoreError(code: sqlite3_extended_errcode(handle), message: message, sql: sql))
         }
     }
 
@@ -68,8 +71,21 @@ public final class SQLiteConnection {
         // Prefer the extended code the connection recorded; fall back to the result itself.
         let extended = sqlite3_extended_errcode(handle)
         let code = extended & 0xFF == result & 0xFF ? extended : result
-        return StoreError(code: code, message: String(cString: sqlite3_errmsg(handle)), sql: sql)
+        return noted(StoreError(code: code, message: String(cString: sqlite3_errmsg(handle)), sql: sql))
     }
+
+    private func noted(_ error: StoreError) -> StoreError {
+        if error.isStorageFailure { storageFailure = error }
+        return error
+    }
+
+    /// Rows changed by INSERT, UPDATE and DELETE since the connection opened.
+    var totalChanges: Int64 {
+        handle.map { Int64(sqlite3_total_changes64($0)) } ?? 0
+    }
+
+    /// True while a transaction is open; SQLite ends one by itself after some failures (e.g. SQLITE_FULL).
+    public var isInTransaction: Bool { !isAutocommit }
 }
 
 // Each connection belongs to one caller at a time; the `Database` locks enforce that, not the type.

@@ -28,6 +28,13 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     /// A row referenced a missing parent row.
     public var isForeignKeyViolation: Bool { code == Self.constraintForeignKey }
 
+    /// The storage failed rather than the statement: disk full, I/O error, read-only or damaged file. Writes may work
+    /// again once the cause is fixed; nothing about the request was wrong.
+    public var isStorageFailure: Bool {
+        [SQLITE_FULL, SQLITE_IOERR, SQLITE_READONLY, SQLITE_CANTOPEN, SQLITE_CORRUPT, SQLITE_NOTADB, SQLITE_NOMEM]
+            .contains(primaryCode)
+    }
+
     /// Another connection held a lock for longer than the busy timeout.
     public var isBusy: Bool { primaryCode == SQLITE_BUSY || primaryCode == SQLITE_LOCKED }
 

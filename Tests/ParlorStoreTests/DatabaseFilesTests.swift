@@ -1,0 +1,67 @@
+import Foundation
+import Testing
+import ParlorStore
+
+/// What the database leaves on disk: who may read it, and how large its WAL may grow.
+@Suite struct DatabaseFilesTests {
+    private func mode(_ path: String) throws -> Int {
+        let attributes = try FileManager.default.attributesOfItem(atPath: path)
+        return (attributes[.posixPermissions] as? NSNumber)?.intValue ?? -1
+    }
+
+    @Test func newDatabaseAndItsWALAreOwnerOnly() throws {
+        try withTemporaryDirectory { directory in
+            let path = "\(directory)/parlor.db"
+            let database = try Database(DatabaseConfiguration(path: path))
+            defer { database.close() }
+            try database.write { try $0.insertUser("USR-1") }
+            for file in [path, path + "-wal", path + "-shm"] {
+                let found = try mode(file)
+                #expect(found == 0o600, "\(file) is \(String(found, radix: 8))")
+            }
+        }
+    }
+
+    @Test func existingWorldReadableDatabaseIsNarrowedOnOpen() throws {
+        try withTemporaryDirectory { directory in
+            let path = "\(directory)/parlor.db"
+            try Database(DatabaseConfiguration(path: path)).close()
+            // As an older version left it: 0644, with a -wal file of the same mode lying beside it.
+            _ = FileManager.default.createFile(atPath: path + "-wal", contents: nil)
+            for file in [path, path + "-wal"] { chmod(file, 0o644) }
+            let database = try Database(DatabaseConfiguration(path: path))
+            defer { database.close() }
+            for file in [path, path + "-wal", path + "-shm"] {
+                let found = try mode(file)
+                #expect(found == 0o600, "\(file) is \(String(found, radix: 8))")
+            }
+        }
+    }
+
+    @Test func walIsTruncatedAfterABurstWithoutAShutdown() throws {
+        try withTemporaryDirectory { directory in
+            var configuration = DatabaseConfiguration(path: "\(directory)/parlor.db")
+            configuration.walTruncateBytes = 64 * 1024
+            configuration.checkpointInterval = 0.05
+            let database = try Database(configuration)
+            defer { database.close() }
+            let walPath = configuration.path + "-wal"
+            func walSize() -> Int { ((try? FileManager.default.attributesOfItem(atPath: walPath))?[.size] as? NSNumber)?.intValue ?? 0 }
+            // About 4 MB of pages in many small transactions, as the rooms thread writes them.
+            let filler = String(repeating: "x", count: 2000)
+            var largest = 0
+            for batch in 0..<200 {
+                try database.write { db in
+                    for index in 0..<10 { try db.insertUser("USR-\(batch)-\(index)", name: "\(batch)-\(index)-\(filler)") }
+                }
+                largest = max(largest, walSize())
+            }
+            #expect(largest > 256 * 1024, "the burst should have grown the WAL (largest \(largest))")
+            // The checkpointer cuts it back while the database stays open.
+            let deadline = Date().addingTimeInterval(5)
+            while walSize() > 128 * 1024, Date() < deadline { usleep(20_000) }
+            #expect(walSize() <= 128 * 1024, "WAL still \(walSize()) bytes")
+            #expect(try database.read { try $0.count("users") } == 2000)
+        }
+    }
+}
