@@ -16,10 +16,13 @@ extension Routes {
         routes.post("/admin/reset", resetAll)
     }
 
-    /// True when the request carries the admin token (compared in constant time).
+    /// True when the request's Authorization header carries the admin token (compared in constant time). Never
+    /// `?token=`: a query string ends up in logs, browser history and Referer headers.
     func isAdmin(_ request: HTTPRequest) -> Bool {
-        guard let adminToken = configuration.adminToken, let presented = Authenticator.token(in: request.head) else { return false }
-        return ConstantTime.equal(Array(presented.utf8), Array(adminToken.utf8))
+        guard let adminToken = configuration.adminToken, let authorization = request.head.headers["Authorization"] else { return false }
+        let parts = authorization.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return false }
+        return ConstantTime.equal(Array(parts[1].trimmingSpaces.utf8), Array(adminToken.utf8))
     }
 
     func requireAdmin(_ request: HTTPRequest) throws(HTTPError) {
@@ -89,9 +92,10 @@ extension Routes {
 /// Comparisons whose time does not depend on where the inputs differ.
 enum ConstantTime {
     static func equal(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-        var difference = UInt8(truncatingIfNeeded: a.count ^ b.count)
+        // The whole length difference counts: truncating it to 8 bits let 256 extra NULs compare equal.
+        var difference = a.count ^ b.count
         for index in 0..<max(a.count, b.count) {
-            difference |= (index < a.count ? a[index] : 0) ^ (index < b.count ? b[index] : 0)
+            difference |= Int((index < a.count ? a[index] : 0) ^ (index < b.count ? b[index] : 0))
         }
         return difference == 0
     }

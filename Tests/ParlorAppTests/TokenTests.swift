@@ -87,7 +87,7 @@ import ParlorRooms
             ("tampered payload", tampered(valid), "signature"),
             ("alg none", algNone(), "HS256"),
             ("alg none, signature kept", algNone() + String(valid.split(separator: ".")[2]), "HS256"),
-            ("expired", try service.issue(name: "alice", ttl: -100).token, "expired"),
+            ("expired", try service.issue(name: "alice", ttl: 100, now: unixNow - 200).token, "expired"),
             ("expired long ago", try service.issue(name: "alice", now: unixNow - 7 * 3600).token, "expired"),
             ("nbf in the future", try service.issue(name: "alice", now: unixNow + 3600).token, "nbf"),
             ("another secret", try other.issue(name: "alice").token, "signature"),
