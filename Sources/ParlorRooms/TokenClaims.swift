@@ -37,7 +37,7 @@ extension TokenClaims {
 
     /// The claims of a token payload whose signature is already verified, checked as a server must before trusting
     /// them: times are whole numbers of seconds in 0...latestTime, `exp` is required and not past (with `leeway`
-    /// seconds), `nbf` is not ahead, `sub` follows the user name rules (and comes back normalised), `jti` and
+    /// seconds), `nbf` and `iat` are not ahead, `sub` follows the user name rules (and comes back normalised), `jti` and
     /// `uid`, when present, are short strings. Pure: the JWT claims fuzz target runs it on arbitrary payloads.
     public static func validated(payload: [UInt8], now: Int64, leeway: Int64) throws(TokenError) -> TokenClaims {
         let object: JSONObject
@@ -64,6 +64,8 @@ extension TokenClaims {
         // now and leeway are the server's own (small, positive); every claim is bounded: no sum here can overflow.
         if now >= expiresAt + leeway { throw TokenError(reason: "the token has expired") }
         if let notBefore, now + leeway < notBefore { throw TokenError(reason: "the token is not valid yet (nbf)") }
+        // A token from the future would outlive a revocation (tokens issued before it are refused by their iat).
+        if now + leeway < issuedAt { throw TokenError(reason: "the token's iat is in the future") }
         let tokenID = try shortString(object, "jti") ?? ""
         let userID = try shortString(object, "uid")
         return TokenClaims(subject: subject, issuedAt: issuedAt, notBefore: notBefore ?? issuedAt, expiresAt: expiresAt,

@@ -51,6 +51,7 @@ import ParlorRooms
             ("exp a string", #"{"sub":"alice","iat":\#(now),"exp":"\#(now + 3600)"}"#),
             ("iat 2^63-1 (revoked user)", #"{"sub":"victim","iat":9223372036854775807,"exp":\#(now + 3600)}"#),
             ("iat -2^63", #"{"sub":"alice","iat":-9223372036854775808,"exp":\#(now + 3600)}"#),
+            ("iat an hour ahead", #"{"sub":"alice","iat":\#(now + 3600),"exp":\#(now + 7200)}"#),
             ("nbf 2^63-1", #"{"sub":"alice","nbf":9223372036854775807,"exp":\#(now + 3600)}"#),
             ("nbf -2^63", #"{"sub":"alice","nbf":-9223372036854775808,"exp":\#(now + 3600)}"#),
             ("sub empty", #"{"sub":"","iat":\#(now),"exp":\#(now + 3600)}"#),
