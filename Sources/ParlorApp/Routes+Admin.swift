@@ -48,16 +48,19 @@ extension Routes {
         return perform(.mute(roomID: context.parameter("id"), memberID: context.parameter("member")), context, status: 204)
     }
 
-    /// Refuses every token of the user issued until now and closes their live sessions (4003 "token revoked").
+    /// Refuses every token issued until now to the user's identities (the name's own and any separate ones of that
+    /// name), blocks them for --revoke-block seconds (POST /auth answers 403 auth:error:blocked), and in the same
+    /// operation ends their memberships (member:left reason kicked) and closes their sessions (4003 "token revoked").
     func revokeTokens(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
         try requireAdmin(request)
-        let user: User
+        let revoked: [User]
         do {
-            user = try users.revokeTokens(name: context.parameter("name"))
+            revoked = try users.revokeTokens(name: context.parameter("name"),
+                                             blockMilliseconds: configuration.revokeBlockSeconds * 1000)
         } catch {
             throw HTTPError.internalError("could not revoke the tokens")
         }
-        return perform(.disconnectUser(userID: user.id, reason: "token revoked"), context, status: 200)
+        return perform(.disconnectUser(userIDs: Set(revoked.map(\.id)), reason: "token revoked"), context, status: 200)
     }
 
     func dropMember(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {

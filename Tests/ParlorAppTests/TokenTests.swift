@@ -145,9 +145,9 @@ import ParlorRooms
     @Test func tokenForUnknownNameCreatesThatUser() throws {
         try withServer { app in
             let jwt = try Self.service.issue(name: "carol").token
-            let socket = try TestWebSocket(port: app.port, token: jwt)
+            let created = try http(app, "POST", "/rooms", json: #"{"display_name":"x"}"#, headers: ["Authorization": "Bearer \(jwt)"])
             let auth = try http(app, "POST", "/auth", json: #"{"name":"carol"}"#)
-            #expect(socket.userID == auth.object["user_id"] as? String)
+            #expect(created.object["created_by"] as? String == auth.object["user_id"] as? String)
         }
     }
 

@@ -3,13 +3,16 @@ import Testing
 import ParlorStore
 
 @Suite struct MigrationTests {
-    private let widgets = Migration(id: "002_widgets", sql: "CREATE TABLE widgets (id INTEGER PRIMARY KEY);")
+    // Numbered after any real migration, so these tests hold whatever the embedded list holds.
+    private let widgets = Migration(id: "900_widgets", sql: "CREATE TABLE widgets (id INTEGER PRIMARY KEY);")
+    private let embeddedIDs = Migrations.embedded.map(\.id)
 
     @Test(arguments: StoreKind.allCases)
     func freshDatabaseAppliesAndRecordsInitialMigration(kind: StoreKind) throws {
         try withDatabase(kind) { database in
             let status = try database.migrationStatus()
-            #expect(status.map(\.id) == ["001_initial"])
+            #expect(status.map(\.id) == embeddedIDs)
+            #expect(status.first?.id == "001_initial")
             #expect(status.first?.checksum == Migrations.embedded.first?.checksum)
             #expect((status.first?.appliedAt ?? 0) > 1_600_000_000_000, "applied_at is Unix milliseconds")
             #expect(try database.read { try $0.tableExists("rooms") })
@@ -42,7 +45,7 @@ import ParlorStore
             let initial = try #require(Migrations.embedded.first)
             let edited = Migration(id: initial.id, sql: initial.sql + "\nCREATE TABLE sneaky (id INTEGER);\n")
             let error = #expect(throws: MigrationError.self) {
-                try Database(DatabaseConfiguration(path: path, migrations: [edited]))
+                try Database(DatabaseConfiguration(path: path, migrations: [edited] + Migrations.embedded.dropFirst()))
             }
             guard case .changed(let id) = error else {
                 Issue.record("expected .changed, got \(String(describing: error))")
@@ -60,7 +63,7 @@ import ParlorStore
 
             let database = try Database(DatabaseConfiguration(path: path, migrations: Migrations.embedded + [widgets]))
             defer { database.close() }
-            #expect(try database.migrationStatus().map(\.id) == ["001_initial", "002_widgets"])
+            #expect(try database.migrationStatus().map(\.id) == embeddedIDs + ["900_widgets"])
             #expect(try database.read { try $0.tableExists("widgets") })
         }
     }
@@ -69,7 +72,7 @@ import ParlorStore
         try withTemporaryDirectory { directory in
             let path = "\(directory)/parlor.db"
             let broken = Migration(
-                id: "002_broken", sql: "CREATE TABLE half_done (id INTEGER); INSERT INTO no_such_table VALUES (1);")
+                id: "900_broken", sql: "CREATE TABLE half_done (id INTEGER); INSERT INTO no_such_table VALUES (1);")
 
             let error = #expect(throws: MigrationError.self) {
                 try Database(DatabaseConfiguration(path: path, migrations: Migrations.embedded + [broken]))
@@ -78,13 +81,13 @@ import ParlorStore
                 Issue.record("expected .failed, got \(String(describing: error))")
                 return
             }
-            #expect(id == "002_broken")
+            #expect(id == "900_broken")
             #expect(underlying.message.contains("no_such_table"))
 
             // The earlier migration stays applied; the broken one left nothing behind.
             let database = try Database(DatabaseConfiguration(path: path))
             defer { database.close() }
-            #expect(try database.migrationStatus().map(\.id) == ["001_initial"])
+            #expect(try database.migrationStatus().map(\.id) == embeddedIDs)
             #expect(try !database.read { try $0.tableExists("half_done") })
         }
     }
@@ -101,14 +104,14 @@ import ParlorStore
                 Issue.record("expected .unknown, got \(String(describing: error))")
                 return
             }
-            #expect(ids == ["002_widgets"])
+            #expect(ids == ["900_widgets"])
         }
     }
 
     @Test func migrationsRunInIdOrderWhateverTheListOrder() throws {
-        let addColumn = Migration(id: "003_widget_name", sql: "ALTER TABLE widgets ADD COLUMN name TEXT;")
+        let addColumn = Migration(id: "901_widget_name", sql: "ALTER TABLE widgets ADD COLUMN name TEXT;")
         try withDatabase(.memory, migrations: [addColumn, widgets] + Migrations.embedded) { database throws in
-            #expect(try database.migrationStatus().map(\.id) == ["001_initial", "002_widgets", "003_widget_name"])
+            #expect(try database.migrationStatus().map(\.id) == embeddedIDs + ["900_widgets", "901_widget_name"])
         }
     }
 
