@@ -78,7 +78,9 @@ import ParlorRooms
             let answers = [
                 ("GET /rooms", try Self.request(port, "GET", "/rooms", headers: bearer)),
                 ("POST /rooms", try Self.request(port, "POST", "/rooms", json: #"{"display_name":"x"}"#, headers: bearer)),
+                ("GET /rooms/{id}", try Self.request(port, "GET", "/rooms/\(room)", headers: bearer)),
                 ("GET /rooms/{id}/members", try Self.request(port, "GET", "/rooms/\(room)/members", headers: bearer)),
+                ("GET /rooms/{id}/events", try Self.request(port, "GET", "/rooms/\(room)/events", headers: bearer)),
                 ("DELETE /rooms/{id}", try Self.request(port, "DELETE", "/rooms/\(room)", headers: bearer)),
                 ("GET /ws", try Self.request(port, "GET", "/ws?token=\(token)", headers: Self.upgradeHeaders)),
                 ("GET /ws (header)", try Self.request(port, "GET", "/ws", headers: Self.upgradeHeaders.merging(bearer) { $1 })),
