@@ -37,7 +37,7 @@ help:
 	@echo "make venv     $(VENV) with the interop test's Python packages ($(REQUIREMENTS))"
 	@echo "make interop  only the Python interop test (builds first)"
 	@echo "make browser  only the two-browser WebRTC test (headless Chromium in a loopback-only namespace; root)"
-	@echo "make fuzz     libFuzzer on the HTTP parser, WebSocket decoder and JSON decoder (FUZZ_SECONDS each, default 60)"
+	@echo "make fuzz     libFuzzer on the HTTP parser, WebSocket decoder, JSON decoder and JWT claims (FUZZ_SECONDS each, default 60)"
 	@echo "make asan     swift test under AddressSanitizer"
 	@echo "make tsan     swift test under ThreadSanitizer"
 	@echo "make readme-options  regenerate README.md's configuration table from parlor serve --help"

@@ -82,6 +82,9 @@ extension AppConfiguration {
             guard $1.utf8.count >= 16 else { throw ConfigurationError(message: "--admin-token must be at least 16 characters") }
             $0.adminToken = $1
         },
+        option("--revoke-block", "PARLOR_REVOKE_BLOCK", "3600", "seconds a user revoked by an admin stays blocked: no token from /auth, none accepted; 0 turns it off") {
+            $0.revokeBlockSeconds = Int64(try int($1, "--revoke-block", 0...31_536_000))
+        },
         ConfigurationOption(flag: "--test-mode", environment: "PARLOR_TEST_MODE", defaultValue: "off",
                             help: "adds POST /admin/reset and forced connection drops (needs --admin-token); never in production",
                             apply: { configuration, value in configuration.testMode = !["0", "false", "off", "no"].contains(value.lowercased()) },
@@ -91,7 +94,7 @@ extension AppConfiguration {
             guard urls.allSatisfy({ $0.hasPrefix("http://") }) else { throw ConfigurationError(message: "--webhook-urls takes http:// URLs") }
             $0.webhookURLs = urls
         },
-        option("--webhook-secret", "PARLOR_WEBHOOK_SECRET", "the JWT secret", "key of the HMAC-SHA256 in X-Parlor-Signature") { $0.webhookSecret = $1 },
+        option("--webhook-secret", "PARLOR_WEBHOOK_SECRET", "generated", "key of the HMAC-SHA256 in X-Parlor-Signature; when unset, a random one is kept in <data-dir>/webhook-secret (0600)") { $0.webhookSecret = $1 },
         option("--max-connections-per-ip", "PARLOR_MAX_CONNECTIONS_PER_IP", "1000", "open connections from one address (429 and close above); 0 = no limit") { $0.http.maxConnectionsPerIP = try int($1, "--max-connections-per-ip", 0...1_000_000) },
         option("--auth-rate", "PARLOR_AUTH_RATE", "10", "POST /auth per second per address, burst 3x (429 with Retry-After above); 0 = no limit") { $0.authRatePerIP = Double(try int($1, "--auth-rate", 0...1_000_000)) },
         option("--message-rate", "PARLOR_MESSAGE_RATE", "50", "WebSocket messages per second per connection, burst 2x (close 1008 above); 0 = no limit") { $0.messagesPerSecond = Double(try int($1, "--message-rate", 0...1_000_000)) },

@@ -23,6 +23,9 @@ public struct AppConfiguration: Sendable {
     public var iceCredential: String?
     /// Enables the admin routes (kick, mute, delete any room) for `Authorization: Bearer <adminToken>`.
     public var adminToken: String?
+    /// Seconds after an admin revocation during which the user's identities get no token from POST /auth and no
+    /// token of theirs is accepted; 0: no block (tokens issued after the revocation work at once).
+    public var revokeBlockSeconds: Int64 = 3600
     /// Adds POST /admin/reset and forced connection drops, for integration tests of client code. Never in production.
     public var testMode = false
     /// Serve HTTPS with a self-signed certificate kept in the data directory (for talking across a LAN).
@@ -40,7 +43,8 @@ public struct AppConfiguration: Sendable {
     public var accessCode: String?
     /// Receivers of room_started, room_finished, member_joined and member_left POSTs (http:// URLs).
     public var webhookURLs: [String] = []
-    /// Signs webhook bodies (X-Parlor-Signature); defaults to the JWT secret.
+    /// Signs webhook bodies (X-Parlor-Signature); when unset, a secret of its own is generated (kept in the data
+    /// directory, 0600, or random for the run with an in-memory database): never the JWT secret.
     public var webhookSecret: String?
     public var webhookMaxAttempts = 8
     public var webhookInitialBackoff = TimeSpan.seconds(0.5)

@@ -73,8 +73,18 @@ public final class ParlorApplication: Sendable {
         var roomsConfiguration = configuration.rooms
         roomsConfiguration.iceServers = configuration.resolvedICEServers
         roomsConfiguration.visibility = configuration.resolvedRoomVisibility
-        let webhooks = WebhookDispatcher(urls: configuration.webhookURLs,
-                                         secret: configuration.webhookSecret.map { Array($0.utf8) } ?? secret,
+        // Webhook receivers hold their signing key: it must not be the JWT secret, which mints tokens for anyone.
+        var webhookSecret: [UInt8] = []
+        if !configuration.webhookURLs.isEmpty {
+            if let configured = configuration.webhookSecret {
+                webhookSecret = Array(configured.utf8)
+            } else if configuration.isInMemory && configuration.databasePath != nil {
+                webhookSecret = SecretFile.random()
+            } else {
+                webhookSecret = try SecretFile.loadOrCreate(in: configuration.dataDirectory, fileName: SecretFile.webhookFileName)
+            }
+        }
+        let webhooks = WebhookDispatcher(urls: configuration.webhookURLs, secret: webhookSecret,
                                          maxAttempts: configuration.webhookMaxAttempts,
                                          initialBackoff: configuration.webhookInitialBackoff, logger: logger)
         self.webhooks = webhooks

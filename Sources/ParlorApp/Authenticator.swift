@@ -25,19 +25,22 @@ struct Authenticator: Sendable {
         } catch {
             throw HTTPError.unauthorized("invalid token: \(error.reason)")
         }
+        let status: UserDirectory.UserStatus?
         do {
-            let user = try users.findOrCreate(name: claims.subject)
-            let validAfter = try users.tokensValidAfter(name: claims.subject)
-            // iat has whole seconds: a token from the second of the revocation is refused too, to be safe.
-            if validAfter > 0, claims.issuedAt * 1000 <= validAfter {
-                throw HTTPError.unauthorized("invalid token: the token was revoked")
-            }
-            return Identity(user: user, claims: claims)
-        } catch let error as HTTPError {
-            throw error
+            status = try users.status(subject: claims.subject, userID: claims.userID)
         } catch {
             throw HTTPError.internalError("could not load the token's user")
         }
+        guard let status else { throw HTTPError.unauthorized("invalid token: its user does not exist") }
+        // iat has whole seconds: a token from the second of the revocation is refused too, to be safe.
+        // (Claims are bounded to year 9999, so iat * 1000 cannot overflow.)
+        if status.tokensValidAfter > 0, claims.issuedAt * 1000 <= status.tokensValidAfter {
+            throw HTTPError.unauthorized("invalid token: the token was revoked")
+        }
+        if status.blockedUntil > Timestamp.nowMilliseconds() {
+            throw HTTPError.unauthorized("invalid token: the user is blocked until \(Timestamp.iso8601(milliseconds: status.blockedUntil))")
+        }
+        return Identity(user: status.user, claims: claims)
     }
 
     /// The token's user; in `code` and `closed` access modes a token is required.

@@ -33,10 +33,22 @@ final class ClientSession: WebSocketDelegate {
         let client = ClientRef(handle: socket.handle, sessionID: Identifier.make(Identifier.session), user: user)
         self.client = client
         rooms.connect(client)
-        // A session lives no longer than its token: when it expires the client must get a new one and resume.
-        let remaining = max(0, tokenExpiresAt * 1000 - Timestamp.nowMilliseconds())
-        expiryTimer = socket.connection.loop.schedule(after: .milliseconds(Int(min(remaining, Int64(Int32.max))))) { [weak socket] in
-            socket?.close(code: ParlorCloseCode.tokenExpired, reason: "token expired")
+        armExpiryTimer(socket)
+    }
+
+    /// A session lives no longer than its token: when it expires the client must get a new one and resume.
+    /// Timers are armed for at most a day at a time; the token's exp is bounded (year 9999), so no product overflows.
+    private func armExpiryTimer(_ socket: WebSocketConnection) {
+        let (expiresAtMilliseconds, overflow) = tokenExpiresAt.multipliedReportingOverflow(by: 1000)
+        let remaining = overflow ? Int64.max : max(0, expiresAtMilliseconds - Timestamp.nowMilliseconds())
+        let step = min(remaining, 86_400_000)
+        expiryTimer = socket.connection.loop.schedule(after: .milliseconds(Int(step))) { [weak self, weak socket] in
+            guard let socket else { return }
+            if step < remaining {
+                self?.armExpiryTimer(socket)
+            } else {
+                socket.close(code: ParlorCloseCode.tokenExpired, reason: "token expired")
+            }
         }
     }
 

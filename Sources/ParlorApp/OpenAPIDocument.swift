@@ -26,7 +26,7 @@ enum OpenAPIDocument {
     static let paging = [query("page_size", "1 to 1000 (default 100)", integer: true), query("cursor", "from the previous page")]
 
     static let operations: [Operation] = [
-        Operation(method: "POST", path: "/auth", summary: "Get a token for a name (the user is created on first use)",
+        Operation(method: "POST", path: "/auth", summary: "Get a token for a name (the user is created on first use; a name in use needs its claim, see docs/protocol.md)",
                   success: (200, "The token", ref("AuthResponse")), errors: [400, 403, 413, 429],
                   requestBody: ref("AuthRequest")),
         Operation(method: "GET", path: "/rooms", summary: "Open rooms, newest first; a bare array, next page in the Link header",
@@ -48,7 +48,7 @@ enum OpenAPIDocument {
                   success: (204, "Kicked", nil), errors: [403, 404, 410], parameters: [idParameter, memberParameter], security: true),
         Operation(method: "POST", path: "/rooms/{id}/members/{member}/mute", summary: "Mute a member (admin)",
                   success: (204, "Muted", nil), errors: [403, 404, 410], parameters: [idParameter, memberParameter], security: true),
-        Operation(method: "POST", path: "/users/{name}/revoke", summary: "Refuse the user's tokens issued so far and close their sessions (admin)",
+        Operation(method: "POST", path: "/users/{name}/revoke", summary: "Refuse the user's tokens issued so far, block /auth for it (--revoke-block), end its memberships and close its sessions (admin)",
                   success: (200, "How many connections were closed", nil), errors: [403],
                   parameters: [["name": "name", "in": "path", "required": true, "schema": ["type": "string"]]], security: true),
         Operation(method: "POST", path: "/rooms/{id}/members/{member}/drop", summary: "Test mode: close a member's connections like a network failure (admin)",
@@ -103,10 +103,16 @@ enum OpenAPIDocument {
     static let schemas: JSONValue = [
         "Error": ["type": "object", "required": ["code", "title", "detail"],
                   "properties": ["code": string, "title": string, "detail": string]],
-        "AuthRequest": ["type": "object", "required": ["name"],
-                        "properties": ["name": ["type": "string", "minLength": 1, "maxLength": 64]]],
-        "AuthResponse": ["type": "object", "required": ["name", "jwt"],
-                         "properties": ["name": string, "jwt": string, "user_id": string, "expires_at": string]],
+        "AuthRequest": ["type": "object", "required": ["name"], "properties": [
+            "name": ["type": "string", "minLength": 1, "maxLength": 64,
+                     "description": "trimmed and NFC-normalised; at most 256 bytes; no control, bidirectional-control, invisible or tag characters"],
+            "code": ["type": "string", "description": "the access code (--access code)"],
+            "claim": ["type": "string", "description": "the claim an earlier /auth for this name returned: gets that identity back while the name is in use"],
+        ]],
+        "AuthResponse": ["type": "object", "required": ["name", "jwt"], "properties": [
+            "name": string, "jwt": string, "user_id": string, "expires_at": string,
+            "claim": ["type": "string", "description": "keep it with the name and send it on the next /auth; without it, a name in use (connected, or within its grace period) gets a separate identity with the same name"],
+        ]],
         "CreateRoomRequest": ["type": "object", "required": ["display_name"], "properties": [
             "display_name": ["type": "string", "minLength": 1, "maxLength": 100],
             "name": ["type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"],

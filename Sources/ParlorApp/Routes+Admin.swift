@@ -16,10 +16,13 @@ extension Routes {
         routes.post("/admin/reset", resetAll)
     }
 
-    /// True when the request carries the admin token (compared in constant time).
+    /// True when the request's Authorization header carries the admin token (compared in constant time). Never
+    /// `?token=`: a query string ends up in logs, browser history and Referer headers.
     func isAdmin(_ request: HTTPRequest) -> Bool {
-        guard let adminToken = configuration.adminToken, let presented = Authenticator.token(in: request.head) else { return false }
-        return ConstantTime.equal(Array(presented.utf8), Array(adminToken.utf8))
+        guard let adminToken = configuration.adminToken, let authorization = request.head.headers["Authorization"] else { return false }
+        let parts = authorization.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return false }
+        return ConstantTime.equal(Array(parts[1].trimmingSpaces.utf8), Array(adminToken.utf8))
     }
 
     func requireAdmin(_ request: HTTPRequest) throws(HTTPError) {
@@ -45,16 +48,19 @@ extension Routes {
         return perform(.mute(roomID: context.parameter("id"), memberID: context.parameter("member")), context, status: 204)
     }
 
-    /// Refuses every token of the user issued until now and closes their live sessions (4003 "token revoked").
+    /// Refuses every token issued until now to the user's identities (the name's own and any separate ones of that
+    /// name), blocks them for --revoke-block seconds (POST /auth answers 403 auth:error:blocked), and in the same
+    /// operation ends their memberships (member:left reason kicked) and closes their sessions (4003 "token revoked").
     func revokeTokens(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
         try requireAdmin(request)
-        let user: User
+        let revoked: [User]
         do {
-            user = try users.revokeTokens(name: context.parameter("name"))
+            revoked = try users.revokeTokens(name: context.parameter("name"),
+                                             blockMilliseconds: configuration.revokeBlockSeconds * 1000)
         } catch {
             throw HTTPError.internalError("could not revoke the tokens")
         }
-        return perform(.disconnectUser(userID: user.id, reason: "token revoked"), context, status: 200)
+        return perform(.disconnectUser(userIDs: Set(revoked.map(\.id)), reason: "token revoked"), context, status: 200)
     }
 
     func dropMember(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
@@ -89,9 +95,10 @@ extension Routes {
 /// Comparisons whose time does not depend on where the inputs differ.
 enum ConstantTime {
     static func equal(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-        var difference = UInt8(truncatingIfNeeded: a.count ^ b.count)
+        // The whole length difference counts: truncating it to 8 bits let 256 extra NULs compare equal.
+        var difference = a.count ^ b.count
         for index in 0..<max(a.count, b.count) {
-            difference |= (index < a.count ? a[index] : 0) ^ (index < b.count ? b[index] : 0)
+            difference |= Int((index < a.count ? a[index] : 0) ^ (index < b.count ? b[index] : 0))
         }
         return difference == 0
     }

@@ -3,7 +3,9 @@ import ParlorHTTP
 import ParlorRooms
 
 extension Routes {
-    /// POST /auth `{"name":"alice"}` → `{"name":"alice","jwt":"…"}` (the tutorial app's contract), plus extras.
+    /// POST /auth `{"name":"alice"}` → `{"name":"alice","jwt":"…"}` (the tutorial app's contract), plus extras:
+    /// `user_id`, `expires_at` and `claim`, the secret that gets this identity back while it is in live use
+    /// (send it as `"claim"` on the next /auth; see UserDirectory.authenticate for the rules).
     func auth(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
         if let wait = authLimiter?.check(context.peerIP) {
             throw HTTPError(status: 429, code: "auth:error:rate-limited", title: "Too many requests",
@@ -31,17 +33,28 @@ extension Routes {
         case .success(let valid): name = valid
         case .failure(let violation): throw HTTPError.invalidField("name", violation.rule)
         }
-        let user: User
+        let claim: String?
+        switch body["claim"] {
+        case nil, .null?: claim = nil
+        case .string(let text)?: claim = text
+        case let other?: throw HTTPError.invalidField("claim", "must be the string an earlier /auth returned, not \(other.typeName)")
+        }
+        let grant: UserDirectory.Grant
         do {
-            user = try users.findOrCreate(name: name)
+            let liveUsers = rooms.liveUsers
+            grant = try users.authenticate(name: name, claim: claim, isLive: { liveUsers.contains($0) })
+        } catch let blocked as UserDirectory.Blocked {
+            throw HTTPError(status: 403, code: "auth:error:blocked", title: "Forbidden",
+                            detail: "this name's tokens were revoked by an admin; it is blocked until \(Timestamp.iso8601(milliseconds: blocked.until))")
         } catch {
             logger.error("could not create user", ["error": "\(error)"])
             throw HTTPError.internalError()
         }
-        let issued = try tokens.issue(name: name)
+        let issued = try tokens.issue(name: name, userID: grant.isSeparateIdentity ? grant.user.id : nil, now: grant.issuedAt)
         return .response(.json([
-            "name": .string(name), "jwt": .string(issued.token), "user_id": .string(user.id),
+            "name": .string(name), "jwt": .string(issued.token), "user_id": .string(grant.user.id),
             "expires_at": .string(Timestamp.iso8601(milliseconds: issued.claims.expiresAt * 1000)),
+            "claim": .string(grant.claim),
         ]))
     }
 }

@@ -104,14 +104,9 @@ struct Routes: Sendable {
 
 /// Field rules shared by HTTP bodies and WebSocket requests.
 enum FieldRules {
-    /// Trimmed text of `min...max` characters with no control characters, or nil with the rule it broke.
+    /// Trimmed, NFC-normalised text of `min...max` characters and at most `4 × max` bytes, with no control,
+    /// bidirectional-control, invisible or tag characters (`TextRules`), or the rule it broke.
     static func text(_ value: String, min: Int, max: Int) -> Result<String, FieldError> {
-        let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
-        let count = trimmed.count
-        guard count >= min, count <= max else { return .failure(.invalid("", "must be \(min) to \(max) characters after trimming spaces")) }
-        guard !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            return .failure(.invalid("", "must not contain control characters"))
-        }
-        return .success(trimmed)
+        TextRules.check(value, minCharacters: min, maxCharacters: max, maxBytes: max * 4).mapError { .invalid("", $0.rule) }
     }
 }

@@ -19,6 +19,8 @@ public struct ParlorServer: Sendable {
     public var configuration: ParlorClientConfiguration
     /// Sent as `Authorization: Bearer` on the HTTP calls (rooms are then created by this user); nil: anonymous.
     public var token: String?
+    /// The claim secret of each name this server value (and its copies) authenticated, sent again by `auth(name:)`.
+    private let claims = Locked<[String: String]>([:])
 
     public var host: String { endpoint.host }
     public var port: Int { endpoint.port }
@@ -54,9 +56,24 @@ public struct ParlorServer: Sendable {
     // MARK: HTTP
 
     /// POST /auth: a token for `name` (the user is created on first use).
-    public func auth(name: String) async throws(ParlorError) -> AuthResponse {
-        let response = try await http.send("POST", "/auth", token: nil, json: .object(["name": .string(name)]))
-        return try AuthResponse(json: try Self.success(response))
+    ///
+    /// The answer's `claim` proves this identity on the next /auth for the name: while the name is in use (a
+    /// connected session, or a membership within its grace period), the server gives its identity back only with
+    /// the claim, and anyone without it gets a separate identity shown with the same name. This value keeps the
+    /// claim of each name and sends it on every later `auth(name:)`; pass `claim` to use one kept elsewhere (an
+    /// app's keychain, across launches).
+    public func auth(name: String, claim: String? = nil) async throws(ParlorError) -> AuthResponse {
+        var body: [String: ParlorJSON] = ["name": .string(name)]
+        if let kept = claim ?? claims.withLock({ $0[name] }) { body["claim"] = .string(kept) }
+        let response = try await http.send("POST", "/auth", token: nil, json: .object(body))
+        let answer = try AuthResponse(json: try Self.success(response))
+        if let granted = answer.claim {
+            claims.withLock { kept in
+                kept[name] = granted
+                kept[answer.name] = granted
+            }
+        }
+        return answer
     }
 
     /// GET /rooms: the open rooms, newest first (the server's first page; `pageSize` up to its maximum).

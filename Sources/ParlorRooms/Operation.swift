@@ -15,8 +15,9 @@ public enum Operation: Sendable {
     case mute(roomID: String, memberID: String)
     /// Closes every connection of a member at once, without a close frame, like a network failure. Test mode only.
     case dropConnections(roomID: String, memberID: String)
-    /// Closes every WebSocket of a user with 4003 and `reason` (their tokens were revoked).
-    case disconnectUser(userID: String, reason: String)
+    /// Ends every membership of these users (member:left reason kicked) and closes their WebSockets with 4003 and
+    /// `reason` (their tokens were revoked).
+    case disconnectUser(userIDs: Set<String>, reason: String)
     /// Deletes every user, room, member, event and session. Test mode only.
     case reset
 }

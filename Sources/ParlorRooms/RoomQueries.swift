@@ -35,7 +35,7 @@ public enum RoomQueries {
     }
 
     static let memberColumns = """
-        m.id, m.user_id, u.name AS user_name, m.state, m.joined_at, m.left_at, m.audio_enabled, m.audio_muted
+        m.id, m.user_id, COALESCE(u.display_name, u.name) AS user_name, m.state, m.joined_at, m.left_at, m.audio_enabled, m.audio_muted
         """
 
     static func member(from row: Row) -> MemberRecord {

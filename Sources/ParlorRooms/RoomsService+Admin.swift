@@ -30,11 +30,16 @@ extension RoomsService {
                 handle.withConnection { $0.close() }
             }
             return ["connections": JSONValue(handles.count)]
-        case .disconnectUser(let userID, let reason):
-            let handles = clients.values.filter { $0.ref.user.id == userID }.map(\.ref.handle)
-            for handle in handles {
-                handle.withConnection { ($0.handler as? WebSocketConnection)?.close(code: ParlorCloseCode.tokenRevoked, reason: reason) }
+        case .disconnectUser(let userIDs, let reason):
+            // Memberships end first, so the users' own connections get member:left before the close frame.
+            for room in rooms.values.sorted(by: { $0.id < $1.id }) {
+                for member in room.sortedMembers where userIDs.contains(member.user.id) {
+                    batch.touchedRooms.insert(room.id)
+                    try end(member, in: room, reason: .kicked, db: db, batch: &batch)
+                }
             }
+            let handles = clients.values.filter { userIDs.contains($0.ref.user.id) }.map(\.ref.handle)
+            for handle in handles { batch.outbox.close(handle, code: ParlorCloseCode.tokenRevoked, reason: reason) }
             return ["connections": JSONValue(handles.count)]
         case .reset:
             try reset(db: db, batch: &batch)
@@ -85,6 +90,10 @@ extension RoomsService {
             // Sessions were deleted; record the live ones again so they can still be resumed.
             try db.run("INSERT INTO users (id, name, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
                        [.text(state.ref.user.id), .text(state.ref.user.name), .integer(Timestamp.nowMilliseconds())])
+            // A separate identity whose name is someone else's handle by now (UserDirectory): its own handle.
+            try db.run("INSERT INTO users (id, name, display_name, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                       [.text(state.ref.user.id), .text(UserDirectory.separateHandlePrefix + state.ref.user.id),
+                        .text(state.ref.user.name), .integer(Timestamp.nowMilliseconds())])
             try db.run("INSERT INTO sessions (id, user_id, created_at) VALUES (?, ?, ?)",
                        [.text(state.ref.sessionID), .text(state.ref.user.id), .integer(Timestamp.nowMilliseconds())])
             _ = handle

@@ -8,6 +8,7 @@ extension RoomsService {
         try db.run("INSERT INTO sessions (id, user_id, created_at) VALUES (?, ?, ?)",
                    [.text(client.sessionID), .text(client.user.id), .integer(Timestamp.nowMilliseconds())])
         clients[client.handle] = ClientState(ref: client)
+        liveUsers.connectionOpened(client.user.id)
         let iceServers: [JSONValue] = configuration.iceServers.map { server in
             var entry: JSONObject = ["urls": .array(server.urls.map { .string($0) })]
             if let username = server.username { entry["username"] = .string(username) }
@@ -26,6 +27,7 @@ extension RoomsService {
     /// grace period; the member drops only if no connection of the user is back when it ends.
     func clientDisconnected(_ client: ClientRef, db: SQLiteConnection, batch: inout Batch) throws {
         guard let state = clients.removeValue(forKey: client.handle) else { return }
+        liveUsers.connectionClosed(client.user.id)
         let now = Timestamp.nowMilliseconds()
         try endSession(client.sessionID, at: now, db: db)
         for roomID in state.rooms {

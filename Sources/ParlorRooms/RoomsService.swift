@@ -18,6 +18,8 @@ public final class RoomsService: @unchecked Sendable {  // mutable state is conf
     private let inbox = Locked<[Command]>([])
     private let shuttingDown = Atomic<Bool>(false)
     private let changeCounter = Atomic<UInt64>(0)
+    /// Users with a session or a membership, for POST /auth (RoomsService+LiveUsers.swift).
+    public let liveUsers = LiveUsers()
 
     // Rooms-thread state.
     var rooms: [String: LiveRoom] = [:]
@@ -59,6 +61,7 @@ public final class RoomsService: @unchecked Sendable {  // mutable state is conf
             Result { try self.recover() }
         }
         let count = try recovered.get()
+        loop.submitAndWait { [self] in self.syncLiveUsers(Set(self.rooms.keys)) }
         if count > 0 { logger.info("recovered memberships from a previous run", ["members": String(count)]) }
         loop.execute { [self] in self.scheduleSessionExpiry() }
     }
@@ -155,6 +158,7 @@ public final class RoomsService: @unchecked Sendable {  // mutable state is conf
         // Re-read after the transaction: reading inside it would wait on our own write lock.
         reload(batch.roomsToReload)
         for (settlement, attempt) in retries { scheduleRetry(settlement, attempt: attempt) }
+        syncLiveUsers(batch.touchedRooms.union(batch.roomsToReload))
         if !batch.touchedRooms.isEmpty { changeCounter.add(1, ordering: .releasing) }
         batch.outbox.flush()
         for completion in batch.completions { completion() }

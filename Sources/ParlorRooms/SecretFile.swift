@@ -4,9 +4,11 @@ import Glibc
 import Foundation
 
 /// Where the JWT secret comes from: PARLOR_JWT_SECRET, or a random 256-bit secret created once in the data
-/// directory with mode 0600 so tokens survive restarts.
+/// directory with mode 0600 so tokens survive restarts. The webhook signing secret is kept the same way, in a file
+/// of its own: a webhook receiver must never hold the key that mints tokens.
 public enum SecretFile {
     public static let fileName = "jwt-secret"
+    public static let webhookFileName = "webhook-secret"
 
     public static func random(byteCount: Int = 32) -> [UInt8] {
         var generator = SystemRandomNumberGenerator()
@@ -14,7 +16,7 @@ public enum SecretFile {
     }
 
     /// Reads the secret kept in `directory`, creating it (and the directory) on first use.
-    public static func loadOrCreate(in directory: String) throws -> [UInt8] {
+    public static func loadOrCreate(in directory: String, fileName: String = fileName) throws -> [UInt8] {
         let path = directory + "/" + fileName
         let manager = FileManager.default
         if let data = manager.contents(atPath: path) {

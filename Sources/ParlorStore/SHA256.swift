@@ -1,8 +1,9 @@
 /// SHA-256 (FIPS 180-4) in plain Swift, so the store needs no crypto library just to
-/// fingerprint migrations. Not constant-time and not meant for secrets.
-enum SHA256 {
+/// fingerprint migrations. Also stores random 256-bit claim secrets as their hash (UserDirectory): the hash is looked
+/// up, never compared byte by byte with a secret, so the lack of constant time reveals nothing. Not for keys or MACs.
+public enum SHA256 {
     /// Lowercase hex digest of `message`.
-    static func hexDigest(of message: some Sequence<UInt8>) -> String {
+    public static func hexDigest(of message: some Sequence<UInt8>) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var hex: [UInt8] = []
         for byte in digest(of: message) {

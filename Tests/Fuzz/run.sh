@@ -3,7 +3,7 @@
 #
 #   Tests/Fuzz/run.sh [seconds-per-target] [target...]
 #
-# Targets: http-parser, websocket-decoder, json (default: all three, one after the other).
+# Targets: http-parser, websocket-decoder, json, jwt-claims (default: all four, one after the other).
 # Environment:
 #   FUZZ_WORK   build and work directory (default: .build/fuzz, git-ignored); the corpus each target
 #               grows lives there, copied afresh from Tests/Fuzz/corpus on every run
@@ -17,7 +17,7 @@ set -euo pipefail
 seconds=${1:-60}
 [[ $seconds =~ ^[1-9][0-9]*$ ]] || { echo "usage: $0 [seconds-per-target] [target...]" >&2; exit 2; }
 shift $(( $# > 0 ? 1 : 0 ))
-all_targets=(http-parser websocket-decoder json)
+all_targets=(http-parser websocket-decoder json jwt-claims)
 targets=("$@")
 (( ${#targets[@]} > 0 )) || targets=("${all_targets[@]}")
 
@@ -36,6 +36,9 @@ sources_for() {
         websocket-decoder) echo "ParlorCodec $root/Sources/ParlorCodec/*.swift $fuzz_dir/WebSocketDecoderFuzz.swift" ;;
         json) echo "ParlorJSON $root/Sources/ParlorHTTP/JSON/JSONParser.swift $root/Sources/ParlorHTTP/JSON/JSONValue.swift" \
                    "$root/Sources/ParlorHTTP/JSON/JSONWriter.swift $fuzz_dir/JSONFuzz.swift" ;;
+        jwt-claims) echo "ParlorJWTClaims $root/Sources/ParlorHTTP/JSON/JSONParser.swift $root/Sources/ParlorHTTP/JSON/JSONValue.swift" \
+                         "$root/Sources/ParlorHTTP/JSON/JSONWriter.swift $root/Sources/ParlorRooms/TokenClaims.swift" \
+                         "$root/Sources/ParlorRooms/TextRules.swift $fuzz_dir/JWTClaimsFuzz.swift" ;;
         *) echo "unknown target: $1 (known: ${all_targets[*]})" >&2; return 1 ;;
     esac
 }

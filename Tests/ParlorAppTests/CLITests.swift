@@ -19,6 +19,15 @@ import ParlorRooms
         }
     }
 
+    /// Runs `parlor arguments…` to completion; returns its exit status and stderr.
+    static func runCapturingErrors(_ arguments: [String], timeout: Double = 15) throws -> (status: Int32, errors: String) {
+        try withTemporaryDirectory { directory in
+            let child = try Child(arguments, in: directory)
+            guard let status = child.waitForExit(timeout: timeout) else { throw TestFailure("parlor \(arguments) did not finish") }
+            return (status, child.errorOutput())
+        }
+    }
+
     @Test func tokenIsMintedOfflineWithTheSecret() throws {
         let secret = "cli-secret-0123456789-abcdef"
         let minted = try Self.run(["token", "--name", "alice", "--ttl", "60", "--jwt-secret", secret])

@@ -19,10 +19,7 @@ import ParlorStore
 
     /// POST /auth on the child server; the token.
     static func authToken(port: Int, name: String) throws -> String {
-        let connection = try RawConnection(port: port)
-        let body = #"{"name":"\#(name)"}"#
-        try connection.send("POST /auth HTTP/1.1\r\nHost: x\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
-        return try #require(try connection.readResponse().object["jwt"] as? String)
+        try auth(port: port, name: name).jwt
     }
 
     /// Every event of a room from GET /rooms/{id}/events, all pages.
@@ -122,24 +119,26 @@ import ParlorStore
             let connection = try RawConnection(port: port)
             try connection.send("POST /rooms HTTP/1.1\r\nHost: x\r\nContent-Length: 20\r\n\r\n{\"display_name\":\"x\"}")
             let room = try #require(try connection.readResponse().object["id"] as? String)
-            var sessions: [(name: String, session: String, last: Int)] = []
-            var sockets: [TestWebSocket] = []
+            var sessions: [(name: String, claim: String, session: String, last: Int)] = []
+            var sockets: [(claim: String, socket: TestWebSocket)] = []
             for name in ["ann", "bo"] {
-                let socket = try TestWebSocket(port: port, token: try Self.authToken(port: port, name: name))
+                let grant = try auth(port: port, name: name)
+                let socket = try TestWebSocket(port: port, token: grant.jwt)
                 _ = try socket.join(room)
-                sockets.append(socket)
+                sockets.append((grant.claim, socket))
             }
-            for (name, socket) in zip(["ann", "bo"], sockets) {
+            for (name, (claim, socket)) in zip(["ann", "bo"], sockets) {
                 try socket.sync()
-                sessions.append((name, socket.sessionID, socket.lastEventIDs[room] ?? 0))
+                sessions.append((name, claim, socket.sessionID, socket.lastEventIDs[room] ?? 0))
             }
             kill(child.process.processIdentifier, SIGTERM)
-            for socket in sockets { #expect(try socket.closeCode() == 1001) }
+            for (_, socket) in sockets { #expect(try socket.closeCode() == 1001) }
             #expect(child.waitForExit() == 0)
 
             (child, port) = try Self.start(database, in: directory, grace: "10")
             for entry in sessions {
-                let socket = try TestWebSocket(port: port, token: try Self.authToken(port: port, name: entry.name))
+                // The clients come back with their claims: their memberships are in live use (the grace period).
+                let socket = try TestWebSocket(port: port, token: try auth(port: port, name: entry.name, claim: entry.claim).jwt)
                 let resumed = try socket.call("session:resume", ["session_id": entry.session, "last_event_ids": [room: entry.last]])
                 #expect((resumed["resumed"] as? [[String: Any]])?.count == 1)
             }

@@ -67,7 +67,7 @@ import ParlorApp
         try withServer { app in
             let room = try createRoom(app)
             let phone = try TestWebSocket(app, name: "carol")
-            let laptop = try TestWebSocket(app, name: "carol")
+            let laptop = try TestWebSocket(app, name: "carol")  // with the claim the phone's /auth returned
             let watcher = try TestWebSocket(app, name: "dave")
             _ = try watcher.join(room)
             let fromPhone = try phone.join(room)

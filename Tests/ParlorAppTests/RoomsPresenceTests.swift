@@ -135,9 +135,12 @@ import ParlorLoop
         var room = ""
         var session = ""
         var last = 0
+        var claim = ""
         try withServer(configure) { app in
             room = try createRoom(app)
-            let client = try TestWebSocket(app, name: "fay")
+            let grant = try auth(port: app.port, name: "fay")
+            claim = grant.claim
+            let client = try TestWebSocket(port: app.port, token: grant.jwt)
             _ = try client.join(room)
             session = client.sessionID
             last = client.lastEventIDs[room] ?? 0
@@ -146,7 +149,8 @@ import ParlorLoop
             #expect(try client.closeCode() == 1001)
         }
         try withServer(configure) { app in
-            let client = try TestWebSocket(app, name: "fay")
+            // fay's membership is in live use (its grace period): she proves she is fay with her claim.
+            let client = try TestWebSocket(port: app.port, token: try auth(port: app.port, name: "fay", claim: claim).jwt)
             let resumed = try client.call("session:resume", ["session_id": session, "last_event_ids": [room: last]])
             #expect((resumed["resumed"] as? [[String: Any]])?.count == 1)
             let history = try client.call("conversation:events", ["cid": room])

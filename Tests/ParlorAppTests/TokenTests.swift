@@ -87,7 +87,7 @@ import ParlorRooms
             ("tampered payload", tampered(valid), "signature"),
             ("alg none", algNone(), "HS256"),
             ("alg none, signature kept", algNone() + String(valid.split(separator: ".")[2]), "HS256"),
-            ("expired", try service.issue(name: "alice", ttl: -100).token, "expired"),
+            ("expired", try service.issue(name: "alice", ttl: 100, now: unixNow - 200).token, "expired"),
             ("expired long ago", try service.issue(name: "alice", now: unixNow - 7 * 3600).token, "expired"),
             ("nbf in the future", try service.issue(name: "alice", now: unixNow + 3600).token, "nbf"),
             ("another secret", try other.issue(name: "alice").token, "signature"),
@@ -145,9 +145,9 @@ import ParlorRooms
     @Test func tokenForUnknownNameCreatesThatUser() throws {
         try withServer { app in
             let jwt = try Self.service.issue(name: "carol").token
-            let socket = try TestWebSocket(port: app.port, token: jwt)
+            let created = try http(app, "POST", "/rooms", json: #"{"display_name":"x"}"#, headers: ["Authorization": "Bearer \(jwt)"])
             let auth = try http(app, "POST", "/auth", json: #"{"name":"carol"}"#)
-            #expect(socket.userID == auth.object["user_id"] as? String)
+            #expect(created.object["created_by"] as? String == auth.object["user_id"] as? String)
         }
     }
 

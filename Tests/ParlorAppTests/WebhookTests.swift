@@ -37,6 +37,39 @@ import ParlorApp
         }
     }
 
+    /// Issue 17: without --webhook-secret, webhooks were signed with the JWT secret, so every receiver could mint
+    /// tokens. Now a secret of their own is generated and kept in the data directory (0600).
+    @Test func webhooksAreSignedWithAGeneratedSecretNotTheJWTSecret() throws {
+        let receiver = try WebhookReceiver(failFirst: 0)
+        defer { receiver.stop() }
+        try withTemporaryDirectory { directory in
+            let jwtSecret = "parlor-test-secret-parlor-test-secret"
+            try withServer({
+                $0.databasePath = nil
+                $0.dataDirectory = directory
+                $0.jwtSecret = jwtSecret
+                $0.webhookURLs = ["http://127.0.0.1:\(receiver.port)/hooks"]
+            }) { app in
+                _ = try createRoom(app)
+                let request = try #require(try receiver.waitFor(count: 1).first)
+                let path = directory + "/webhook-secret"
+                let text = try String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+                let generated = stride(from: 0, to: text.count, by: 2).compactMap { offset -> UInt8? in
+                    let start = text.index(text.startIndex, offsetBy: offset)
+                    return UInt8(text[start..<text.index(start, offsetBy: 2)], radix: 16)
+                }
+                #expect(generated.count == 32)
+                let mode = try #require(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int)
+                #expect(mode & 0o777 == 0o600)
+                func signature(_ key: [UInt8]) -> String {
+                    "sha256=" + Self.hmacSHA256(key: key, message: request.body).map { String(format: "%02x", $0) }.joined()
+                }
+                #expect(request.signature != signature(Array(jwtSecret.utf8)), "signed with the JWT secret")
+                #expect(request.signature == signature(generated))
+            }
+        }
+    }
+
     /// RFC 2104 over the store's own SHA-256: independent of the OpenSSL HMAC the server signs with.
     static func hmacSHA256(key: [UInt8], message: [UInt8]) -> [UInt8] {
         var block = key.count > 64 ? SHA256.digest(of: key) : key

@@ -3,13 +3,16 @@ import Testing
 import ParlorStore
 
 @Suite struct MigrationTests {
+    // Numbered after any real migration, so these tests hold whatever the embedded list holds.
     private let widgets = Migration(id: "900_widgets", sql: "CREATE TABLE widgets (id INTEGER PRIMARY KEY);")
+    private let embeddedIDs = Migrations.embedded.map(\.id)
 
     @Test(arguments: StoreKind.allCases)
     func freshDatabaseAppliesAndRecordsInitialMigration(kind: StoreKind) throws {
         try withDatabase(kind) { database in
             let status = try database.migrationStatus()
-            #expect(status.map(\.id) == Migrations.embedded.map(\.id))
+            #expect(status.map(\.id) == embeddedIDs)
+            #expect(status.first?.id == "001_initial")
             #expect(status.first?.checksum == Migrations.embedded.first?.checksum)
             #expect((status.first?.appliedAt ?? 0) > 1_600_000_000_000, "applied_at is Unix milliseconds")
             #expect(try database.read { try $0.tableExists("rooms") })
@@ -60,7 +63,7 @@ import ParlorStore
 
             let database = try Database(DatabaseConfiguration(path: path, migrations: Migrations.embedded + [widgets]))
             defer { database.close() }
-            #expect(try database.migrationStatus().map(\.id) == Migrations.embedded.map(\.id) + ["900_widgets"])
+            #expect(try database.migrationStatus().map(\.id) == embeddedIDs + ["900_widgets"])
             #expect(try database.read { try $0.tableExists("widgets") })
         }
     }
@@ -84,7 +87,7 @@ import ParlorStore
             // The earlier migration stays applied; the broken one left nothing behind.
             let database = try Database(DatabaseConfiguration(path: path))
             defer { database.close() }
-            #expect(try database.migrationStatus().map(\.id) == Migrations.embedded.map(\.id))
+            #expect(try database.migrationStatus().map(\.id) == embeddedIDs)
             #expect(try !database.read { try $0.tableExists("half_done") })
         }
     }
@@ -108,7 +111,7 @@ import ParlorStore
     @Test func migrationsRunInIdOrderWhateverTheListOrder() throws {
         let addColumn = Migration(id: "901_widget_name", sql: "ALTER TABLE widgets ADD COLUMN name TEXT;")
         try withDatabase(.memory, migrations: [addColumn, widgets] + Migrations.embedded) { database throws in
-            #expect(try database.migrationStatus().map(\.id) == Migrations.embedded.map(\.id) + ["900_widgets", "901_widget_name"])
+            #expect(try database.migrationStatus().map(\.id) == embeddedIDs + ["900_widgets", "901_widget_name"])
         }
     }
 

@@ -5,7 +5,8 @@ Run by run.sh inside a network namespace that has only `lo`, so WebRTC stays on 
 (PARLOR_BIN) on a free port with an in-memory database, signs in alice and bob, has alice create a room that both
 join, and checks what a person would: each sees the other, audio flows both ways (Chromium's fake microphone
 beeps), mute shows on the other side and silences the audio, a dropped socket resumes, and leaving removes the
-tile. Saves docs/screenshot-room.png. A second server that lets one member send checks a listener (receive only).
+tile. Saves docs/screenshot-room.png. A second server that lets one member send checks a listener (receive only);
+a third checks that a shared room link asks before joining and turning the microphone on.
 Ends with `browser: N passed, M failed`.
 """
 import os
@@ -104,6 +105,13 @@ class Person:
         # A 1000×700 page (the window size includes no browser frame in headless mode, but be exact).
         self.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
                                     {"width": 1000, "height": 700, "deviceScaleFactor": 1, "mobile": False})
+        # Counts the page's microphone requests (window.microphoneRequests), to check when it asks for one.
+        self.driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": """
+            window.microphoneRequests = 0;
+            if (navigator.mediaDevices && navigator.mediaDevices.getUserMedia) {
+              const getUserMedia = navigator.mediaDevices.getUserMedia.bind(navigator.mediaDevices);
+              navigator.mediaDevices.getUserMedia = (constraints) => { window.microphoneRequests += 1; return getUserMedia(constraints); };
+            }"""})
         self.driver.get(base_url)
 
     def js(self, script, *args):
@@ -326,13 +334,47 @@ def listen(server):
     return people
 
 
+def shared_link(server):
+    """A shared link /#RM-… shows the room and asks: no join, and no microphone, until the person presses Join."""
+    alice = Person("alice", server.url)
+    people = [alice]
+    try:
+        if not alice.sign_in():
+            check("shared link: alice signs in", False)
+            return people
+        alice.find("#create-name").send_keys("Shared", Keys.ENTER)
+        room = wait_for("alice in the room", lambda: alice.visible("#room-view") and alice.hook("roomId"))
+        bob = Person("bob", f"{server.url}/#{room}")
+        people.append(bob)
+        if not bob.sign_in():
+            check("shared link: bob signs in", False)
+            return people
+        asked = wait_for("bob's invitation", lambda: bob.visible("#invite"))
+        check("shared link: bob is shown the room and asked", asked and "Shared" in bob.find("#invite-text").text,
+              bob.find("#invite-text").text if asked else "no invitation shown")
+        check("shared link: no join and no microphone before Join",
+              bob.hook("roomId") is None and bob.js("return window.microphoneRequests") == 0,
+              f"room {bob.hook('roomId')}, microphone requests {bob.js('return window.microphoneRequests')}")
+        if asked:
+            bob.find("#invite-join").click()
+        joined = wait_for("bob in the room", lambda: bob.hook("roomId") == room)
+        check("shared link: Join joins the room, then asks for the microphone",
+              joined and bob.js("return window.microphoneRequests") == 1,
+              f"room {bob.hook('roomId')}, microphone requests {bob.js('return window.microphoneRequests')}")
+    except Exception:
+        traceback.print_exc()
+        check("the shared link scenario ran to the end", False, "exception above")
+    return people
+
+
 def main():
     for path, what in ((PARLOR_BIN, "the parlor binary (PARLOR_BIN)"), (CHROMIUM, "chromium"), (CHROMEDRIVER, "chromedriver")):
         if not os.access(path, os.X_OK):
             print(f"browser: {what} not found at {path}", file=sys.stderr)
             print("browser: 0 passed, 1 failed")
             return 1
-    for name, scenario, extra in (("talk", talk, ()), ("listener", listen, ("--max-audio-senders", "1"))):
+    for name, scenario, extra in (("talk", talk, ()), ("listener", listen, ("--max-audio-senders", "1")),
+                                  ("shared link", shared_link, ())):
         try:
             server = Server(*extra)
         except Exception as error:

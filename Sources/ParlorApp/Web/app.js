@@ -14,12 +14,23 @@ const SPEAK_OFF_LEVEL = 0.015;
 const SPEAK_ON_TICKS = 2;    // 100 ms above the on level
 const SPEAK_OFF_TICKS = 10;  // 500 ms below the off level
 
-// Per tab, so two tabs can be two people.
+// Name and token per tab, so two tabs can be two people. The claim secret /auth returns for a name is kept per
+// name for the whole browser (localStorage): it is what gets this name's identity back while it is in use (a
+// reload, another tab, a reconnect within the grace period); without it the server makes a separate identity.
 const saved = {
   get name() { return sessionStorage.getItem('parlor.name'); },
   get token() { return sessionStorage.getItem('parlor.jwt'); },
-  set(name, token) { sessionStorage.setItem('parlor.name', name); sessionStorage.setItem('parlor.jwt', token); },
+  set(name, token, claim) {
+    sessionStorage.setItem('parlor.name', name);
+    sessionStorage.setItem('parlor.jwt', token);
+    if (claim) localStorage.setItem(`parlor.claim.${name}`, claim);
+  },
   clear() { sessionStorage.removeItem('parlor.name'); sessionStorage.removeItem('parlor.jwt'); },
+  /** The /auth body for a name: with its claim when this browser has one (the server trims and NFC-normalises names). */
+  authBody(name, code) {
+    const claim = localStorage.getItem(`parlor.claim.${name.trim().normalize('NFC')}`);
+    return { name, ...(code ? { code } : {}), ...(claim ? { claim } : {}) };
+  },
 };
 
 let connection = null;
@@ -57,10 +68,10 @@ function showConnection(state) {
 // ---------- Sign in ----------
 
 async function signIn(name, code) {
-  const body = code ? { name, code } : { name };
+  const body = saved.authBody(name, code);
   try {
     const reply = await api('POST', '/auth', { body });
-    saved.set(reply.name, reply.jwt);
+    saved.set(reply.name, reply.jwt, reply.claim);
     startSession();
   } catch (error) {
     // A server started with --access code wants the access code too.
@@ -80,7 +91,37 @@ function startSession() {
   connection.open();
   enterLobby();
   const wanted = decodeURIComponent(location.hash.slice(1));
-  if (wanted) room = { pendingJoin: wanted };  // a shared link: join once connected
+  if (wanted) offerSharedRoom(wanted);
+}
+
+/**
+ * A shared link (/#RM-…) names a room: show it and ask. Joining turns the microphone on, so nothing happens
+ * until the user presses Join.
+ */
+async function offerSharedRoom(cid) {
+  let displayName = cid;
+  try {
+    const shared = await api('GET', `/rooms/${encodeURIComponent(cid)}`, { token: saved.token });
+    if (shared.closed_at) throw new ApiError('room:error:closed', 'that room has closed');
+    displayName = shared.display_name || cid;
+  } catch (error) {
+    if (location.hash) history.replaceState(null, '', location.pathname);
+    announce(`The shared room is not available: ${error.message}`);
+    return;
+  }
+  $('invite-text').textContent = `You were sent a link to “${displayName}”. Join it? Joining turns your microphone on.`;
+  $('invite').hidden = false;
+  $('invite').dataset.roomId = cid;
+  $('invite-join').onclick = () => {
+    $('invite').hidden = true;
+    if (location.hash) history.replaceState(null, '', location.pathname);
+    joinRoom(cid, displayName);
+  };
+  $('invite-dismiss').onclick = () => {
+    $('invite').hidden = true;
+    if (location.hash) history.replaceState(null, '', location.pathname);
+  };
+  $('invite-join').focus();
 }
 
 function signOut(message) {
@@ -115,8 +156,8 @@ async function checkToken() {
 
 async function renewToken() {
   try {
-    const reply = await api('POST', '/auth', { body: { name: saved.name } });
-    saved.set(reply.name, reply.jwt);
+    const reply = await api('POST', '/auth', { body: saved.authBody(saved.name) });
+    saved.set(reply.name, reply.jwt, reply.claim);
     if (connection) {
       connection.token = reply.jwt;
       connection.retry();
@@ -204,7 +245,6 @@ async function joinRoom(cid, displayName) {
     reply = await connection.request('conversation:join', { cid });
   } catch (error) {
     announce(`Could not join: ${error.message}`);
-    if (room?.pendingJoin) room = null;
     if (location.hash) history.replaceState(null, '', location.pathname);
     return;
   }
@@ -449,12 +489,6 @@ function onEvent(message) {
 async function onSession(body, isReconnect) {
   const previous = session.id;
   session = { id: body.session_id, iceServers: body.ice_servers || [], maxSenders: body.max_audio_senders };
-  if (room?.pendingJoin) {
-    const cid = room.pendingJoin;
-    room = null;
-    joinRoom(cid);
-    return;
-  }
   if (!isReconnect || !room?.cid || !previous) return;
   const current = room;
   try {

@@ -22,6 +22,8 @@ public struct AuthResponse: Sendable, Hashable {
     public let jwt: String
     public let userID: String
     public let expiresAt: Date?
+    /// The secret that gets this identity back from /auth while the name is in use (nil from servers before it).
+    public let claim: String?
 
     init(json: ParlorJSON) throws(ParlorError) {
         let fields = try JSONFields(json, "auth response")
@@ -29,6 +31,7 @@ public struct AuthResponse: Sendable, Hashable {
         jwt = try fields.string("jwt")
         userID = try fields.string("user_id")
         expiresAt = fields.date("expires_at")
+        claim = json["claim"]?.stringValue
     }
 }
 

@@ -19,10 +19,19 @@ enum LocalCommands {
 
     static func token(_ arguments: [String]) throws -> Int32 {
         let options = try CommandLineOptions(arguments, valued: ["--name", "--ttl", "--jwt-secret", "--data-dir"], switches: ["--json"])
-        guard let name = options["--name"], !name.isEmpty else { throw UsageError(description: "token needs --name") }
+        guard let rawName = options["--name"], !rawName.isEmpty else { throw UsageError(description: "token needs --name") }
+        let rules = TextRules.userName
+        // The server refuses a token whose sub breaks the name rules: refuse to mint it.
+        let name: String
+        switch TextRules.check(rawName, minCharacters: rules.minCharacters, maxCharacters: rules.maxCharacters, maxBytes: rules.maxBytes) {
+        case .success(let valid): name = valid
+        case .failure(let violation): throw UsageError(description: "--name \(violation.rule)")
+        }
         var ttl: Int64?
         if let text = options["--ttl"] {
-            guard let seconds = Int64(text), seconds > 0 else { throw UsageError(description: "--ttl must be a positive number of seconds") }
+            guard let seconds = Int64(text), (1...TokenService.maxTimeToLive).contains(seconds) else {
+                throw UsageError(description: "--ttl must be a whole number of seconds from 1 to \(TokenService.maxTimeToLive) (ten years), not \(text)")
+            }
             ttl = seconds
         }
         let environment = ProcessInfo.processInfo.environment

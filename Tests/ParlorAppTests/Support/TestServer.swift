@@ -1,5 +1,6 @@
 import Foundation
 import ParlorApp
+import ParlorLoop
 
 /// Starts Parlor in-process on 127.0.0.1, port 0, with an in-memory database, and stops it after `body`.
 func withServer<T>(_ configure: (inout AppConfiguration) -> Void = { _ in },
@@ -26,14 +27,37 @@ func http(_ app: ParlorApplication, _ method: String, _ path: String, json: Stri
     return try connection.readResponse(headOnly: method == "HEAD")
 }
 
-/// POST /auth for `name`; returns the JWT.
+/// POST /auth for `name`; returns the JWT. Like the web client, it keeps the claim secret each answer carries (per
+/// server and name) and sends it next time, so a test's repeated /auth for a name is the same person coming back.
 func token(_ app: ParlorApplication, _ name: String) throws -> String {
-    let response = try http(app, "POST", "/auth", json: #"{"name":"\#(name)"}"#)
-    guard response.status == 200, let jwt = response.object["jwt"] as? String else {
+    let key = "\(app.port) \(name)"
+    let grant = try auth(port: app.port, name: name, claim: keptClaims.withLock { $0[key] })
+    keptClaims.withLock { $0[key] = grant.claim }
+    return grant.jwt
+}
+
+/// What POST /auth grants: the token, the claim secret that proves the identity next time, and the user id.
+struct AuthGrant {
+    let jwt: String
+    let claim: String
+    let userID: String
+}
+
+/// POST /auth for `name` on the server at `port`, presenting `claim` when given.
+func auth(port: Int, name: String, claim: String? = nil) throws -> AuthGrant {
+    let connection = try RawConnection(port: port)
+    let body = claim.map { #"{"name":"\#(name)","claim":"\#($0)"}"# } ?? #"{"name":"\#(name)"}"#
+    try connection.send("POST /auth HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Type: application/json\r\n"
+                        + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)")
+    let response = try connection.readResponse()
+    guard response.status == 200, let jwt = response.object["jwt"] as? String, let claim = response.object["claim"] as? String,
+          let userID = response.object["user_id"] as? String else {
         throw TestFailure("auth failed: \(response.status) \(response.text)")
     }
-    return jwt
+    return AuthGrant(jwt: jwt, claim: claim, userID: userID)
 }
+
+private let keptClaims = Locked<[String: String]>([:])
 
 /// POST /rooms; returns the room id.
 func createRoom(_ app: ParlorApplication, _ displayName: String = "Test room", properties: String? = nil) throws -> String {

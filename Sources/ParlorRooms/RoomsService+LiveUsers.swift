@@ -1,0 +1,54 @@
+import ParlorLoop
+
+/// Which users are in live use: with an open WebSocket session, or a JOINED member of an open room (attached, or
+/// within its grace period). POST /auth reads it from a loop thread (a name in live use is not handed to someone
+/// without its claim); the rooms thread, which owns what it mirrors, keeps it up to date after each batch.
+public final class LiveUsers: Sendable {
+    private struct State {
+        /// Per user: open sessions plus rooms where the user is a JOINED member. Absent means zero.
+        var counts: [String: Int] = [:]
+        /// The JOINED users of each open room as last counted.
+        var roomMembers: [String: Set<String>] = [:]
+    }
+
+    private let state = Locked<State>(State())
+
+    public init() {}
+
+    public func contains(_ userID: String) -> Bool {
+        state.withLock { $0.counts[userID] != nil }
+    }
+
+    func connectionOpened(_ userID: String) {
+        state.withLock { Self.add(1, to: userID, in: &$0.counts) }
+    }
+
+    func connectionClosed(_ userID: String) {
+        state.withLock { Self.add(-1, to: userID, in: &$0.counts) }
+    }
+
+    /// Counts a room's JOINED users afresh (empty for a room that is gone), changing only users that came or went.
+    func sync(room roomID: String, members: Set<String>) {
+        state.withLock { state in
+            let previous = state.roomMembers[roomID] ?? []
+            guard previous != members else { return }
+            for userID in previous.subtracting(members) { Self.add(-1, to: userID, in: &state.counts) }
+            for userID in members.subtracting(previous) { Self.add(1, to: userID, in: &state.counts) }
+            state.roomMembers[roomID] = members.isEmpty ? nil : members
+        }
+    }
+
+    private static func add(_ delta: Int, to userID: String, in counts: inout [String: Int]) {
+        let count = (counts[userID] ?? 0) + delta
+        counts[userID] = count > 0 ? count : nil
+    }
+}
+
+extension RoomsService {
+    /// After a batch (rooms thread): recount the rooms it touched, so POST /auth sees who is a member now.
+    func syncLiveUsers(_ roomIDs: Set<String>) {
+        for roomID in roomIDs {
+            liveUsers.sync(room: roomID, members: rooms[roomID].map { Set($0.memberIDByUser.keys) } ?? [])
+        }
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+
+/// The rules for text that people show each other: user names (from POST /auth and from token subjects) and room
+/// display names. Pure (Foundation only), so the JWT claims fuzz target compiles it on its own.
+public enum TextRules {
+    /// A user's name: what POST /auth accepts and what a token's `sub` must be.
+    public static let userName = (minCharacters: 1, maxCharacters: 64, maxBytes: 256)
+
+    /// The text trimmed of surrounding white space and NFC-normalised, or the rule it breaks. Characters are counted
+    /// as people see them; bytes are capped too, so a few characters of long combining sequences stay small.
+    public static func check(_ value: String, minCharacters: Int, maxCharacters: Int, maxBytes: Int) -> Result<String, TextRuleViolation> {
+        // A hostile 60 KB value is refused before normalising or counting it.
+        guard value.utf8.count <= maxBytes * 4 else {
+            return .failure(TextRuleViolation(rule: "must be at most \(maxCharacters) characters and \(maxBytes) bytes"))
+        }
+        let text = value.trimmingCharacters(in: .whitespacesAndNewlines).precomposedStringWithCanonicalMapping
+        let count = text.count
+        guard count >= minCharacters, count <= maxCharacters else {
+            return .failure(TextRuleViolation(rule: "must be \(minCharacters) to \(maxCharacters) characters after trimming spaces"))
+        }
+        guard text.utf8.count <= maxBytes else {
+            return .failure(TextRuleViolation(rule: "must be at most \(maxBytes) bytes of UTF-8"))
+        }
+        for scalar in text.unicodeScalars {
+            if let rule = refusal(of: scalar) { return .failure(TextRuleViolation(rule: rule)) }
+        }
+        return .success(text)
+    }
+
+    /// Why a character may not appear in a name, if it may not: what it would let a name hide or pretend.
+    static func refusal(of scalar: Unicode.Scalar) -> String? {
+        switch scalar.value {
+        case 0x202A...0x202E, 0x2066...0x2069, 0x200E, 0x200F, 0x061C:
+            return "must not contain bidirectional control characters"
+        case 0xE0000...0xE007F:
+            return "must not contain tag characters"
+        case 0x200B...0x200D, 0x2060...0x2064, 0xFEFF, 0x00AD, 0x034F, 0x180E, 0x115F, 0x1160, 0x3164, 0xFFA0:
+            return "must not contain invisible characters"
+        default:
+            break
+        }
+        switch scalar.properties.generalCategory {
+        case .control, .lineSeparator, .paragraphSeparator:
+            return "must not contain control characters"
+        case .format:
+            // Other format characters (Arabic number signs, interlinear annotation, …) are invisible or reorder text.
+            return "must not contain invisible characters"
+        default:
+            return nil
+        }
+    }
+}
+
+/// The rule a text broke, phrased to follow the field's name ("name must …").
+public struct TextRuleViolation: Error, Sendable, Equatable {
+    public let rule: String
+}
