@@ -23,16 +23,7 @@ import ParlorRooms
 
     /// One request on a fresh connection to `port`.
     static func request(_ port: Int, _ method: String, _ path: String, json: String? = nil, headers: [String: String] = [:]) throws -> TestResponse {
-        let connection = try RawConnection(port: port)
-        var text = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
-        for (name, value) in headers { text += "\(name): \(value)\r\n" }
-        if let json {
-            text += "Content-Type: application/json\r\nContent-Length: \(json.utf8.count)\r\n\r\n\(json)"
-        } else {
-            text += "\r\n"
-        }
-        try connection.send(text)
-        return try connection.readResponse()
+        try RawConnection.oneRequest(port, method, path, json: json, headers: headers)
     }
 
     static let upgradeHeaders = ["Upgrade": "websocket", "Connection": "Upgrade", "Sec-WebSocket-Version": "13",

@@ -12,16 +12,8 @@ import ParlorRooms
     /// One request on a fresh connection from `source` (a loopback address standing for a client address).
     private func request(_ port: Int, _ method: String, _ path: String, json: String? = nil, token: String? = nil,
                          from source: String = "127.0.0.1") throws -> TestResponse {
-        let connection = try RawConnection(port: port, source: source)
-        var text = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
-        if let token { text += "Authorization: Bearer \(token)\r\n" }
-        if let json {
-            text += "Content-Type: application/json\r\nContent-Length: \(json.utf8.count)\r\n\r\n\(json)"
-        } else {
-            text += "\r\n"
-        }
-        try connection.send(text)
-        return try connection.readResponse()
+        try RawConnection.oneRequest(port, method, path, json: json, headers: token.map { ["Authorization": "Bearer \($0)"] } ?? [:],
+                                     from: source)
     }
 
     private func createRoom(_ port: Int, ttl: Int = 86_400, token: String? = nil, from source: String = "127.0.0.1") throws -> TestResponse {

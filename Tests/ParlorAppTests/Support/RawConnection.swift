@@ -132,3 +132,21 @@ struct TestResponse {
     var array: [[String: Any]] { json as? [[String: Any]] ?? [] }
     var errorCode: String? { object["code"] as? String }
 }
+
+extension RawConnection {
+    /// One request on a fresh `Connection: close` connection to `port` from `source` (a loopback address standing
+    /// for a client address), with a JSON body when `json` is given.
+    static func oneRequest(_ port: Int, _ method: String, _ path: String, json: String? = nil, headers: [String: String] = [:],
+                           from source: String = "127.0.0.1") throws -> TestResponse {
+        let connection = try RawConnection(port: port, source: source)
+        var text = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+        for (name, value) in headers { text += "\(name): \(value)\r\n" }
+        if let json {
+            text += "Content-Type: application/json\r\nContent-Length: \(json.utf8.count)\r\n\r\n\(json)"
+        } else {
+            text += "\r\n"
+        }
+        try connection.send(text)
+        return try connection.readResponse()
+    }
+}
