@@ -40,6 +40,15 @@ import ParlorRooms
         #expect(try Self.run(["token"]).status == 2)
     }
 
+    @Test func tokenJSONEscapesTheName() throws {
+        let name = #"al"i\ce"#
+        let minted = try Self.run(["token", "--name", name, "--jwt-secret", "cli-secret-0123456789-abcdef", "--json"])
+        #expect(minted.status == 0)
+        let object = try JSONSerialization.jsonObject(with: Data(minted.output.utf8)) as? [String: Any]
+        #expect(object?["name"] as? String == name, "output: \(minted.output)")
+        #expect(object?["jwt"] is String)
+    }
+
     @Test func roomsEventsAndWatchTalkToAServer() throws {
         try withServer { app in
             let server = "http://127.0.0.1:\(app.port)"

@@ -49,7 +49,7 @@ enum LocalCommands {
         let service = TokenService(secret: secret, timeToLiveSeconds: Int64(environment["PARLOR_TOKEN_TTL"] ?? "") ?? 6 * 3600)
         let issued = try service.issue(name: name, ttl: ttl)
         if options.has("--json") {
-            print(#"{"name":"\#(name)","jwt":"\#(issued.token)","expires_at":"\#(Timestamp.iso8601(milliseconds: issued.claims.expiresAt * 1000))"}"#)
+            print(#"{"name":\#(jsonString(name)),"jwt":"\#(issued.token)","expires_at":"\#(Timestamp.iso8601(milliseconds: issued.claims.expiresAt * 1000))"}"#)
         } else {
             print(issued.token)
         }
@@ -77,11 +77,18 @@ enum LocalCommands {
         if options.has("--json") {
             let appliedJSON = applied.map { #"{"id":"\#($0.id)","applied_at":"\#(Timestamp.iso8601(milliseconds: $0.appliedAt))"}"# }
             let pendingJSON = pending.map { #""\#($0.id)""# }
-            print(#"{"database":"\#(path)","applied":[\#(appliedJSON.joined(separator: ","))],"pending":[\#(pendingJSON.joined(separator: ","))]}"#)
+            print(#"{"database":\#(jsonString(path)),"applied":[\#(appliedJSON.joined(separator: ","))],"pending":[\#(pendingJSON.joined(separator: ","))]}"#)
         } else {
             TableOutput.print(["MIGRATION", "STATE", "APPLIED AT"],
                               applied.map { [$0.id, "applied", Timestamp.iso8601(milliseconds: $0.appliedAt)] } + pending.map { [$0.id, "pending", ""] })
         }
         return ExitCode.success
+    }
+
+    /// `text` as a JSON string literal, quotes and escapes included (names and paths may hold `"` or `\`).
+    private static func jsonString(_ text: String) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .withoutEscapingSlashes
+        return (try? encoder.encode(text)).map { String(decoding: $0, as: UTF8.self) } ?? "\"\""
     }
 }
