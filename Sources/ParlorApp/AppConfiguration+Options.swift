@@ -77,7 +77,7 @@ extension AppConfiguration {
             }
             $0.turnURLs = urls
         },
-        option("--turn-ttl", "PARLOR_TURN_TTL", "86400", "seconds the TURN credentials of --turn-secret stay valid (a call outliving them loses its relay)") {
+        option("--turn-ttl", "PARLOR_TURN_TTL", "86400", "seconds the TURN credentials of --turn-secret stay valid (60 to 604800); make it outlast the longest call") {
             $0.turnTTLSeconds = Int64(try int($1, "--turn-ttl", 60...604_800))
         },
         option("--access", "PARLOR_ACCESS", "open", "open (any name gets a token), code (POST /auth needs the access code) or closed (no /auth; tokens from parlor token)") {
