@@ -21,8 +21,9 @@ RUN_ARGS ?=
 
 PARLOR_BIN := .build/debug/parlor
 APT_PACKAGES := libsqlite3-dev libssl-dev libjwt-dev pkg-config python3-venv
-# What only the tests need: a real browser and its driver, and iproute2 for the loopback-only network namespace.
-TEST_APT_PACKAGES := chromium chromium-driver iproute2
+# What only the tests need: a real browser and its driver, coturn (a real TURN server), and iproute2 for the
+# loopback-only network namespace.
+TEST_APT_PACKAGES := chromium chromium-driver coturn iproute2
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 VENV_STAMP := $(VENV)/.installed
 REQUIREMENTS := Tests/interop/requirements.txt
@@ -36,7 +37,7 @@ help:
 	@echo "make build    swift build (debug)"
 	@echo "make venv     $(VENV) with the interop test's Python packages ($(REQUIREMENTS))"
 	@echo "make interop  only the Python interop test (builds first)"
-	@echo "make browser  only the two-browser WebRTC test (headless Chromium in a loopback-only namespace; root)"
+	@echo "make browser  only the two-browser WebRTC tests, direct and through coturn (headless Chromium in a loopback-only namespace; root)"
 	@echo "make fuzz     libFuzzer on the HTTP parser, WebSocket decoder, JSON decoder and JWT claims (FUZZ_SECONDS each, default 60)"
 	@echo "make asan     swift test under AddressSanitizer"
 	@echo "make tsan     swift test under ThreadSanitizer"

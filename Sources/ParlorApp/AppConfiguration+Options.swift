@@ -66,6 +66,20 @@ extension AppConfiguration {
         },
         option("--ice-username", "PARLOR_ICE_USERNAME", "none", "TURN username") { $0.iceUsername = $1 },
         option("--ice-credential", "PARLOR_ICE_CREDENTIAL", "none", "TURN credential") { $0.iceCredential = $1 },
+        option("--turn-secret", "PARLOR_TURN_SECRET", "unset", "coturn static-auth-secret: with --turn-urls, each session gets TURN credentials valid for --turn-ttl") {
+            guard $1.utf8.count >= 16 else { throw ConfigurationError(message: "--turn-secret must be at least 16 bytes long") }
+            $0.turnSecret = $1
+        },
+        option("--turn-urls", "PARLOR_TURN_URLS", "none", "comma-separated turn:/turns: URLs of the TURN server sharing --turn-secret") {
+            let urls = $1.split(separator: ",").map { $0.trimmingSpaces }.filter { !$0.isEmpty }
+            guard !urls.isEmpty, urls.allSatisfy({ $0.hasPrefix("turn:") || $0.hasPrefix("turns:") }) else {
+                throw ConfigurationError(message: "--turn-urls takes turn: or turns: URLs")
+            }
+            $0.turnURLs = urls
+        },
+        option("--turn-ttl", "PARLOR_TURN_TTL", "86400", "seconds the TURN credentials of --turn-secret stay valid (60 to 604800); make it outlast the longest call") {
+            $0.turnTTLSeconds = Int64(try int($1, "--turn-ttl", 60...604_800))
+        },
         option("--access", "PARLOR_ACCESS", "open", "open (any name gets a token), code (POST /auth needs the access code) or closed (no /auth; tokens from parlor token)") {
             guard let mode = AccessMode(rawValue: $1.lowercased()) else { throw ConfigurationError(message: "--access must be open, code or closed") }
             $0.access = mode

@@ -21,6 +21,10 @@ public struct AppConfiguration: Sendable {
     public var iceURLs: [String] = []
     public var iceUsername: String?
     public var iceCredential: String?
+    /// coturn's static-auth-secret: with `turnURLs`, every session gets TURN credentials that expire after `turnTTLSeconds`.
+    public var turnSecret: String?
+    public var turnURLs: [String] = []
+    public var turnTTLSeconds: Int64 = 86_400
     /// Enables the admin routes (kick, mute, delete any room) for `Authorization: Bearer <adminToken>`.
     public var adminToken: String?
     /// Seconds after an admin revocation during which the user's identities get no token from POST /auth and no

@@ -54,6 +54,9 @@ public final class ParlorApplication: Sendable {
         if configuration.rooms.defaultRoomTTL > configuration.rooms.maxRoomTTL {
             throw ConfigurationError(message: "--room-ttl (\(configuration.rooms.defaultRoomTTL)) must not exceed --max-room-ttl (\(configuration.rooms.maxRoomTTL))")
         }
+        if (configuration.turnSecret == nil) != configuration.turnURLs.isEmpty {
+            throw ConfigurationError(message: "TURN credentials need both --turn-secret and --turn-urls")
+        }
         if configuration.testMode, configuration.adminToken == nil {
             throw ConfigurationError(message: "--test-mode needs PARLOR_ADMIN_TOKEN: its routes are admin routes")
         }
@@ -72,6 +75,10 @@ public final class ParlorApplication: Sendable {
         users = UserDirectory(database: database)
         var roomsConfiguration = configuration.rooms
         roomsConfiguration.iceServers = configuration.resolvedICEServers
+        if let turnSecret = configuration.turnSecret {
+            roomsConfiguration.turn = TURNCredentials(secret: Array(turnSecret.utf8), urls: configuration.turnURLs,
+                                                      timeToLiveSeconds: configuration.turnTTLSeconds)
+        }
         roomsConfiguration.visibility = configuration.resolvedRoomVisibility
         // Webhook receivers hold their signing key: it must not be the JWT secret, which mints tokens for anyone.
         var webhookSecret: [UInt8] = []

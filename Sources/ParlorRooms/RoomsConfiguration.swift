@@ -16,6 +16,8 @@ public struct RoomsConfiguration: Sendable {
     public var maxAudioSenders = 8
     /// STUN/TURN servers handed to clients in session:success; none is needed on a LAN.
     public var iceServers: [ICEServer] = []
+    /// Time-limited TURN credentials (coturn's shared secret), fresh in every session:success and session:resume.
+    public var turn: TURNCredentials?
 
     /// Abuse limits: open rooms one user may have created, open rooms in all, members in one room.
     public var maxRoomsPerUser = 50

@@ -9,15 +9,9 @@ extension RoomsService {
                    [.text(client.sessionID), .text(client.user.id), .integer(Timestamp.nowMilliseconds())])
         clients[client.handle] = ClientState(ref: client)
         liveUsers.connectionOpened(client.user.id)
-        let iceServers: [JSONValue] = configuration.iceServers.map { server in
-            var entry: JSONObject = ["urls": .array(server.urls.map { .string($0) })]
-            if let username = server.username { entry["username"] = .string(username) }
-            if let credential = server.credential { entry["credential"] = .string(credential) }
-            return .object(entry)
-        }
         let body: JSONValue = [
             "session_id": .string(client.sessionID), "user": client.user.json,
-            "ice_servers": .array(iceServers), "max_audio_senders": JSONValue(configuration.maxAudioSenders),
+            "ice_servers": configuration.iceServersJSON(for: client.user.id), "max_audio_senders": JSONValue(configuration.maxAudioSenders),
         ]
         batch.send(ProtocolFrame.message(["type": "session:success", "body": body]), to: client)
         batch.greeted.append(client)
@@ -94,7 +88,8 @@ extension RoomsService {
             replay += missed.items.map(ProtocolFrame.event)
         }
         batch.reply(to: client, "session:resume", tid: tid,
-                    body: ["session_id": .string(client.sessionID), "resumed": .array(resumed), "lost": .array(lost)])
+                    body: ["session_id": .string(client.sessionID), "resumed": .array(resumed), "lost": .array(lost),
+                           "ice_servers": configuration.iceServersJSON(for: client.user.id)])
         for frame in replay { batch.sendPaced(frame, to: client) }  // up to maxReplayEvents a room: paced
     }
 

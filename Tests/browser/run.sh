@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Real-browser test of the web client: two headless Chromium users talk through Parlor.
+# Real-browser tests of the web client: two headless Chromium users talk through Parlor (two_users_talk.py), then
+# through a real TURN server with Parlor's time-limited credentials (turn_relay.py). Arguments name the scripts to
+# run (default: both), e.g. `run.sh turn_relay.py`.
 #
-# Everything (server, chromedriver, browsers) runs in a private network namespace whose only interface is `lo`,
-# so WebRTC can only use loopback and nothing leaves the machine.
+# Everything (server, coturn, chromedriver, browsers) runs in a private network namespace whose only interface is
+# `lo`, so WebRTC can only use loopback and nothing leaves the machine.
 #
-# Needs root (for the namespace), Debian's chromium and chromium-driver (installed here if missing), a Python with
+# Needs root (for the namespace), Debian's chromium, chromium-driver and coturn (installed here if missing), a Python with
 # selenium (BROWSER_PYTHON, else ./.venv, else /tmp/browser-venv), and a built server (PARLOR_BIN, else
 # .build/debug/parlor). Never passes quietly: anything missing is a failure with a message saying what.
 set -euo pipefail
@@ -21,17 +23,22 @@ fail() {
 [ "$(id -u)" = 0 ] || fail "must run as root: it creates a network namespace"
 command -v ip >/dev/null || fail "the ip command (iproute2) is missing"
 
-if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
+scripts=("$@")
+[ ${#scripts[@]} -gt 0 ] || scripts=(two_users_talk.py turn_relay.py)
+
+if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null || ! command -v turnserver >/dev/null; then
     if [ "${PARLOR_BROWSER_INSTALL:-1}" = 1 ] && command -v apt-get >/dev/null; then
-        echo "browser: installing chromium and chromium-driver" >&2
+        echo "browser: installing chromium, chromium-driver and coturn" >&2
         apt-get update -qq >&2 || true
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >&2 || true
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver coturn >&2 || true
     fi
 fi
 chromium=$(command -v chromium || true)
 chromedriver=$(command -v chromedriver || true)
+turnserver=$(command -v turnserver || true)
 [ -n "$chromium" ] || fail "chromium is missing: apt-get install chromium chromium-driver"
 [ -n "$chromedriver" ] || fail "chromedriver is missing: apt-get install chromium-driver"
+[ -n "$turnserver" ] || fail "turnserver is missing: apt-get install coturn"
 
 python=${BROWSER_PYTHON:-}
 if [ -z "$python" ]; then
@@ -56,10 +63,15 @@ trap cleanup EXIT
 ip netns exec "$namespace" ip link set lo up
 
 set +e
-# SE_OFFLINE: Selenium must use the drivers it is given and never try to download one.
-timeout --kill-after=10 600 ip netns exec "$namespace" env SE_OFFLINE=true PARLOR_BIN="$parlor_bin" \
-    CHROMIUM="$chromium" CHROMEDRIVER="$chromedriver" "$python" "$here/two_users_talk.py"
-status=$?
-[ "$status" = 124 ] && echo "browser: timed out after 600 s" >&2 && echo "browser: 0 passed, 1 failed"
+status=0
+for script in "${scripts[@]}"; do
+    [ -f "$here/$script" ] || fail "no test script $here/$script"
+    # SE_OFFLINE: Selenium must use the drivers it is given and never try to download one.
+    timeout --kill-after=10 600 ip netns exec "$namespace" env SE_OFFLINE=true PARLOR_BIN="$parlor_bin" \
+        CHROMIUM="$chromium" CHROMEDRIVER="$chromedriver" TURNSERVER="$turnserver" "$python" "$here/$script"
+    script_status=$?
+    [ "$script_status" = 124 ] && echo "browser: $script timed out after 600 s" >&2 && echo "browser: 0 passed, 1 failed"
+    [ "$script_status" = 0 ] || status=$script_status
+done
 set -e
 exit "$status"

@@ -489,6 +489,7 @@ function onEvent(message) {
 async function onSession(body, isReconnect) {
   const previous = session.id;
   session = { id: body.session_id, iceServers: body.ice_servers || [], maxSenders: body.max_audio_senders };
+  room?.mesh?.setIceServers(session.iceServers);
   if (!isReconnect || !room?.cid || !previous) return;
   const current = room;
   try {
@@ -496,7 +497,10 @@ async function onSession(body, isReconnect) {
       session_id: previous, last_event_ids: { [current.cid]: current.lastEventId },
     });
     session.id = reply.session_id || session.id;
+    // TURN credentials in ice_servers are time-limited: the resume hands out fresh ones.
+    if (reply.ice_servers) session.iceServers = reply.ice_servers;
     if (room !== current) return;
+    current.mesh?.setIceServers(session.iceServers);
     if ((reply.resumed || []).some((r) => r.cid === current.cid)) {
       resumes += 1;
       current.mesh?.recover();
@@ -574,6 +578,7 @@ window.parlor = {
   get sending() { return !!room?.sending; },
   get muted() { return !!room?.muted; },
   get resumes() { return resumes; },
+  get iceServers() { return session.iceServers; },
   get members() { return room?.members ? [...room.members.values()] : []; },
   get peers() {
     return Object.fromEntries([...(room?.mesh?.peers || new Map())].map(([id, peer]) => [id, peer.pc]));

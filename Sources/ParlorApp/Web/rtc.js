@@ -8,6 +8,10 @@ const RESTART_AFTER_MS = 10000;   // an offer not connected by then is tried aga
 const RECONNECT_GRACE_MS = 4000;  // a 'disconnected' link gets this long to recover by itself
 const MAX_RESTARTS = 6;           // per peer, reset once connected
 
+// 'relay' sends all media through the TURN servers (localStorage 'parlor.iceTransportPolicy'): for tests that must
+// prove a TURN server relays, and for a user who wants to keep their address from the other members.
+const ICE_TRANSPORT_POLICY = globalThis.localStorage?.getItem('parlor.iceTransportPolicy') === 'relay' ? 'relay' : 'all';
+
 export class Mesh {
   /**
    * send(type, body) → Promise: a protocol request. onChange(memberId): a peer's link state changed.
@@ -67,6 +71,21 @@ export class Mesh {
   close() {
     this.closed = true;
     for (const id of [...this.peers.keys()]) this.remove(id);
+  }
+
+  /**
+   * Fresh ICE servers from session:success or session:resume (TURN credentials expire): used by every connection
+   * made from now on, and by the existing ones when ICE next gathers (a restart or a network change).
+   */
+  setIceServers(iceServers) {
+    this.iceServers = iceServers || [];
+    for (const [id, peer] of this.peers) {
+      try {
+        peer.pc.setConfiguration(Peer.configuration(this.iceServers));
+      } catch (error) {
+        console.warn(`parlor: could not update the ICE servers of the link to ${id}:`, error);
+      }
+    }
   }
 
   /** After the signalling socket came back: links we offer and that are not up are offered again. */
@@ -203,7 +222,7 @@ export class Mesh {
 class Peer {
   constructor(memberId, iceServers, onBlocked) {
     this.memberId = memberId;
-    this.pc = new RTCPeerConnection({ iceServers });
+    this.pc = new RTCPeerConnection(Peer.configuration(iceServers));
     this.pendingCandidates = [];
     this.restarts = 0;
     this.watchdog = null;
@@ -216,6 +235,10 @@ class Peer {
       this.audio.srcObject = event.streams[0] || new MediaStream([event.track]);
       this.audio.play().catch(onBlocked);  // joining was a click, but a reload into a room is not
     };
+  }
+
+  static configuration(iceServers) {
+    return { iceServers, iceTransportPolicy: ICE_TRANSPORT_POLICY };
   }
 
   close() {
