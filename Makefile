@@ -104,10 +104,10 @@ fuzz: deps
 # Leak reports are off: at exit LeakSanitizer flags a few bytes XCTest and Foundation.Process keep (toolchain
 # code, not ours), and child servers that exit(0) with threads still running. Memory errors are all still caught.
 asan: deps
-	ASAN_OPTIONS=detect_leaks=0 $(SWIFT) test --sanitize=address --scratch-path .build/asan $(SWIFT_TEST_FLAGS)
+	PARLOR_SANITIZER=address ASAN_OPTIONS=detect_leaks=0 $(SWIFT) test --sanitize=address --scratch-path .build/asan $(SWIFT_TEST_FLAGS)
 
 tsan: deps
-	$(SWIFT) test --sanitize=thread --scratch-path .build/tsan $(SWIFT_TEST_FLAGS)
+	PARLOR_SANITIZER=thread $(SWIFT) test --sanitize=thread --scratch-path .build/tsan $(SWIFT_TEST_FLAGS)
 
 # The README's configuration table comes from the binary's own option list.
 readme-options: build

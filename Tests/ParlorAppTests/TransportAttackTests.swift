@@ -92,7 +92,9 @@ import Testing
         for _ in 0..<200 { #expect(try reader.readResponse().status == 200) }
     }
 
-    @Test func memoryOfALargeOutputQueueReturnsAfterTheConnectionCloses() throws {
+    // A sanitizer's allocator keeps freed memory in its own quarantine, which malloc_trim cannot return.
+    @Test(.disabled(if: ProcessInfo.processInfo.environment["PARLOR_SANITIZER"] != nil, "RSS under a sanitizer's allocator"))
+    func memoryOfALargeOutputQueueReturnsAfterTheConnectionCloses() throws {
         // An output limit high enough that one pipelining client makes the server queue a lot.
         let server = try ServerProcess(["--max-output-bytes", "268435456"])
         let warmUp = try RawConnection(port: server.port)
@@ -186,8 +188,9 @@ import Testing
         var decoders = sockets.map { _ in WebSocketDecoder(role: .client, maxFrameSize: 1 << 20, maxMessageSize: 1 << 20) }
         var closeCodes: [UInt16?] = sockets.map { _ in nil }
         var failures: [String?] = sockets.map { _ in nil }
-        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
-        let deadline = Date().addingTimeInterval(8)
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        // A bound for a broken server, not a timing assertion: a loaded machine (sanitizers, CI) may need most of it.
+        let deadline = Date().addingTimeInterval(30)
         while Date() < deadline, sockets.indices.contains(where: { closeCodes[$0] == nil && failures[$0] == nil }) {
             for index in sockets.indices where closeCodes[index] == nil && failures[index] == nil {
                 let fd = sockets[index].connection.fd
@@ -202,7 +205,7 @@ import Testing
                 }
                 _ = request.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             }
-            usleep(10_000)
+            usleep(2_000)
         }
         #expect(failures.allSatisfy { $0 == nil }, "\(failures)")
         #expect(closeCodes == [1008, 1008, 1008])
