@@ -154,7 +154,7 @@ final class HTTPConnectionHandler: ConnectionHandler {
                 switch try route.handler(request, requestContext) {
                 case .response(let response): complete(requestNumber: flight.number, response: response)
                 case .pending: break
-                case .upgrade(let upgrade): performUpgrade(request, upgrade, flight)
+                case .upgrade(let upgrade): performUpgrade(request, upgrade, inFlight ?? flight)
                 }
             } catch let error as HTTPError {
                 complete(requestNumber: flight.number, response: error.response())

@@ -52,7 +52,7 @@ extension ServerMetrics {
         let (cumulative, sum) = histogram.snapshot()
         out.family(name, "histogram", help)
         for (bound, count) in zip(histogram.upperBounds, cumulative) {
-            out.sample(name + "_bucket", count, labels: [("le", "\(bound)")])
+            out.sample(name + "_bucket", count, labels: [("le", MetricsText.format(bound))])
         }
         out.sample(name + "_bucket", cumulative.last ?? 0, labels: [("le", "+Inf")])
         out.sample(name + "_sum", sum)
