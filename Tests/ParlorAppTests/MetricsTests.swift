@@ -173,6 +173,23 @@ import Testing
         #expect(try metrics.value("process_resident_memory_bytes") > 0)
     }
 
+    /// The dashboard queries only metrics the server exports, and docs/metrics.md lists every family it exports.
+    @Test func dashboardAndDocsMatchTheExposition() throws {
+        let metrics = try withServer(Self.configure) { app in try Self.scrape(app) }
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let dashboard = try String(contentsOf: root.appendingPathComponent("docs/grafana-dashboard.json"), encoding: .utf8)
+        _ = try JSONSerialization.jsonObject(with: Data(dashboard.utf8))
+        let used = Set(dashboard.matches(of: /\b(?:parlor|process)_[a-z_]+/).map { String($0.output) })
+        #expect(used.count >= 10)
+        for name in used {
+            #expect(PrometheusText.family(of: name, types: metrics.types) != nil, "the dashboard uses \(name), which is not exported")
+        }
+        let documentation = try String(contentsOf: root.appendingPathComponent("docs/metrics.md"), encoding: .utf8)
+        for family in metrics.types.keys {
+            #expect(documentation.contains("| `\(family)` |"), "docs/metrics.md does not list \(family)")
+        }
+    }
+
     @Test func metricsAddressIsValidated() throws {
         for bad in ["9090", "127.0.0.1:", "127.0.0.1:70000", "::1:9090", ":9090"] {
             #expect(throws: (any Error).self, "\(bad)") {
