@@ -61,6 +61,10 @@ public final class ParlorApplication: Sendable {
         if configuration.rooms.defaultRoomTTL > configuration.rooms.maxRoomTTL {
             throw ConfigurationError(message: "--room-ttl (\(configuration.rooms.defaultRoomTTL)) must not exceed --max-room-ttl (\(configuration.rooms.maxRoomTTL))")
         }
+        // Listeners bind with SO_REUSEPORT, so the same port twice would not fail: the kernel would split clients between them.
+        if let metrics = configuration.metricsAddress, metrics.port != 0, metrics.port == configuration.http.port {
+            throw ConfigurationError(message: "--metrics-address must not use the main port \(metrics.port)")
+        }
         if configuration.testMode, configuration.adminToken == nil {
             throw ConfigurationError(message: "--test-mode needs PARLOR_ADMIN_TOKEN: its routes are admin routes")
         }

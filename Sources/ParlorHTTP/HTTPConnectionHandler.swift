@@ -134,6 +134,7 @@ final class HTTPConnectionHandler: ConnectionHandler {
         if head.headers["Upgrade"]?.lowercased() == "websocket",
            !context.webSocketOriginAllowed(head.headers["Origin"], host: head.headers["Host"]) {
             // Refused before the route runs: a page of another site must not even reach token checks.
+            if context.metrics != nil, let pattern = context.router.pattern(for: head.path) { inFlight?.route = pattern }
             complete(requestNumber: flight.number, response: HTTPError(
                 status: 403, code: "http:error:origin-not-allowed", title: "Origin not allowed",
                 detail: "WebSocket connections are accepted from this server's own pages and the configured origins").response())

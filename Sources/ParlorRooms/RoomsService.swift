@@ -29,6 +29,9 @@ public final class RoomsService: @unchecked Sendable {  // mutable state is conf
     var clients: [ConnectionHandle: ClientState] = [:]
     /// The newest room's created_at: rooms list newest first by it, so it must increase even within a millisecond.
     var lastRoomCreatedAt: Int64 = 0
+    /// Member counts as last published to the metrics, per room, and their sum (RoomsService+Metrics.swift).
+    var publishedMemberCounts: [String: Int] = [:]
+    var publishedMemberTotal = 0
 
     struct ClientState {
         let ref: ClientRef
@@ -67,7 +70,7 @@ public final class RoomsService: @unchecked Sendable {  // mutable state is conf
         let count = try recovered.get()
         loop.submitAndWait { [self] in
             self.syncLiveUsers(Set(self.rooms.keys))
-            self.publishRoomGauges()
+            self.publishRoomGauges(changed: Set(self.rooms.keys))
         }
         if count > 0 { logger.info("recovered memberships from a previous run", ["members": String(count)]) }
         loop.execute { [self] in self.scheduleSessionExpiry() }
@@ -171,7 +174,7 @@ public final class RoomsService: @unchecked Sendable {  // mutable state is conf
         syncLiveUsers(batch.touchedRooms.union(batch.roomsToReload))
         if !batch.touchedRooms.isEmpty {
             changeCounter.add(1, ordering: .releasing)
-            publishRoomGauges()
+            publishRoomGauges(changed: batch.touchedRooms.union(batch.roomsToReload))
         }
         batch.outbox.flush()
         metrics.eventsDelivered.add(batch.outbox.eventCount)

@@ -196,6 +196,11 @@ import Testing
                 try AppConfiguration.parse(arguments: ["--metrics-address", bad], environment: [:])
             }
         }
+        // Listeners share ports with SO_REUSEPORT: the main port again would silently split the clients.
+        var samePort = AppConfiguration.testing()
+        samePort.http.port = 47_811
+        samePort.metricsAddress = ("127.0.0.1", 47_811)
+        #expect(throws: (any Error).self) { try buildApplication(samePort).shutdown() }
         let parsed = try AppConfiguration.parse(arguments: ["--metrics-address", "[::1]:9464"], environment: [:])
         #expect(parsed.metricsAddress?.host == "::1" && parsed.metricsAddress?.port == 9464)
     }
