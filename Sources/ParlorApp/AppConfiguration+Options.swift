@@ -103,6 +103,9 @@ extension AppConfiguration {
                             help: "adds POST /admin/reset and forced connection drops (needs --admin-token); never in production",
                             apply: { configuration, value in configuration.testMode = !["0", "false", "off", "no"].contains(value.lowercased()) },
                             isSwitch: true),
+        option("--metrics-address", "PARLOR_METRICS_ADDRESS", "off", "HOST:PORT of a second listener serving only /metrics (Prometheus, no authentication) and /healthz; keep it private. /metrics on the main port needs --admin-token") {
+            $0.metricsAddress = try hostAndPort($1, "--metrics-address")
+        },
         option("--webhook-urls", "PARLOR_WEBHOOK_URLS", "none", "comma-separated http:// URLs that receive room and member events as signed POSTs") {
             let urls = $1.split(separator: ",").map { $0.trimmingSpaces }.filter { !$0.isEmpty }
             guard urls.allSatisfy({ $0.hasPrefix("http://") }) else { throw ConfigurationError(message: "--webhook-urls takes http:// URLs") }
@@ -185,6 +188,21 @@ extension AppConfiguration {
             throw ConfigurationError(message: "\(flag) must be a whole number from \(range.lowerBound) to \(range.upperBound), not \(text)")
         }
         return value
+    }
+
+    /// `127.0.0.1:9090`, `[::1]:9090` or `host:0` (a free port); `off` or empty: nil.
+    static func hostAndPort(_ text: String, _ flag: String) throws(ConfigurationError) -> (host: String, port: Int)? {
+        let text = text.trimmingSpaces
+        if text.isEmpty || text.lowercased() == "off" { return nil }
+        guard let colon = text.lastIndex(of: ":") else {
+            throw ConfigurationError(message: "\(flag) must be HOST:PORT, not \(text)")
+        }
+        var host = String(text[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty, host.contains(":") == text.hasPrefix("[") else {
+            throw ConfigurationError(message: "\(flag) must be HOST:PORT (an IPv6 host in brackets), not \(text)")
+        }
+        return (host, try int(String(text[text.index(after: colon)...]), flag, 0...65535))
     }
 
     private static func seconds(_ text: String, _ flag: String) throws(ConfigurationError) -> Double {

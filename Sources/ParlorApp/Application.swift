@@ -17,6 +17,9 @@ public final class ParlorApplication: Sendable {
     public let users: UserDirectory
     public let tokens: TokenService
     public let server: HTTPServer
+    /// The --metrics-address listener, when set.
+    public let metricsServer: HTTPServer?
+    public let metrics: ServerMetrics
     public let logger: Logger
     private let group: EventLoopGroup
     private let stopped = Atomic<Bool>(false)
@@ -27,6 +30,10 @@ public final class ParlorApplication: Sendable {
     public var host: String { configuration.http.host }
     /// "http://HOST:PORT", with 0.0.0.0 shown as it was bound.
     public var baseURL: String { "\(server.usesTLS ? "https" : "http")://\(host.contains(":") ? "[\(host)]" : host):\(port)" }
+    /// "http://HOST:PORT" of the metrics listener (its bound port), or nil without --metrics-address.
+    public var metricsBaseURL: String? {
+        metricsServer.map { "http://\($0.host.contains(":") ? "[\($0.host)]" : $0.host):\($0.port)" }
+    }
 
     init(configuration: AppConfiguration) throws {
         self.configuration = configuration
@@ -56,6 +63,10 @@ public final class ParlorApplication: Sendable {
         }
         if (configuration.turnSecret == nil) != configuration.turnURLs.isEmpty {
             throw ConfigurationError(message: "TURN credentials need both --turn-secret and --turn-urls")
+        }
+        // Listeners bind with SO_REUSEPORT, so the same port twice would not fail: the kernel would split clients between them.
+        if let metrics = configuration.metricsAddress, metrics.port != 0, metrics.port == configuration.http.port {
+            throw ConfigurationError(message: "--metrics-address must not use the main port \(metrics.port)")
         }
         if configuration.testMode, configuration.adminToken == nil {
             throw ConfigurationError(message: "--test-mode needs PARLOR_ADMIN_TOKEN: its routes are admin routes")
@@ -91,25 +102,46 @@ public final class ParlorApplication: Sendable {
                 webhookSecret = try SecretFile.loadOrCreate(in: configuration.dataDirectory, fileName: SecretFile.webhookFileName)
             }
         }
+        // The loops come before the rooms thread: the metrics count requests per loop, and everything records into them.
+        let loopCount = configuration.http.loopCount > 0 ? configuration.http.loopCount : System.coreCount
+        let group = try EventLoopGroup(loopCount: loopCount)
+        self.group = group
+        let metrics = ServerMetrics(loops: group.loops)
+        self.metrics = metrics
         let webhooks = WebhookDispatcher(urls: configuration.webhookURLs, secret: webhookSecret,
                                          maxAttempts: configuration.webhookMaxAttempts,
-                                         initialBackoff: configuration.webhookInitialBackoff, logger: logger)
+                                         initialBackoff: configuration.webhookInitialBackoff, logger: logger, metrics: metrics)
         self.webhooks = webhooks
         var observer: (@Sendable ([RoomNotice]) -> Void)?
         if let webhooks { observer = { notices in webhooks.enqueue(notices) } }
-        rooms = try RoomsService(database: database, configuration: roomsConfiguration, logger: logger, observer: observer)
-
-        let loopCount = configuration.http.loopCount > 0 ? configuration.http.loopCount : System.coreCount
-        group = try EventLoopGroup(loopCount: loopCount)
+        do {
+            rooms = try RoomsService(database: database, configuration: roomsConfiguration, logger: logger, observer: observer,
+                                     metrics: metrics)
+        } catch {
+            group.shutdown()
+            webhooks?.stop()
+            database.close()
+            throw error
+        }
         let authLimiter = configuration.authRatePerIP > 0
             ? AddressRateLimiter(rate: configuration.authRatePerIP, burst: configuration.authRatePerIP * 3) : nil
         let roomCreationLimiter = configuration.roomCreationsPerMinute > 0
             ? AddressRateLimiter(rate: configuration.roomCreationsPerMinute / 60, burst: configuration.roomCreationsPerMinute * 2) : nil
         let routes = Routes(configuration: configuration, database: database, rooms: rooms, users: users, tokens: tokens,
                             logger: logger, authLimiter: authLimiter, roomCreationLimiter: roomCreationLimiter)
+        var mainServer: HTTPServer?
         do {
-            server = try HTTPServer(configuration: configuration.http, group: group, router: routes.router(), logger: logger)
+            let server = try HTTPServer(configuration: configuration.http, group: group, router: routes.router(), logger: logger,
+                                        metrics: metrics)
+            mainServer = server
+            self.server = server
+            metricsServer = try configuration.metricsAddress.map { address in
+                try MetricsEndpoint.startListener(address, main: configuration.http, group: group,
+                                                  router: MetricsEndpoint.listenerRouter(metrics, health: routes.health),
+                                                  logger: logger)
+            }
         } catch {
+            mainServer?.shutdown()
             group.shutdown()
             rooms.stop()
             webhooks?.stop()
@@ -123,6 +155,7 @@ public final class ParlorApplication: Sendable {
     public func shutdown() {
         guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
         rooms.beginShutdown()
+        metricsServer?.shutdown()
         server.shutdown()
         rooms.stop()
         webhooks?.stop()

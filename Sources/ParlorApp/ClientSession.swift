@@ -55,6 +55,7 @@ final class ClientSession: WebSocketDelegate {
     /// False (and the connection closed with 1008) when the client sends faster than its budget allows.
     private func withinBudget(_ socket: WebSocketConnection) -> Bool {
         guard messageBudget?.take() == nil else {
+            rooms.metrics.rateLimited(.messages)
             socket.close(code: WebSocketCloseCode.policyViolation, reason: "rate limit: over \(Int(configuration.messagesPerSecond)) messages per second")
             return false
         }

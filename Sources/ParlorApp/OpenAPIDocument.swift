@@ -13,6 +13,7 @@ enum OpenAPIDocument {
         var requestBody: JSONValue? = nil
         var parameters: [JSONValue] = []
         var security = false
+        var successContentType = "application/json"
     }
 
     static let errorSchema: JSONValue = ["$ref": "#/components/schemas/Error"]
@@ -51,6 +52,9 @@ enum OpenAPIDocument {
         Operation(method: "POST", path: "/users/{name}/revoke", summary: "Refuse the user's tokens issued so far, block /auth for it (--revoke-block), end its memberships and close its sessions (admin)",
                   success: (200, "How many connections were closed", nil), errors: [403],
                   parameters: [["name": "name", "in": "path", "required": true, "schema": ["type": "string"]]], security: true),
+        Operation(method: "GET", path: "/metrics", summary: "Prometheus metrics, text format 0.0.4 (admin; without a token, scrape --metrics-address instead); see docs/metrics.md",
+                  success: (200, "The metrics", ["type": "string"]), errors: [403], security: true,
+                  successContentType: "text/plain; version=0.0.4"),
         Operation(method: "POST", path: "/rooms/{id}/members/{member}/drop", summary: "Test mode: close a member's connections like a network failure (admin)",
                   success: (200, "How many connections were closed", nil), errors: [403, 404, 410],
                   parameters: [idParameter, memberParameter], security: true),
@@ -72,7 +76,7 @@ enum OpenAPIDocument {
         for operation in operations {
             var responses = JSONObject()
             var success: JSONObject = ["description": .string(operation.success.description)]
-            if let schema = operation.success.schema { success["content"] = ["application/json": ["schema": schema]] }
+            if let schema = operation.success.schema { success["content"] = [operation.successContentType: ["schema": schema]] }
             responses[String(operation.success.status)] = .object(success)
             for status in operation.errors {
                 responses[String(status)] = ["description": .string(HTTPResponse.reasonPhrase(status)),

@@ -8,6 +8,7 @@ extension Routes {
     func registerAdminRoutes(_ routes: inout RouterBuilder) {
         routes.delete("/rooms/{id}", closeRoom)
         guard configuration.adminToken != nil else { return }
+        routes.get("/metrics", metrics)
         routes.post("/rooms/{id}/members/{member}/kick", kickMember)
         routes.post("/rooms/{id}/members/{member}/mute", muteMember)
         routes.post("/users/{name}/revoke", revokeTokens)

@@ -27,6 +27,7 @@ extension Routes {
         let creator = try authenticator.user(for: request)
         let address = ClientAddress.limitKey(context.peerIP)
         if let wait = roomCreationLimiter?.check(address) {
+            rooms.metrics.rateLimited(.roomCreate)
             throw HTTPError(status: 429, code: "room:error:rate-limited", title: "Too many requests",
                             detail: "too many rooms created from your address; retry in \(wait) s",
                             headers: HTTPHeaders([("Retry-After", String(wait))]))

@@ -29,6 +29,8 @@ final class HTTPConnectionHandler: ConnectionHandler {
         let number: UInt64
         let method: String
         let path: String
+        /// The route pattern for parlor_requests_total, once the router has matched one.
+        var route = "unmatched"
         let headOnly: Bool
         let keepAlive: Bool
         let origin: String?
@@ -63,11 +65,15 @@ final class HTTPConnectionHandler: ConnectionHandler {
     func connectionDidClose(_ connection: Connection) {
         if let timer { connection.loop.cancelTimer(timer) }
         timer = nil
-        if !upgraded { context.connectionClosed(connection) }
+        if !upgraded {
+            context.metrics?.httpConnections.subtract()
+            context.connectionClosed(connection)
+        }
     }
 
     /// The address already has its maximum of connections: say so and close.
     func refuseTooManyConnections() {
+        context.metrics?.rateLimited(.connections)
         failAndClose(HTTPError(status: 429, code: "http:error:too-many-connections", title: "Too many connections",
                                detail: "too many open connections from your address",
                                headers: HTTPHeaders([("Retry-After", "1")])))
@@ -121,12 +127,14 @@ final class HTTPConnectionHandler: ConnectionHandler {
         inFlight = flight
 
         if head.method == "OPTIONS" {
+            if context.metrics != nil, let pattern = context.router.pattern(for: head.path) { inFlight?.route = pattern }
             complete(requestNumber: flight.number, response: preflight(request))
             return
         }
         if head.headers["Upgrade"]?.lowercased() == "websocket",
            !context.webSocketOriginAllowed(head.headers["Origin"], host: head.headers["Host"]) {
             // Refused before the route runs: a page of another site must not even reach token checks.
+            if context.metrics != nil, let pattern = context.router.pattern(for: head.path) { inFlight?.route = pattern }
             complete(requestNumber: flight.number, response: HTTPError(
                 status: 403, code: "http:error:origin-not-allowed", title: "Origin not allowed",
                 detail: "WebSocket connections are accepted from this server's own pages and the configured origins").response())
@@ -134,15 +142,20 @@ final class HTTPConnectionHandler: ConnectionHandler {
         }
         switch context.router.match(method: head.method, path: head.path) {
         case .failure(let error):
+            // A 405 names a known route; a 404 stays "unmatched".
+            if context.metrics != nil, error.status == 405, let pattern = context.router.pattern(for: head.path) {
+                inFlight?.route = pattern
+            }
             complete(requestNumber: flight.number, response: error.response())
         case .success(let (route, parameters)):
+            inFlight?.route = route.pattern
             let requestContext = RequestContext(peerIP: connection.peerIP, pathParameters: parameters,
                                                 responder: ResponseSink(connection: connection.handle, requestNumber: flight.number))
             do {
                 switch try route.handler(request, requestContext) {
                 case .response(let response): complete(requestNumber: flight.number, response: response)
                 case .pending: break
-                case .upgrade(let upgrade): performUpgrade(request, upgrade, flight)
+                case .upgrade(let upgrade): performUpgrade(request, upgrade, inFlight ?? flight)
                 }
             } catch let error as HTTPError {
                 complete(requestNumber: flight.number, response: error.response())
@@ -175,6 +188,7 @@ final class HTTPConnectionHandler: ConnectionHandler {
         finalize(&response, flight: flight, keepAlive: keepAlive)
         connection.write(response.serialized(headOnly: flight.headOnly))
         accessLog(flight, status: response.status, bytes: response.body.count)
+        countRequest(flight, status: response.status)
         inFlight = nil
         lastActivity = MonotonicClock.now()
         if !keepAlive {
@@ -232,6 +246,10 @@ final class HTTPConnectionHandler: ConnectionHandler {
         if let line { connection.loop.appendLog(line) }
     }
 
+    private func countRequest(_ flight: InFlight, status: Int) {
+        context.metrics?.recordRequest(RequestKey(route: flight.route, method: flight.method, status: status), on: connection.loop)
+    }
+
     private static func milliseconds(_ micros: UInt64) -> String {
         let millis = micros / 1000, fraction = micros % 1000
         let padded = fraction < 10 ? "00\(fraction)" : fraction < 100 ? "0\(fraction)" : "\(fraction)"
@@ -254,8 +272,11 @@ final class HTTPConnectionHandler: ConnectionHandler {
         headers.add("Sec-WebSocket-Accept", accept)
         connection.write(HTTPResponse(status: 101, headers: headers).serialized())
         accessLog(flight, status: 101, bytes: 0)
+        countRequest(flight, status: 101)
         inFlight = nil
         upgraded = true
+        context.metrics?.httpConnections.subtract()
+        context.metrics?.webSocketConnections.add()
         if let timer { connection.loop.cancelTimer(timer) }
         timer = nil
         connection.setReading(true)  // it may have been paused for a full parser buffer; the WebSocket reads now

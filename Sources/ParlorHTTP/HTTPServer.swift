@@ -15,10 +15,12 @@ public final class HTTPServer: Sendable {
     public var host: String { configuration.host }
     public var usesTLS: Bool { configuration.tlsCertificatePath != nil && configuration.tlsPrivateKeyPath != nil }
 
-    public init(configuration: HTTPServerConfiguration, group: EventLoopGroup, router: Router, logger: Logger) throws {
+    /// With `metrics`, connections, requests and refusals are counted there (the metrics listener itself passes nil).
+    public init(configuration: HTTPServerConfiguration, group: EventLoopGroup, router: Router, logger: Logger,
+                metrics: ServerMetrics? = nil) throws {
         self.configuration = configuration
         self.group = group
-        let context = HTTPServerContext(configuration: configuration, router: router, logger: logger)
+        let context = HTTPServerContext(configuration: configuration, router: router, logger: logger, metrics: metrics)
         self.context = context
         var tls: TLSContext?
         if let certificate = configuration.tlsCertificatePath, let key = configuration.tlsPrivateKeyPath {
@@ -26,6 +28,7 @@ public final class HTTPServer: Sendable {
         }
         tcp = try TCPServer(group: group, host: configuration.host, port: configuration.port, tls: tls, logger: logger) { connection in
             context.openConnections.add(1, ordering: .relaxed)
+            context.metrics?.httpConnections.add()
             let handler = HTTPConnectionHandler(connection: connection, context: context)
             connection.handler = handler
             if !context.admit(connection.peerIP) { handler.refuseTooManyConnections() }
@@ -62,13 +65,15 @@ final class HTTPServerContext: Sendable {
     let configuration: HTTPServerConfiguration
     let router: Router
     let logger: Logger
+    let metrics: ServerMetrics?
     let openConnections = Atomic<Int>(0)
     let shuttingDown = Atomic<Bool>(false)
 
-    init(configuration: HTTPServerConfiguration, router: Router, logger: Logger) {
+    init(configuration: HTTPServerConfiguration, router: Router, logger: Logger, metrics: ServerMetrics?) {
         self.configuration = configuration
         self.router = router
         self.logger = logger
+        self.metrics = metrics
     }
 
     private let closedCondition = NSCondition()

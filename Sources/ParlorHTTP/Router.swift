@@ -54,6 +54,12 @@ public final class Router: Sendable {
                                   headers: HTTPHeaders([("Allow", Self.allowHeader(allowed))])))
     }
 
+    /// The pattern of the first route whose path matches, whatever its method (for metrics labels); nil when none.
+    func pattern(for path: String) -> String? {
+        let parts = Self.split(path)
+        return routes.first { Self.bind($0.segments, to: parts) != nil }?.pattern
+    }
+
     /// Methods a path accepts (for OPTIONS and Allow); empty when the path is unknown.
     func allowedMethods(path: String) -> [String] {
         let parts = Self.split(path)

@@ -231,6 +231,7 @@ public final class WebSocketConnection: ConnectionHandler {
             let frames = decoder.frameCount - framesCharged
             framesCharged = decoder.frameCount
             if !frameRate.take(frames) {
+                context.metrics?.rateLimited(.frames)
                 inputRefused = true
                 close(code: WebSocketCloseCode.policyViolation, reason: "too many frames")
                 return
@@ -267,6 +268,7 @@ public final class WebSocketConnection: ConnectionHandler {
         if closeCode == nil { closeCode = 1006; closeReason = "connection lost" }
         reportClose()
         delegate = nil
+        context.metrics?.webSocketConnections.subtract()
         context.connectionClosed(connection)
     }
 

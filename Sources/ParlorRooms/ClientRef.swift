@@ -31,6 +31,8 @@ enum Delivery: Sendable {
 struct Outbox {
     private var loops: [EventLoop] = []
     private var items: [ObjectIdentifier: [(ConnectionHandle, Delivery)]] = [:]
+    /// Room events queued, one per receiver (parlor_events_delivered_total).
+    private(set) var eventCount = 0
 
     var isEmpty: Bool { items.isEmpty }
 
@@ -38,7 +40,15 @@ struct Outbox {
         add(.frame(frame), to: handle)
     }
 
-    mutating func sendPaced(_ frame: [UInt8], to handle: ConnectionHandle) {
+    /// A room event (history, media or speaking change): counted as delivered.
+    mutating func sendEvent(_ frame: [UInt8], to handle: ConnectionHandle) {
+        eventCount += 1
+        add(.frame(frame), to: handle)
+    }
+
+    /// A replayed event, paced by the connection.
+    mutating func sendPacedEvent(_ frame: [UInt8], to handle: ConnectionHandle) {
+        eventCount += 1
         add(.pacedFrame(frame), to: handle)
     }
 
@@ -60,6 +70,7 @@ struct Outbox {
         for loop in other.loops {
             for (handle, delivery) in other.items[ObjectIdentifier(loop)] ?? [] { add(delivery, to: handle) }
         }
+        eventCount += other.eventCount
     }
 
     /// Hands every delivery to its connection's loop; each connection writes its own, in the order queued.

@@ -20,7 +20,7 @@ extension RoomsService {
             let (room, member) = try joinedMember(memberID, in: roomID, db: db)
             batch.touchedRooms.insert(roomID)
             if let frame = try applyMedia(.mute(true), to: member, in: room, db: db) {
-                for handle in room.allConnections { batch.outbox.send(frame, to: handle) }
+                for handle in room.allConnections { batch.outbox.sendEvent(frame, to: handle) }
             }
             return .object([:])
         case .dropConnections(let roomID, let memberID):

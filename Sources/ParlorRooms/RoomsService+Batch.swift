@@ -23,8 +23,8 @@ extension RoomsService {
         }
 
         /// For a burst that may exceed the connection's output limit; the connection paces it (see `sendPaced`).
-        mutating func sendPaced(_ frame: [UInt8], to client: ClientRef) {
-            outbox.sendPaced(frame, to: client.handle)
+        mutating func sendPacedEvent(_ frame: [UInt8], to client: ClientRef) {
+            outbox.sendPacedEvent(frame, to: client.handle)
         }
 
         mutating func send(_ frame: [UInt8], to client: ClientRef) {

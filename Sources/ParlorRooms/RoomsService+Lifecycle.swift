@@ -9,6 +9,7 @@ extension RoomsService {
         }
         if let creator = request.createdBy,
            rooms.values.lazy.filter({ $0.createdBy == creator.id }).count >= configuration.maxRoomsPerUser {
+            metrics.rateLimited(.roomsPerUser)
             throw RoomError("room:error:too-many-rooms", "you already have \(configuration.maxRoomsPerUser) open rooms")
         }
         try checkAddressCap(request.createdFrom)

@@ -1,3 +1,4 @@
+import ParlorHTTP
 import ParlorStore
 
 extension RoomsService {
@@ -6,6 +7,7 @@ extension RoomsService {
         guard let address, configuration.maxRoomsPerAddress > 0 else { return }
         let open = rooms.values.lazy.filter { $0.createdFrom == address }.count
         if open >= configuration.maxRoomsPerAddress {
+            metrics.rateLimited(.roomsPerAddress)
             throw RoomError("room:error:too-many-rooms",
                             "\(configuration.maxRoomsPerAddress) open rooms were already created from your address; "
                                 + "close one or wait until one expires")

@@ -29,7 +29,7 @@ extension RoomsService {
         let frame = try applyMedia(change, to: member, in: room, db: db)
         batch.touchedRooms.insert(cid)
         batch.reply(to: client, change.requestType, tid: tid, body: .object([:]))
-        if let frame { for handle in room.allConnections { batch.outbox.send(frame, to: handle) } }
+        if let frame { for handle in room.allConnections { batch.outbox.sendEvent(frame, to: handle) } }
     }
 
     /// Applies a media change and returns the event frame to broadcast, or nil when nothing changed.

@@ -96,7 +96,7 @@ extension RoomsService {
     /// Queues one encoding of the event to every connection attached to the room.
     func broadcast(_ event: EventRecord, in room: LiveRoom, batch: inout Batch) {
         let frame = ProtocolFrame.event(event)
-        for handle in room.allConnections { batch.outbox.send(frame, to: handle) }
+        for handle in room.allConnections { batch.outbox.sendEvent(frame, to: handle) }
     }
 
     func attach(_ client: ClientRef, to room: LiveRoom) {

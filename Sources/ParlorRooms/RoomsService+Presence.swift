@@ -90,7 +90,7 @@ extension RoomsService {
         batch.reply(to: client, "session:resume", tid: tid,
                     body: ["session_id": .string(client.sessionID), "resumed": .array(resumed), "lost": .array(lost),
                            "ice_servers": configuration.iceServersJSON(for: client.user.id)])
-        for frame in replay { batch.sendPaced(frame, to: client) }  // up to maxReplayEvents a room: paced
+        for frame in replay { batch.sendPacedEvent(frame, to: client) }  // up to maxReplayEvents a room: paced
     }
 
     /// At start: load open rooms, give every JOINED member a fresh grace period, and arm room expiry.

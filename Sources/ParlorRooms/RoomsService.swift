@@ -15,17 +15,23 @@ public final class RoomsService: @unchecked Sendable {  // mutable state is conf
     let logger: Logger
     /// Told about joins, leaves and room lifecycle after each commit (webhooks); called on the rooms thread.
     private let observer: (@Sendable ([RoomNotice]) -> Void)?
-    private let inbox = Locked<[Command]>([])
+    /// Commands with the monotonic time they arrived (for parlor_join_seconds).
+    private let inbox = Locked<[(Command, receivedAt: UInt64)]>([])
     private let shuttingDown = Atomic<Bool>(false)
     private let changeCounter = Atomic<UInt64>(0)
     /// Users with a session or a membership, for POST /auth (RoomsService+LiveUsers.swift).
     public let liveUsers = LiveUsers()
+    /// Rooms, members, deliveries and latencies for /metrics; also where the app layer counts what it refuses.
+    public let metrics: ServerMetrics
 
     // Rooms-thread state.
     var rooms: [String: LiveRoom] = [:]
     var clients: [ConnectionHandle: ClientState] = [:]
     /// The newest room's created_at: rooms list newest first by it, so it must increase even within a millisecond.
     var lastRoomCreatedAt: Int64 = 0
+    /// Member counts as last published to the metrics, per room, and their sum (RoomsService+Metrics.swift).
+    var publishedMemberCounts: [String: Int] = [:]
+    var publishedMemberTotal = 0
 
     struct ClientState {
         let ref: ClientRef
@@ -50,8 +56,9 @@ public final class RoomsService: @unchecked Sendable {  // mutable state is conf
     /// Loads open rooms and treats every membership a previous process left JOINED as disconnected:
     /// it gets a full grace period to resume, then drops.
     public init(database: Database, configuration: RoomsConfiguration, logger: Logger,
-                observer: (@Sendable ([RoomNotice]) -> Void)? = nil) throws {
+                observer: (@Sendable ([RoomNotice]) -> Void)? = nil, metrics: ServerMetrics = ServerMetrics()) throws {
         self.database = database
+        self.metrics = metrics
         self.observer = observer
         self.configuration = configuration
         self.logger = logger
@@ -61,7 +68,10 @@ public final class RoomsService: @unchecked Sendable {  // mutable state is conf
             Result { try self.recover() }
         }
         let count = try recovered.get()
-        loop.submitAndWait { [self] in self.syncLiveUsers(Set(self.rooms.keys)) }
+        loop.submitAndWait { [self] in
+            self.syncLiveUsers(Set(self.rooms.keys))
+            self.publishRoomGauges(changed: Set(self.rooms.keys))
+        }
         if count > 0 { logger.info("recovered memberships from a previous run", ["members": String(count)]) }
         loop.execute { [self] in self.scheduleSessionExpiry() }
     }
@@ -110,7 +120,7 @@ public final class RoomsService: @unchecked Sendable {  // mutable state is conf
 
     func submit(_ command: Command) {
         let first = inbox.withLock { queue in
-            queue.append(command)
+            queue.append((command, MonotonicClock.now()))
             return queue.count == 1
         }
         if first { loop.execute { [self] in self.drain() } }
@@ -119,12 +129,13 @@ public final class RoomsService: @unchecked Sendable {  // mutable state is conf
     // MARK: Batches (rooms thread)
 
     private func drain() {
-        let commands = inbox.withLock { queue in
+        let received = inbox.withLock { queue in
             let taken = queue
             queue.removeAll(keepingCapacity: true)
             return taken
         }
-        guard !commands.isEmpty else { return }
+        guard !received.isEmpty else { return }
+        let commands = received.map(\.0)
         var batch = Batch()
         // Presence changes that did not commit, to try again: those whose command failed, and if the whole batch
         // fails, those of every command in it.
@@ -133,6 +144,7 @@ public final class RoomsService: @unchecked Sendable {  // mutable state is conf
         var started = 0
         // The retry of the command being applied, computed before it changes anything.
         var inProgress: (Settlement, attempt: Int)?
+        let transactionStartedAt = MonotonicClock.now()
         do {
             try database.write { db in
                 for command in commands {
@@ -155,12 +167,18 @@ public final class RoomsService: @unchecked Sendable {  // mutable state is conf
             retries += retriesIfTheBatchFails + [inProgress].compactMap { $0 }
                 + commands[started...].compactMap { retryOnFailure(of: $0) }
         }
+        metrics.commitSeconds.observe(nanoseconds: MonotonicClock.now() &- transactionStartedAt)
         // Re-read after the transaction: reading inside it would wait on our own write lock.
         reload(batch.roomsToReload)
         for (settlement, attempt) in retries { scheduleRetry(settlement, attempt: attempt) }
         syncLiveUsers(batch.touchedRooms.union(batch.roomsToReload))
-        if !batch.touchedRooms.isEmpty { changeCounter.add(1, ordering: .releasing) }
+        if !batch.touchedRooms.isEmpty {
+            changeCounter.add(1, ordering: .releasing)
+            publishRoomGauges(changed: batch.touchedRooms.union(batch.roomsToReload))
+        }
         batch.outbox.flush()
+        metrics.eventsDelivered.add(batch.outbox.eventCount)
+        observeJoinLatency(received)
         for completion in batch.completions { completion() }
         if let observer, !batch.notices.isEmpty { observer(batch.notices) }
     }

@@ -35,6 +35,11 @@ enum Server {
         // Written straight to fd 1 so it is out (unbuffered) before anything else: scripts wait for this line.
         let line = Array("listening on \(app.baseURL)\n".utf8)
         _ = line.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
+        if let metricsURL = app.metricsBaseURL {
+            // Second line, so scripts that wait for the first are unaffected; with port 0 this is how to find it.
+            let metricsLine = Array("metrics on \(metricsURL)\n".utf8)
+            _ = metricsLine.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
+        }
         app.logger.info("parlor started", ["address": app.baseURL, "database": configuration.resolvedDatabasePath])
 
         // The signal sources must outlive the wait: an optimized build would otherwise release them early.

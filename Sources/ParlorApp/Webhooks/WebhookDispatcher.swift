@@ -1,4 +1,5 @@
 import Foundation
+import ParlorHTTP
 import ParlorLoop
 import ParlorRooms
 
@@ -8,11 +9,12 @@ import ParlorRooms
 final class WebhookDispatcher: Sendable {
     private let queues: [WebhookQueue]
 
-    init?(urls: [String], secret: [UInt8], maxAttempts: Int, initialBackoff: TimeSpan, logger: Logger) {
+    init?(urls: [String], secret: [UInt8], maxAttempts: Int, initialBackoff: TimeSpan, logger: Logger,
+          metrics: ServerMetrics = ServerMetrics()) {
         let targets = urls.compactMap { url in WebhookHTTPClient.Target(url).map { (url, $0) } }
         guard !targets.isEmpty else { return nil }
         queues = targets.map { WebhookQueue(url: $0.0, target: $0.1, secret: secret, maxAttempts: maxAttempts,
-                                            initialBackoff: initialBackoff, logger: logger) }
+                                            initialBackoff: initialBackoff, logger: logger, metrics: metrics) }
     }
 
     /// Called on the rooms thread after a commit: encodes once, queues for every URL, returns at once.
@@ -36,11 +38,14 @@ final class WebhookQueue: Sendable {
     private let maxAttempts: Int
     private let initialBackoff: TimeSpan
     private let logger: Logger
+    private let metrics: ServerMetrics
     private let state = Locked<(pending: [WebhookPayload], stopped: Bool)>(([], false))
     private let wake = NSCondition()
     private let finished = DispatchSemaphore(value: 0)
 
-    init(url: String, target: WebhookHTTPClient.Target, secret: [UInt8], maxAttempts: Int, initialBackoff: TimeSpan, logger: Logger) {
+    init(url: String, target: WebhookHTTPClient.Target, secret: [UInt8], maxAttempts: Int, initialBackoff: TimeSpan, logger: Logger,
+         metrics: ServerMetrics) {
+        self.metrics = metrics
         self.url = url
         self.target = target
         self.secret = secret
@@ -101,8 +106,10 @@ final class WebhookQueue: Sendable {
             do {
                 let status = try WebhookHTTPClient.post(target, body: payload.body, headers: headers, timeout: 10)
                 if (200..<300).contains(status) { return }
+                metrics.webhookFailures.add()
                 logger.warning("webhook refused", ["url": url, "event": payload.event, "status": String(status), "attempt": String(attempt)])
             } catch {
+                metrics.webhookFailures.add()
                 logger.warning("webhook failed", ["url": url, "event": payload.event, "error": "\(error)", "attempt": String(attempt)])
             }
             if attempt == maxAttempts || !waitBeforeRetry(seconds: delay) { break }

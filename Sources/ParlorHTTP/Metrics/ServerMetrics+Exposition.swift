@@ -1,0 +1,61 @@
+extension ServerMetrics {
+    /// The whole exposition, built from the request counts `collectRequests` gathered and the atomics read now.
+    public func exposition(requests: [RequestKey: Int]) -> String {
+        var out = MetricsText()
+        out.family("parlor_connections", "gauge", "Open client connections by kind (http, or websocket once upgraded)")
+        out.sample("parlor_connections", httpConnections.load(), labels: [("kind", "http")])
+        out.sample("parlor_connections", webSocketConnections.load(), labels: [("kind", "websocket")])
+        out.family("parlor_rooms_open", "gauge", "Open rooms")
+        out.sample("parlor_rooms_open", roomsOpen.load())
+        out.family("parlor_members_joined", "gauge", "Members JOINED in open rooms, those within their grace period included")
+        out.sample("parlor_members_joined", membersJoined.load())
+        out.family("parlor_events_delivered_total", "counter", "Room events handed to WebSocket connections, one per receiver, replays included")
+        out.sample("parlor_events_delivered_total", eventsDelivered.load())
+
+        out.family("parlor_requests_total", "counter", "HTTP requests answered, by route pattern, method and status")
+        let ordered = requests.sorted { ($0.key.route, $0.key.method, $0.key.status) < ($1.key.route, $1.key.method, $1.key.status) }
+        for (key, count) in ordered {
+            out.sample("parlor_requests_total", count, labels: [("route", key.route), ("method", key.method), ("status", String(key.status))])
+        }
+
+        histogram(&out, "parlor_join_seconds", "conversation:join from reaching the rooms thread to its reply leaving it", joinSeconds)
+        histogram(&out, "parlor_commit_seconds", "One rooms batch transaction, BEGIN IMMEDIATE to COMMIT", commitSeconds)
+
+        out.family("parlor_rate_limited_total", "counter", "Requests, connections and messages refused by a limit")
+        for limit in RateLimit.allCases {
+            out.sample("parlor_rate_limited_total", rateLimitedCount(limit), labels: [("limit", limit.rawValue)])
+        }
+        out.family("parlor_webhook_failures_total", "counter", "Webhook delivery attempts that failed (refused, error or timeout)")
+        out.sample("parlor_webhook_failures_total", webhookFailures.load())
+
+        let process = ProcessStatistics.current()
+        if let cpu = process.cpuSeconds {
+            out.family("process_cpu_seconds_total", "counter", "User and system CPU time spent, in seconds")
+            out.sample("process_cpu_seconds_total", cpu)
+        }
+        if let resident = process.residentBytes {
+            out.family("process_resident_memory_bytes", "gauge", "Resident memory size in bytes")
+            out.sample("process_resident_memory_bytes", resident)
+        }
+        if let descriptors = process.openDescriptors {
+            out.family("process_open_fds", "gauge", "Open file descriptors")
+            out.sample("process_open_fds", descriptors)
+        }
+        if let start = process.startTimeSeconds {
+            out.family("process_start_time_seconds", "gauge", "Start time of the process since the Unix epoch, in seconds")
+            out.sample("process_start_time_seconds", start)
+        }
+        return out.text
+    }
+
+    private func histogram(_ out: inout MetricsText, _ name: String, _ help: String, _ histogram: MetricsHistogram) {
+        let (cumulative, sum) = histogram.snapshot()
+        out.family(name, "histogram", help)
+        for (bound, count) in zip(histogram.upperBounds, cumulative) {
+            out.sample(name + "_bucket", count, labels: [("le", MetricsText.format(bound))])
+        }
+        out.sample(name + "_bucket", cumulative.last ?? 0, labels: [("le", "+Inf")])
+        out.sample(name + "_sum", sum)
+        out.sample(name + "_count", cumulative.last ?? 0)
+    }
+}

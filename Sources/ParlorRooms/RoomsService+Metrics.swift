@@ -1,0 +1,27 @@
+import ParlorHTTP
+import ParlorLoop
+
+extension RoomsService {
+    /// Publishes the room and member counts the rooms thread owns, after a batch that touched `changed`. Only those
+    /// rooms are looked at: summing every open room after every batch would cost a busy server a pass over 10,000.
+    func publishRoomGauges(changed: Set<String>) {
+        for roomID in changed {
+            let now = rooms[roomID]?.memberCount ?? 0
+            publishedMemberTotal += now - (publishedMemberCounts[roomID] ?? 0)
+            publishedMemberCounts[roomID] = now > 0 ? now : nil
+        }
+        metrics.roomsOpen.set(rooms.count)
+        metrics.membersJoined.set(publishedMemberTotal)
+    }
+
+    /// parlor_join_seconds: each join of the batch, from its arrival to its reply being handed to the loops.
+    func observeJoinLatency(_ received: [(Command, receivedAt: UInt64)]) {
+        var now: UInt64?
+        for (command, receivedAt) in received {
+            guard case .request(_, _, .join) = command else { continue }
+            let end = now ?? MonotonicClock.now()
+            now = end
+            metrics.joinSeconds.observe(nanoseconds: end &- receivedAt)
+        }
+    }
+}
