@@ -25,6 +25,12 @@ final class HTTPConnectionHandler: ConnectionHandler {
     private var bodyStartedAt: UInt64?
     private var lastActivity = MonotonicClock.now()
 
+    /// Connection-cap keys this connection counts under: its TCP peer (a trusted proxy under a key of its own) and,
+    /// behind a proxy, the forwarded client address of its first request.
+    private var countedAddresses: [String] = []
+    private lazy var peerIsTrustedProxy = context.configuration.trustedProxies.contains(ip: connection.peerIP)
+    private var forwardedAddressCounted = false
+
     private struct InFlight {
         let number: UInt64
         let method: String
@@ -33,6 +39,8 @@ final class HTTPConnectionHandler: ConnectionHandler {
         let keepAlive: Bool
         let origin: String?
         let startedAt: UInt64
+        let requestID: String
+        let clientIP: String
     }
 
     init(connection: Connection, context: HTTPServerContext) {
@@ -63,15 +71,30 @@ final class HTTPConnectionHandler: ConnectionHandler {
     func connectionDidClose(_ connection: Connection) {
         if let timer { connection.loop.cancelTimer(timer) }
         timer = nil
-        if !upgraded { context.connectionClosed(connection) }
+        if !upgraded { context.connectionClosed(releasing: countedAddresses) }
+    }
+
+    /// Counts the new connection under its peer's address; false when that is over its cap. A trusted proxy's
+    /// connections carry many clients, so they count under a key of their own with a larger cap.
+    func admitPeer() -> Bool {
+        let limit = context.configuration.maxConnectionsPerIP
+        if peerIsTrustedProxy {
+            let key = "proxy " + connection.peerIP
+            countedAddresses.append(key)
+            return context.admit(key, limit: limit * HTTPServerConfiguration.proxyConnectionFactor)
+        }
+        countedAddresses.append(connection.peerIP)
+        return context.admit(connection.peerIP, limit: limit)
     }
 
     /// The address already has its maximum of connections: say so and close.
     func refuseTooManyConnections() {
-        failAndClose(HTTPError(status: 429, code: "http:error:too-many-connections", title: "Too many connections",
-                               detail: "too many open connections from your address",
-                               headers: HTTPHeaders([("Retry-After", "1")])))
+        failAndClose(Self.tooManyConnections)
     }
+
+    private static let tooManyConnections = HTTPError(
+        status: 429, code: "http:error:too-many-connections", title: "Too many connections",
+        detail: "too many open connections from your address", headers: HTTPHeaders([("Retry-After", "1")]))
 
     /// Shutdown: close now if idle, otherwise after the response in flight.
     func closeWhenIdle() {
@@ -115,17 +138,34 @@ final class HTTPConnectionHandler: ConnectionHandler {
     private func handle(_ request: HTTPRequest) {
         requestCount += 1
         let head = request.head
+        let forwarded = ForwardedRequest.resolve(peerIP: connection.peerIP, headers: head.headers,
+                                                 trusted: context.configuration.trustedProxies)
         let flight = InFlight(number: requestCount, method: head.method, path: head.path, headOnly: head.method == "HEAD",
                               keepAlive: head.keepAlive && !closeWhenDone, origin: head.headers["Origin"],
-                              startedAt: MonotonicClock.now())
+                              startedAt: MonotonicClock.now(), requestID: RequestID.make(incoming: head.headers["X-Request-Id"]),
+                              clientIP: forwarded.clientIP)
         inFlight = flight
+
+        if peerIsTrustedProxy, !forwardedAddressCounted {
+            // The cap per client address, counted once the first request names the client behind the proxy.
+            forwardedAddressCounted = true
+            if forwarded.clientIP != connection.peerIP {
+                countedAddresses.append(forwarded.clientIP)
+                if !context.admit(forwarded.clientIP, limit: context.configuration.maxConnectionsPerIP) {
+                    closeWhenDone = true
+                    complete(requestNumber: flight.number, response: Self.tooManyConnections.response())
+                    return
+                }
+            }
+        }
 
         if head.method == "OPTIONS" {
             complete(requestNumber: flight.number, response: preflight(request))
             return
         }
         if head.headers["Upgrade"]?.lowercased() == "websocket",
-           !context.webSocketOriginAllowed(head.headers["Origin"], host: head.headers["Host"]) {
+           !context.webSocketOriginAllowed(head.headers["Origin"], host: forwarded.host ?? head.headers["Host"],
+                                           scheme: forwarded.scheme) {
             // Refused before the route runs: a page of another site must not even reach token checks.
             complete(requestNumber: flight.number, response: HTTPError(
                 status: 403, code: "http:error:origin-not-allowed", title: "Origin not allowed",
@@ -136,7 +176,8 @@ final class HTTPConnectionHandler: ConnectionHandler {
         case .failure(let error):
             complete(requestNumber: flight.number, response: error.response())
         case .success(let (route, parameters)):
-            let requestContext = RequestContext(peerIP: connection.peerIP, pathParameters: parameters,
+            let requestContext = RequestContext(peerIP: connection.peerIP, clientAddress: forwarded.clientIP,
+                                                requestID: flight.requestID, pathParameters: parameters,
                                                 responder: ResponseSink(connection: connection.handle, requestNumber: flight.number))
             do {
                 switch try route.handler(request, requestContext) {
@@ -147,7 +188,8 @@ final class HTTPConnectionHandler: ConnectionHandler {
             } catch let error as HTTPError {
                 complete(requestNumber: flight.number, response: error.response())
             } catch {
-                context.logger.error("handler failed", ["path": head.path, "error": "\(error)"])
+                context.logger.error("handler failed", ["path": LogRedaction.path(head.path), "error": "\(error)",
+                                                        "request_id": flight.requestID])
                 complete(requestNumber: flight.number, response: HTTPError.internalError().response())
             }
         }
@@ -212,11 +254,26 @@ final class HTTPConnectionHandler: ConnectionHandler {
             if origin != "*" { response.headers.replaceOrAdd("Vary", "Origin") }
         }
         if !keepAlive { response.headers.replaceOrAdd("Connection", "close") }
+        response.headers.replaceOrAdd("X-Request-Id", flight.requestID)
+        Self.addRequestID(flight.requestID, toErrorBody: &response)
+    }
+
+    /// Adds `"request_id"` to a JSON error body `{"code",…}`; the id's characters need no escaping.
+    static func addRequestID(_ id: String, toErrorBody response: inout HTTPResponse) {
+        let prefix: [UInt8] = Array(#"{"code":"#.utf8)
+        guard response.status >= 400, response.body.count > prefix.count, response.body.last == 0x7D,
+              response.body.starts(with: prefix) else { return }
+        response.body.removeLast()
+        response.body.append(contentsOf: #","request_id":""#.utf8)
+        response.body.append(contentsOf: id.utf8)
+        response.body.append(contentsOf: #""}"#.utf8)
+        response.headers.replaceOrAdd("Content-Length", String(response.body.count))
     }
 
     private func failAndClose(_ error: HTTPError) {
         let flight = InFlight(number: requestCount + 1, method: "-", path: "-", headOnly: false, keepAlive: false,
-                              origin: nil, startedAt: MonotonicClock.now())
+                              origin: nil, startedAt: MonotonicClock.now(), requestID: RequestID.make(incoming: nil),
+                              clientIP: connection.peerIP)
         requestCount += 1
         inFlight = flight
         complete(requestNumber: flight.number, response: error.response())
@@ -225,9 +282,10 @@ final class HTTPConnectionHandler: ConnectionHandler {
     private func accessLog(_ flight: InFlight, status: Int, bytes: Int) {
         guard context.logger.isEnabled(.info) else { return }
         let micros = (MonotonicClock.now() - flight.startedAt) / 1000
-        let line = context.logger.line(.info, "request", ["method": flight.method, "path": flight.path, "status": String(status),
-                                                          "bytes": String(bytes), "duration_ms": Self.milliseconds(micros),
-                                                          "peer": connection.peer])
+        let line = context.logger.line(.info, "request", ["method": flight.method, "path": LogRedaction.path(flight.path),
+                                                          "status": String(status), "bytes": String(bytes),
+                                                          "duration_ms": Self.milliseconds(micros), "client": flight.clientIP,
+                                                          "peer": connection.peer, "request_id": flight.requestID])
         // Batched per round of the loop: one write(2) for all the requests it answered.
         if let line { connection.loop.appendLog(line) }
     }
@@ -260,6 +318,7 @@ final class HTTPConnectionHandler: ConnectionHandler {
         timer = nil
         connection.setReading(true)  // it may have been paused for a full parser buffer; the WebSocket reads now
         let socket = WebSocketConnection(connection: connection, context: context)
+        socket.countedAddresses = countedAddresses
         connection.handler = socket
         socket.start(delegate: upgrade.makeDelegate(socket, request), initialBytes: parser.takeRemainingBytes())
     }
