@@ -11,6 +11,12 @@ public struct ForwardedRequest: Sendable, Equatable {
     /// The Host the client asked for, when a trusted proxy said so.
     public var host: String?
 
+    public init(clientIP: String, scheme: String? = nil, host: String? = nil) {
+        self.clientIP = clientIP
+        self.scheme = scheme
+        self.host = host
+    }
+
     /// Resolves the headers of a request that arrived from `peerIP`. Headers from an untrusted peer are ignored;
     /// `Forwarded` wins over `X-Forwarded-*` when both are present.
     public static func resolve(peerIP: String, headers: HTTPHeaders, trusted: TrustedProxies) -> ForwardedRequest {
