@@ -148,14 +148,13 @@ final class HTTPConnectionHandler: ConnectionHandler {
 
         if peerIsTrustedProxy, !forwardedAddressCounted {
             // The cap per client address, counted once the first request names the client behind the proxy.
+            // A request with no forwarded address (a local client beside the proxy) counts as the peer's own.
             forwardedAddressCounted = true
-            if forwarded.clientIP != connection.peerIP {
-                countedAddresses.append(forwarded.clientIP)
-                if !context.admit(forwarded.clientIP, limit: context.configuration.maxConnectionsPerIP) {
-                    closeWhenDone = true
-                    complete(requestNumber: flight.number, response: Self.tooManyConnections.response())
-                    return
-                }
+            countedAddresses.append(forwarded.clientIP)
+            if !context.admit(forwarded.clientIP, limit: context.configuration.maxConnectionsPerIP) {
+                closeWhenDone = true
+                complete(requestNumber: flight.number, response: Self.tooManyConnections.response())
+                return
             }
         }
 

@@ -65,9 +65,10 @@ import Testing
 
     @Test func connectionCapCountsTheForwardedAddressOnItsFirstRequest() throws {
         try withServer({ $0.http.maxConnectionsPerIP = 2 }) { (app) throws in
-            func openWith(_ client: String) throws -> (RawConnection, TestResponse) {
+            func openWith(_ client: String?) throws -> (RawConnection, TestResponse) {
                 let connection = try RawConnection(port: app.port)
-                try connection.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Forwarded-For: \(client)\r\n\r\n")
+                let forwarded = client.map { "X-Forwarded-For: \($0)\r\n" } ?? ""
+                try connection.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\(forwarded)\r\n")
                 return (connection, try connection.readResponse())
             }
             // Three connections from the proxy's address: more than 2, but the proxy has a larger cap of its own.
@@ -79,7 +80,11 @@ import Testing
             #expect(try a3.0.waitForClose())
             let b = try openWith("203.0.113.8")
             #expect(b.1.status == 200, "another client behind the proxy is unaffected")
-            withExtendedLifetime([a1.0, a2.0, b.0]) {}
+            // A local client beside the proxy, with no forwarded address, counts as 127.0.0.1 itself.
+            let l1 = try openWith(nil), l2 = try openWith(nil), l3 = try openWith(nil)
+            #expect(l1.1.status == 200 && l2.1.status == 200)
+            #expect(l3.1.status == 429)
+            withExtendedLifetime([a1.0, a2.0, b.0, l1.0, l2.0]) {}
         }
     }
 
