@@ -138,8 +138,10 @@ final class HTTPConnectionHandler: ConnectionHandler {
     private func handle(_ request: HTTPRequest) {
         requestCount += 1
         let head = request.head
-        let forwarded = ForwardedRequest.resolve(peerIP: connection.peerIP, headers: head.headers,
-                                                 trusted: context.configuration.trustedProxies)
+        // Only a trusted proxy's headers are read; everyone else is the peer it is.
+        let forwarded = peerIsTrustedProxy
+            ? ForwardedRequest.resolve(peerIP: connection.peerIP, headers: head.headers, trusted: context.configuration.trustedProxies)
+            : ForwardedRequest(clientIP: connection.peerIP)
         let flight = InFlight(number: requestCount, method: head.method, path: head.path, headOnly: head.method == "HEAD",
                               keepAlive: head.keepAlive && !closeWhenDone, origin: head.headers["Origin"],
                               startedAt: MonotonicClock.now(), requestID: RequestID.make(incoming: head.headers["X-Request-Id"]),
