@@ -251,7 +251,7 @@ final class HTTPConnectionHandler: ConnectionHandler {
         response.headers.replaceOrAdd("Content-Length", String(response.body.count))
         if let origin = context.allowedOrigin(for: flight.origin) {
             response.headers.replaceOrAdd("Access-Control-Allow-Origin", origin)
-            response.headers.replaceOrAdd("Access-Control-Expose-Headers", "Link, Retry-After")
+            response.headers.replaceOrAdd("Access-Control-Expose-Headers", "Link, Retry-After, X-Request-Id")
             if origin != "*" { response.headers.replaceOrAdd("Vary", "Origin") }
         }
         if !keepAlive { response.headers.replaceOrAdd("Connection", "close") }
