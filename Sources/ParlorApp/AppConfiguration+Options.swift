@@ -113,6 +113,10 @@ extension AppConfiguration {
         },
         option("--webhook-secret", "PARLOR_WEBHOOK_SECRET", "generated", "key of the HMAC-SHA256 in X-Parlor-Signature; when unset, a random one is kept in <data-dir>/webhook-secret (0600)") { $0.webhookSecret = $1 },
         option("--max-connections-per-ip", "PARLOR_MAX_CONNECTIONS_PER_IP", "1000", "open connections from one address (429 and close above); 0 = no limit") { $0.http.maxConnectionsPerIP = try int($1, "--max-connections-per-ip", 0...1_000_000) },
+        option("--trusted-proxies", "PARLOR_TRUSTED_PROXIES", "127.0.0.0/8,::1/128", "comma-separated CIDR blocks of reverse proxies whose Forwarded / X-Forwarded-For, -Proto, -Host give the client's address, scheme and host; none = trust no one") {
+            guard let proxies = TrustedProxies(list: $1) else { throw ConfigurationError(message: "--trusted-proxies must be comma-separated CIDR blocks (10.0.0.0/8, ::1/128) or none") }
+            $0.http.trustedProxies = proxies
+        },
         option("--auth-rate", "PARLOR_AUTH_RATE", "10", "POST /auth per second per address, burst 3x (429 with Retry-After above); 0 = no limit") { $0.authRatePerIP = Double(try int($1, "--auth-rate", 0...1_000_000)) },
         option("--message-rate", "PARLOR_MESSAGE_RATE", "50", "WebSocket messages per second per connection, burst 2x (close 1008 above); 0 = no limit") { $0.messagesPerSecond = Double(try int($1, "--message-rate", 0...1_000_000)) },
         option("--frame-rate", "PARLOR_FRAME_RATE", "200", "WebSocket frames of any kind per second per connection, burst 2x (close 1008 above); 0 = no limit") { $0.http.webSocket.framesPerSecond = Double(try int($1, "--frame-rate", 0...1_000_000)) },
@@ -124,6 +128,10 @@ extension AppConfiguration {
         option("--log-level", "PARLOR_LOG_LEVEL", "info", "debug, info, warn, error or off") {
             guard let level = Logger.Level(name: $1) else { throw ConfigurationError(message: "--log-level must be debug, info, warn, error or off") }
             $0.logLevel = level
+        },
+        option("--log-format", "PARLOR_LOG_FORMAT", "text", "text (logfmt) or json (one object per line: time, level, message, fields)") {
+            guard let format = Logger.Format(rawValue: $1.lowercased()) else { throw ConfigurationError(message: "--log-format must be text or json") }
+            $0.logFormat = format
         },
     ]
 

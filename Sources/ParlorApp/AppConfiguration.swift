@@ -15,6 +15,7 @@ public struct AppConfiguration: Sendable {
     public var jwtSecret: String?
     public var tokenTTLSeconds: Int64 = 6 * 3600
     public var logLevel = Logger.Level.info
+    public var logFormat = Logger.Format.text
     /// Largest JSON request accepted on the WebSocket; bigger ones get an error reply.
     public var maxRequestBytes = 32 * 1024
     /// STUN/TURN URLs for WebRTC; TURN entries get the username and credential.

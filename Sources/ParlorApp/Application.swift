@@ -37,7 +37,7 @@ public final class ParlorApplication: Sendable {
 
     init(configuration: AppConfiguration) throws {
         self.configuration = configuration
-        let logger = Logger(level: configuration.logLevel)
+        let logger = Logger(level: configuration.logLevel, format: configuration.logFormat)
         self.logger = logger
         ProcessSetup.prepareForServing()
 

@@ -106,7 +106,8 @@ enum OpenAPIDocument {
 
     static let schemas: JSONValue = [
         "Error": ["type": "object", "required": ["code", "title", "detail"],
-                  "properties": ["code": string, "title": string, "detail": string]],
+                  "properties": ["code": string, "title": string, "detail": string,
+                                 "request_id": ["type": "string", "description": "the request's id, also in the X-Request-Id response header and the access log"]]],
         "AuthRequest": ["type": "object", "required": ["name"], "properties": [
             "name": ["type": "string", "minLength": 1, "maxLength": 64,
                      "description": "trimmed and NFC-normalised; at most 256 bytes; no control, bidirectional-control, invisible or tag characters"],

@@ -7,7 +7,7 @@ extension Routes {
     /// `user_id`, `expires_at` and `claim`, the secret that gets this identity back while it is in live use
     /// (send it as `"claim"` on the next /auth; see UserDirectory.authenticate for the rules).
     func auth(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
-        if let wait = authLimiter?.check(context.peerIP) {
+        if let wait = authLimiter?.check(context.clientAddress) {
             rooms.metrics.rateLimited(.auth)
             throw HTTPError(status: 429, code: "auth:error:rate-limited", title: "Too many requests",
                             detail: "too many token requests from your address; retry in \(wait) s",

@@ -25,7 +25,7 @@ extension Routes {
     /// POST /rooms `{"display_name":"Friday chat"}` → 201 with the room (its `id` is what the tutorial reads).
     func createRoom(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
         let creator = try authenticator.user(for: request)
-        let address = ClientAddress.limitKey(context.peerIP)
+        let address = ClientAddress.limitKey(context.clientAddress)
         if let wait = roomCreationLimiter?.check(address) {
             rooms.metrics.rateLimited(.roomCreate)
             throw HTTPError(status: 429, code: "room:error:rate-limited", title: "Too many requests",

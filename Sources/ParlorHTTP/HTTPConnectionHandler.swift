@@ -25,6 +25,12 @@ final class HTTPConnectionHandler: ConnectionHandler {
     private var bodyStartedAt: UInt64?
     private var lastActivity = MonotonicClock.now()
 
+    /// Connection-cap keys this connection counts under: its TCP peer (a trusted proxy under a key of its own) and,
+    /// behind a proxy, the forwarded client address of its first request.
+    private var countedAddresses: [String] = []
+    private lazy var peerIsTrustedProxy = context.configuration.trustedProxies.contains(ip: connection.peerIP)
+    private var forwardedAddressCounted = false
+
     private struct InFlight {
         let number: UInt64
         let method: String
@@ -35,6 +41,8 @@ final class HTTPConnectionHandler: ConnectionHandler {
         let keepAlive: Bool
         let origin: String?
         let startedAt: UInt64
+        let requestID: String
+        let clientIP: String
     }
 
     init(connection: Connection, context: HTTPServerContext) {
@@ -67,17 +75,32 @@ final class HTTPConnectionHandler: ConnectionHandler {
         timer = nil
         if !upgraded {
             context.metrics?.httpConnections.subtract()
-            context.connectionClosed(connection)
+            context.connectionClosed(releasing: countedAddresses)
         }
+    }
+
+    /// Counts the new connection under its peer's address; false when that is over its cap. A trusted proxy's
+    /// connections carry many clients, so they count under a key of their own with a larger cap.
+    func admitPeer() -> Bool {
+        let limit = context.configuration.maxConnectionsPerIP
+        if peerIsTrustedProxy {
+            let key = "proxy " + connection.peerIP
+            countedAddresses.append(key)
+            return context.admit(key, limit: limit * HTTPServerConfiguration.proxyConnectionFactor)
+        }
+        countedAddresses.append(connection.peerIP)
+        return context.admit(connection.peerIP, limit: limit)
     }
 
     /// The address already has its maximum of connections: say so and close.
     func refuseTooManyConnections() {
         context.metrics?.rateLimited(.connections)
-        failAndClose(HTTPError(status: 429, code: "http:error:too-many-connections", title: "Too many connections",
-                               detail: "too many open connections from your address",
-                               headers: HTTPHeaders([("Retry-After", "1")])))
+        failAndClose(Self.tooManyConnections)
     }
+
+    private static let tooManyConnections = HTTPError(
+        status: 429, code: "http:error:too-many-connections", title: "Too many connections",
+        detail: "too many open connections from your address", headers: HTTPHeaders([("Retry-After", "1")]))
 
     /// Shutdown: close now if idle, otherwise after the response in flight.
     func closeWhenIdle() {
@@ -121,10 +144,28 @@ final class HTTPConnectionHandler: ConnectionHandler {
     private func handle(_ request: HTTPRequest) {
         requestCount += 1
         let head = request.head
+        // Only a trusted proxy's headers are read; everyone else is the peer it is.
+        let forwarded = peerIsTrustedProxy
+            ? ForwardedRequest.resolve(peerIP: connection.peerIP, headers: head.headers, trusted: context.configuration.trustedProxies)
+            : ForwardedRequest(clientIP: connection.peerIP)
         let flight = InFlight(number: requestCount, method: head.method, path: head.path, headOnly: head.method == "HEAD",
                               keepAlive: head.keepAlive && !closeWhenDone, origin: head.headers["Origin"],
-                              startedAt: MonotonicClock.now())
+                              startedAt: MonotonicClock.now(), requestID: RequestID.make(incoming: head.headers["X-Request-Id"]),
+                              clientIP: forwarded.clientIP)
         inFlight = flight
+
+        if peerIsTrustedProxy, !forwardedAddressCounted {
+            // The cap per client address, counted once the first request names the client behind the proxy.
+            // A request with no forwarded address (a local client beside the proxy) counts as the peer's own.
+            forwardedAddressCounted = true
+            countedAddresses.append(forwarded.clientIP)
+            if !context.admit(forwarded.clientIP, limit: context.configuration.maxConnectionsPerIP) {
+                closeWhenDone = true
+                context.metrics?.rateLimited(.connections)
+                complete(requestNumber: flight.number, response: Self.tooManyConnections.response())
+                return
+            }
+        }
 
         if head.method == "OPTIONS" {
             if context.metrics != nil, let pattern = context.router.pattern(for: head.path) { inFlight?.route = pattern }
@@ -132,7 +173,8 @@ final class HTTPConnectionHandler: ConnectionHandler {
             return
         }
         if head.headers["Upgrade"]?.lowercased() == "websocket",
-           !context.webSocketOriginAllowed(head.headers["Origin"], host: head.headers["Host"]) {
+           !context.webSocketOriginAllowed(head.headers["Origin"], host: forwarded.host ?? head.headers["Host"],
+                                           scheme: forwarded.scheme) {
             // Refused before the route runs: a page of another site must not even reach token checks.
             if context.metrics != nil, let pattern = context.router.pattern(for: head.path) { inFlight?.route = pattern }
             complete(requestNumber: flight.number, response: HTTPError(
@@ -149,7 +191,8 @@ final class HTTPConnectionHandler: ConnectionHandler {
             complete(requestNumber: flight.number, response: error.response())
         case .success(let (route, parameters)):
             inFlight?.route = route.pattern
-            let requestContext = RequestContext(peerIP: connection.peerIP, pathParameters: parameters,
+            let requestContext = RequestContext(peerIP: connection.peerIP, clientAddress: forwarded.clientIP,
+                                                requestID: flight.requestID, pathParameters: parameters,
                                                 responder: ResponseSink(connection: connection.handle, requestNumber: flight.number))
             do {
                 switch try route.handler(request, requestContext) {
@@ -160,7 +203,8 @@ final class HTTPConnectionHandler: ConnectionHandler {
             } catch let error as HTTPError {
                 complete(requestNumber: flight.number, response: error.response())
             } catch {
-                context.logger.error("handler failed", ["path": head.path, "error": "\(error)"])
+                context.logger.error("handler failed", ["path": LogRedaction.path(head.path), "error": "\(error)",
+                                                        "request_id": flight.requestID])
                 complete(requestNumber: flight.number, response: HTTPError.internalError().response())
             }
         }
@@ -222,15 +266,30 @@ final class HTTPConnectionHandler: ConnectionHandler {
         response.headers.replaceOrAdd("Content-Length", String(response.body.count))
         if let origin = context.allowedOrigin(for: flight.origin) {
             response.headers.replaceOrAdd("Access-Control-Allow-Origin", origin)
-            response.headers.replaceOrAdd("Access-Control-Expose-Headers", "Link, Retry-After")
+            response.headers.replaceOrAdd("Access-Control-Expose-Headers", "Link, Retry-After, X-Request-Id")
             if origin != "*" { response.headers.replaceOrAdd("Vary", "Origin") }
         }
         if !keepAlive { response.headers.replaceOrAdd("Connection", "close") }
+        response.headers.replaceOrAdd("X-Request-Id", flight.requestID)
+        Self.addRequestID(flight.requestID, toErrorBody: &response)
+    }
+
+    /// Adds `"request_id"` to a JSON error body `{"code",…}`; the id's characters need no escaping.
+    static func addRequestID(_ id: String, toErrorBody response: inout HTTPResponse) {
+        let prefix: [UInt8] = Array(#"{"code":"#.utf8)
+        guard response.status >= 400, response.body.count > prefix.count, response.body.last == 0x7D,
+              response.body.starts(with: prefix) else { return }
+        response.body.removeLast()
+        response.body.append(contentsOf: #","request_id":""#.utf8)
+        response.body.append(contentsOf: id.utf8)
+        response.body.append(contentsOf: #""}"#.utf8)
+        response.headers.replaceOrAdd("Content-Length", String(response.body.count))
     }
 
     private func failAndClose(_ error: HTTPError) {
         let flight = InFlight(number: requestCount + 1, method: "-", path: "-", headOnly: false, keepAlive: false,
-                              origin: nil, startedAt: MonotonicClock.now())
+                              origin: nil, startedAt: MonotonicClock.now(), requestID: RequestID.make(incoming: nil),
+                              clientIP: connection.peerIP)
         requestCount += 1
         inFlight = flight
         complete(requestNumber: flight.number, response: error.response())
@@ -239,9 +298,10 @@ final class HTTPConnectionHandler: ConnectionHandler {
     private func accessLog(_ flight: InFlight, status: Int, bytes: Int) {
         guard context.logger.isEnabled(.info) else { return }
         let micros = (MonotonicClock.now() - flight.startedAt) / 1000
-        let line = context.logger.line(.info, "request", ["method": flight.method, "path": flight.path, "status": String(status),
-                                                          "bytes": String(bytes), "duration_ms": Self.milliseconds(micros),
-                                                          "peer": connection.peer])
+        let line = context.logger.line(.info, "request", ["method": flight.method, "path": LogRedaction.path(flight.path),
+                                                          "status": String(status), "bytes": String(bytes),
+                                                          "duration_ms": Self.milliseconds(micros), "client": flight.clientIP,
+                                                          "peer": connection.peer, "request_id": flight.requestID])
         // Batched per round of the loop: one write(2) for all the requests it answered.
         if let line { connection.loop.appendLog(line) }
     }
@@ -281,6 +341,7 @@ final class HTTPConnectionHandler: ConnectionHandler {
         timer = nil
         connection.setReading(true)  // it may have been paused for a full parser buffer; the WebSocket reads now
         let socket = WebSocketConnection(connection: connection, context: context)
+        socket.countedAddresses = countedAddresses
         connection.handler = socket
         socket.start(delegate: upgrade.makeDelegate(socket, request), initialBytes: parser.takeRemainingBytes())
     }

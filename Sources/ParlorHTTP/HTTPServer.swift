@@ -31,7 +31,7 @@ public final class HTTPServer: Sendable {
             context.metrics?.httpConnections.add()
             let handler = HTTPConnectionHandler(connection: connection, context: context)
             connection.handler = handler
-            if !context.admit(connection.peerIP) { handler.refuseTooManyConnections() }
+            if !handler.admitPeer() { handler.refuseTooManyConnections() }
         }
     }
 
@@ -80,19 +80,24 @@ final class HTTPServerContext: Sendable {
     /// Open connections per client address, for maxConnectionsPerIP.
     private let connectionsPerIP = Locked<[String: Int]>([:])
 
-    /// Counts a new connection from `ip`; false when that address is over its limit (it is still counted until closed).
-    func admit(_ ip: String) -> Bool {
+    /// Counts a connection under `key` (a client address, or a proxy peer's); false when that key is over `limit`
+    /// (0: no limit). It stays counted until `release`.
+    func admit(_ key: String, limit: Int) -> Bool {
         let count = connectionsPerIP.withLock { counts in
-            counts[ip, default: 0] += 1
-            return counts[ip]!
+            counts[key, default: 0] += 1
+            return counts[key]!
         }
-        return configuration.maxConnectionsPerIP == 0 || count <= configuration.maxConnectionsPerIP
+        return limit == 0 || count <= limit
     }
 
-    func connectionClosed(_ connection: Connection) {
-        connectionsPerIP.withLock { counts in
-            let remaining = (counts[connection.peerIP] ?? 1) - 1
-            counts[connection.peerIP] = remaining > 0 ? remaining : nil
+    func connectionClosed(releasing keys: [String]) {
+        if !keys.isEmpty {
+            connectionsPerIP.withLock { counts in
+                for key in keys {
+                    let remaining = (counts[key] ?? 1) - 1
+                    counts[key] = remaining > 0 ? remaining : nil
+                }
+            }
         }
         openConnections.subtract(1, ordering: .relaxed)
         closedCondition.lock()
@@ -118,15 +123,18 @@ final class HTTPServerContext: Sendable {
     /// Whether a WebSocket upgrade from `origin` may proceed: no Origin (not a browser), the request's own host,
     /// or a configured origin. Browsers let any page open a WebSocket anywhere, so this is the only guard against
     /// another site using a visitor's network position (or cookies, some day) to talk to us.
-    func webSocketOriginAllowed(_ origin: String?, host: String?) -> Bool {
+    /// Behind a trusted proxy `host` and `scheme` are the forwarded ones; `scheme` is nil when no proxy said it,
+    /// and then any scheme of the Origin is taken as ours (TLS may end at a proxy that does not say so).
+    func webSocketOriginAllowed(_ origin: String?, host: String?, scheme: String? = nil) -> Bool {
         guard let origin else { return true }
-        if let host, Self.isSameOrigin(origin, host: host) { return true }
+        if let host, Self.isSameOrigin(origin, host: host, scheme: scheme) { return true }
         return allowedOrigin(for: origin) != nil
     }
 
     /// `http://h:p` or `https://h:p` against the Host header `h:p`, default ports and case ignored.
-    static func isSameOrigin(_ origin: String, host: String) -> Bool {
+    static func isSameOrigin(_ origin: String, host: String, scheme: String? = nil) -> Bool {
         let origin = origin.lowercased()
+        if let scheme, !origin.hasPrefix(scheme + "://") { return false }
         let authority: Substring
         let defaultPort: String
         if origin.hasPrefix("http://") {

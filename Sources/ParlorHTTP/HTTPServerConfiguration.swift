@@ -22,6 +22,11 @@ public struct HTTPServerConfiguration: Sendable {
     public var maxPendingResponseBytes = 1024 * 1024
     /// Open connections from one client address; more are answered 429 and closed. 0: no limit.
     public var maxConnectionsPerIP = 1000
+    /// Peers whose Forwarded / X-Forwarded-* headers give the client's address, scheme and host. Their own
+    /// connections are capped at `maxConnectionsPerIP × proxyConnectionFactor`; each connection also counts
+    /// against the forwarded address of its first request.
+    public var trustedProxies = TrustedProxies.loopback
+    public static let proxyConnectionFactor = 64
     /// PEM certificate chain and private key: when both are set the server speaks only HTTPS/WSS (TLS 1.2+).
     public var tlsCertificatePath: String?
     public var tlsPrivateKeyPath: String?

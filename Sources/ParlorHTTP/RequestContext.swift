@@ -3,7 +3,12 @@ import ParlorLoop
 
 /// What a handler knows about a request beyond its bytes, and how it answers later.
 public struct RequestContext: Sendable {
+    /// The TCP peer's address (a proxy's, behind one).
     public let peerIP: String
+    /// The client's address: the peer's, or behind a trusted proxy the one it forwarded. Limits count this.
+    public let clientAddress: String
+    /// This request's id, echoed as X-Request-Id and in error bodies and the access log.
+    public let requestID: String
     public let pathParameters: [String: String]
     let responder: ResponseSink
 

@@ -42,6 +42,8 @@ public final class WebSocketConnection: ConnectionHandler {
     /// which breaks this cycle.
     public let connection: Connection
     let context: HTTPServerContext
+    /// The connection-cap keys this connection counts under, handed over from its HTTP handler.
+    var countedAddresses: [String] = []
     private var decoder: WebSocketDecoder
     private var frameRate: FrameRateLimiter
     private var framesCharged = 0
@@ -269,7 +271,7 @@ public final class WebSocketConnection: ConnectionHandler {
         reportClose()
         delegate = nil
         context.metrics?.webSocketConnections.subtract()
-        context.connectionClosed(connection)
+        context.connectionClosed(releasing: countedAddresses)
     }
 
     private func reportClose() {

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 
-/// Structured log lines (logfmt) on stderr; stdout stays for the "listening on" line that scripts read.
+/// Structured log lines on stderr, logfmt (`--log-format text`) or one JSON object per line (`json`); stdout stays for the "listening on" line that scripts read.
 public struct Logger: Sendable {
     public enum Level: Int, Sendable, Comparable, CaseIterable {
         case debug, info, warning, error, off
@@ -20,9 +20,17 @@ public struct Logger: Sendable {
         var name: String { ["debug", "info", "warn", "error", "off"][rawValue] }
     }
 
-    public var level: Level
+    public enum Format: String, Sendable, CaseIterable {
+        case text, json
+    }
 
-    public init(level: Level = .info) { self.level = level }
+    public var level: Level
+    public var format: Format
+
+    public init(level: Level = .info, format: Format = .text) {
+        self.level = level
+        self.format = format
+    }
 
     public func isEnabled(_ level: Level) -> Bool { level >= self.level && self.level != .off }
 
@@ -37,6 +45,7 @@ public struct Logger: Sendable {
     /// The formatted line with its newline, or nil when `level` is not logged.
     public func line(_ level: Level, _ message: String, _ fields: KeyValuePairs<String, String> = [:]) -> String? {
         guard isEnabled(level) else { return nil }
+        if format == .json { return jsonLine(level, message, fields) }
         var line = "level=\(level.name) msg=\(Self.quote(message))"
         for (key, value) in fields { line += " \(key)=\(Self.quote(value))" }
         return line + "\n"

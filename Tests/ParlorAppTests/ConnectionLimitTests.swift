@@ -5,7 +5,9 @@ import ParlorApp
 /// Open connections per client address are capped; a refused one is told why, and room frees up on close.
 @Suite struct ConnectionLimitTests {
     @Test func connectionsPerAddressAreCapped() throws {
-        try withServer({ $0.http.maxConnectionsPerIP = 3 }) { app in
+        // Direct clients: with 127.0.0.1 a trusted proxy (the default), the cap would wait for the first request
+        // (TrustedProxyTests.connectionCapCountsTheForwardedAddressOnItsFirstRequest).
+        try withServer({ $0.http.maxConnectionsPerIP = 3; $0.http.trustedProxies = .none }) { app in
             var open = try (0..<3).map { _ in try RawConnection(port: app.port) }
             for connection in open {
                 try connection.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")

@@ -162,6 +162,7 @@ import ParlorApp
             let response = try http(app, "GET", "/rooms", headers: ["Origin": "https://example.com"])
             #expect(response.header("Access-Control-Allow-Origin") == "*")
             #expect(response.header("Access-Control-Expose-Headers")?.contains("Link") == true)
+            #expect(response.header("Access-Control-Expose-Headers")?.contains("X-Request-Id") == true)
             #expect(try http(app, "GET", "/rooms").header("Access-Control-Allow-Origin") == nil, "no Origin, no CORS headers")
         }
     }
