@@ -19,6 +19,7 @@ extension ParlorServer {
     /// POST /admin/reset (test mode, admin token): forgets every room, member and session; connected sessions
     /// are closed with 4004 and end with `session:error:server-reset`.
     public func reset(adminToken: String) async throws(ParlorError) {
-        _ = try Self.success(try await http.send("POST", "/admin/reset", token: adminToken, json: .object([:])))
+        let response = try await http.send("POST", "/admin/reset", token: adminToken, json: .object([:]))
+        guard (200..<300).contains(response.status) else { throw ParlorError(body: response.json, status: response.status) }
     }
 }

@@ -43,6 +43,8 @@ enum JoinCommand {
             }
             configuration.reconnect.maxAttempts = attempts
         }
+        // Before the "joined" line: a script may signal as soon as it reads it.
+        let stop = Interrupt.wait()
         let room = options.positional[0]
         let json = options.has("--json")
         guard let url = URL(string: options.serverURL) else { throw UsageError(description: "--server must be a URL") }
@@ -67,7 +69,6 @@ enum JoinCommand {
         flushOutput()
 
         let (outcomes, outcome) = AsyncStream.makeStream(of: Outcome.self)
-        let stop = Interrupt.wait()
         let tasks = [
             Task {
                 await stop.value
