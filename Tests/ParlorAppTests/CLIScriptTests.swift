@@ -106,13 +106,18 @@ import ParlorRooms
         }
     }
 
-    @Test func joinExitsOneWhenKicked() throws {
+    @Test func joinExitsOneWhenKickedOrTheRoomCloses() throws {
         try withServer(AdminTests.admin) { app in
             let room = try createRoom(app)
             let (joiner, member) = try Self.join(room, as: "bob", ["--json"], port: app.port)
             #expect(try http(app, "POST", "/rooms/\(room)/members/\(member)/kick", headers: AdminTests.bearer).status < 300)
             #expect(try Self.line(containing: "session:ended", from: joiner).contains("kicked"))
             #expect(joiner.waitForExit(timeout: 10) == 1)
+
+            let (stayer, _) = try Self.join(room, as: "carol", [], port: app.port)
+            #expect(try http(app, "DELETE", "/rooms/\(room)", headers: AdminTests.bearer).status == 204)
+            #expect(stayer.waitForExit(timeout: 10) == 1)
+            #expect(stayer.errorOutput().contains("room_closed"))
         }
     }
 
