@@ -15,7 +15,7 @@ let usage = """
       token          mint a token offline with the server's secret
       rooms          list or create rooms on a running server
       join           join a room and print its events until interrupted or the session ends
-      watch          print a room's events as they happen, without joining (a WebSocket)
+      watch          print a room's events as they happen, without joining
       events         print a room's history
       members        list a room's joined members
       drop           cut a member's connections as a network failure would (test mode, admin)
