@@ -21,6 +21,12 @@ public struct ConfigurationError: Error, CustomStringConvertible, Sendable {
 extension AppConfiguration {
     /// The documented options, in the order `parlor serve --help` and the README list them.
     public static let options: [ConfigurationOption] = [
+        ConfigurationOption(flag: "--dev", environment: "PARLOR_DEV", defaultValue: "off",
+                            help: "dev preset: 127.0.0.1, :memory:, fixed JWT secret and admin token (printed at start), test mode, no abuse limits, 2 s grace period; flags after it override it; never in production",
+                            apply: { configuration, value in
+                                if !["0", "false", "off", "no"].contains(value.lowercased()) { configuration.applyDevPreset() }
+                            },
+                            isSwitch: true),
         option("--host", "PARLOR_HOST", "0.0.0.0", "address to listen on") { $0.http.host = $1 },
         option("--port", "PARLOR_PORT", "8080", "port to listen on; 0 picks a free one") { $0.http.port = try int($1, "--port", 0...65535) },
         option("--data-dir", "PARLOR_DATA_DIR", "./data", "directory for the database and the generated JWT secret") { $0.dataDirectory = $1 },
@@ -31,7 +37,10 @@ extension AppConfiguration {
                             help: "serve HTTPS/WSS with a self-signed certificate made once in <data-dir> (browsers need HTTPS for the microphone on a LAN)",
                             apply: { configuration, value in configuration.tlsSelfSigned = !["0", "false", "off", "no"].contains(value.lowercased()) },
                             isSwitch: true),
-        option("--jwt-secret", "PARLOR_JWT_SECRET", "generated", "HS256 secret; when unset, a random one is kept in <data-dir>/jwt-secret (0600)") { $0.jwtSecret = $1 },
+        option("--jwt-secret", "PARLOR_JWT_SECRET", "generated", "HS256 secret; when unset, a random one is kept in <data-dir>/jwt-secret (0600)") {
+            try validateSecret($1, "--jwt-secret")
+            $0.jwtSecret = $1
+        },
         option("--token-ttl", "PARLOR_TOKEN_TTL", "21600", "seconds a token from /auth stays valid") { $0.tokenTTLSeconds = Int64(try int($1, "--token-ttl", 1...31_536_000)) },
         option("--loops", "PARLOR_LOOPS", "0", "event-loop threads; 0 means one per core") { $0.http.loopCount = try int($1, "--loops", 0...256) },
         option("--readers", "PARLOR_READERS", "2", "SQLite reader connections") { $0.readerCount = try int($1, "--readers", 1...64) },
@@ -93,7 +102,7 @@ extension AppConfiguration {
             $0.accessCode = $1
         },
         option("--admin-token", "PARLOR_ADMIN_TOKEN", "unset", "enables the admin routes for Authorization: Bearer <token>; off when unset") {
-            guard $1.utf8.count >= 16 else { throw ConfigurationError(message: "--admin-token must be at least 16 characters") }
+            try validateSecret($1, "--admin-token")
             $0.adminToken = $1
         },
         option("--revoke-block", "PARLOR_REVOKE_BLOCK", "3600", "seconds a user revoked by an admin stays blocked: no token from /auth, none accepted; 0 turns it off") {
@@ -142,6 +151,7 @@ extension AppConfiguration {
             // An empty variable counts as unset (compose files often pass VAR= through).
             if let value = environment[option.environment], !value.isEmpty { try apply(option, value, to: &configuration) }
         }
+        var explicitHosts: [String] = []
         var index = 0
         while index < arguments.count {
             let argument = arguments[index]
@@ -162,7 +172,11 @@ extension AppConfiguration {
                 value = arguments[index]
             }
             try apply(option, value!, to: &configuration)
+            if option.flag == "--host" { explicitHosts.append(value!) }
             index += 1
+        }
+        if configuration.devMode, let host = (explicitHosts + [configuration.http.host]).first(where: { !isLoopback($0) }) {
+            throw ConfigurationError(message: "--dev is for this machine only: it refuses --host \(host) (use 127.0.0.1, ::1 or localhost)")
         }
         return configuration
     }

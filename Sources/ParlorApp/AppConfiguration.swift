@@ -33,6 +33,8 @@ public struct AppConfiguration: Sendable {
     public var revokeBlockSeconds: Int64 = 3600
     /// Adds POST /admin/reset and forced connection drops, for integration tests of client code. Never in production.
     public var testMode = false
+    /// `--dev`: the dev preset was applied (see AppConfiguration+Dev.swift); refused with a non-loopback host.
+    public var devMode = false
     /// A second, unauthenticated listener for Prometheus (GET /metrics and /healthz only); nil: none.
     public var metricsAddress: (host: String, port: Int)?
     /// Serve HTTPS with a self-signed certificate kept in the data directory (for talking across a LAN).

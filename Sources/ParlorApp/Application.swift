@@ -68,14 +68,13 @@ public final class ParlorApplication: Sendable {
         if let metrics = configuration.metricsAddress, metrics.port != 0, metrics.port == configuration.http.port {
             throw ConfigurationError(message: "--metrics-address must not use the main port \(metrics.port)")
         }
+        if let adminToken = configuration.adminToken { try AppConfiguration.validateSecret(adminToken, "PARLOR_ADMIN_TOKEN") }
         if configuration.testMode, configuration.adminToken == nil {
             throw ConfigurationError(message: "--test-mode needs PARLOR_ADMIN_TOKEN: its routes are admin routes")
         }
         let secret: [UInt8]
         if let configured = configuration.jwtSecret {
-            guard configured.utf8.count >= 16 else {
-                throw ConfigurationError(message: "PARLOR_JWT_SECRET must be at least 16 bytes long")
-            }
+            try AppConfiguration.validateSecret(configured, "PARLOR_JWT_SECRET")
             secret = Array(configured.utf8)
         } else if configuration.isInMemory && configuration.databasePath != nil {
             secret = SecretFile.random()  // nothing survives an in-memory run, so neither need its tokens

@@ -58,7 +58,7 @@ enum OpenAPIDocument {
         Operation(method: "POST", path: "/rooms/{id}/members/{member}/drop", summary: "Test mode: close a member's connections like a network failure (admin)",
                   success: (200, "How many connections were closed", nil), errors: [403, 404, 410],
                   parameters: [idParameter, memberParameter], security: true),
-        Operation(method: "POST", path: "/admin/reset", summary: "Test mode: delete all data (admin)",
+        Operation(method: "POST", path: "/admin/reset", summary: "Test mode: delete all data; connected sessions are closed with 4004 (admin)",
                   success: (204, "Wiped", nil), errors: [403], security: true),
         Operation(method: "GET", path: "/healthz", summary: "200 when the database answers and writes get through; 503 with a detail otherwise (a full disk too)",
                   success: (200, "Healthy", ["type": "object"]), errors: [503]),

@@ -50,6 +50,8 @@ public enum ParlorCloseCode {
     public static let tokenExpired: UInt16 = 4001
     /// The user's tokens were revoked.
     public static let tokenRevoked: UInt16 = 4003
+    /// An admin reset the server (test mode, POST /admin/reset): every session and room is gone; start over.
+    public static let serverReset: UInt16 = 4004
 }
 
 /// One entry of RTCConfiguration.iceServers.

@@ -76,7 +76,8 @@ extension RoomsService {
         logger.info("room closed", ["room": roomID, "reason": "closed by request"])
     }
 
-    /// Test mode: forget everything. Connected clients stay connected but belong to no room.
+    /// Test mode: forget everything, and close every connection with 4004 (after the commit, through the outbox),
+    /// so clients know their sessions and rooms are gone instead of resuming into nothing.
     private func reset(db: SQLiteConnection, batch: inout Batch) throws {
         try db.execute("DELETE FROM events; DELETE FROM members; DELETE FROM rooms; DELETE FROM sessions; DELETE FROM users;")
         for room in rooms.values {
@@ -85,18 +86,9 @@ extension RoomsService {
         }
         batch.touchedRooms.formUnion(rooms.keys)
         rooms.removeAll()
-        for handle in clients.keys { clients[handle]?.rooms.removeAll() }
-        for (handle, state) in clients {
-            // Sessions were deleted; record the live ones again so they can still be resumed.
-            try db.run("INSERT INTO users (id, name, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-                       [.text(state.ref.user.id), .text(state.ref.user.name), .integer(Timestamp.nowMilliseconds())])
-            // A separate identity whose name is someone else's handle by now (UserDirectory): its own handle.
-            try db.run("INSERT INTO users (id, name, display_name, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                       [.text(state.ref.user.id), .text(UserDirectory.separateHandlePrefix + state.ref.user.id),
-                        .text(state.ref.user.name), .integer(Timestamp.nowMilliseconds())])
-            try db.run("INSERT INTO sessions (id, user_id, created_at) VALUES (?, ?, ?)",
-                       [.text(state.ref.sessionID), .text(state.ref.user.id), .integer(Timestamp.nowMilliseconds())])
-            _ = handle
+        for handle in Array(clients.keys) {
+            clients[handle]?.rooms.removeAll()
+            batch.outbox.close(handle, code: ParlorCloseCode.serverReset, reason: "server reset")
         }
     }
 }

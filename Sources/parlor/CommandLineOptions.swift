@@ -9,6 +9,8 @@ enum ExitCode {
     static let usage: Int32 = 2
     /// What was asked for does not exist (a room, a token secret).
     static let notFound: Int32 = 3
+    /// `--until EVENT --timeout S`: the event did not come in time.
+    static let timedOut: Int32 = 4
 }
 
 struct UsageError: Error, CustomStringConvertible {

@@ -40,6 +40,10 @@ enum Server {
             let metricsLine = Array("metrics on \(metricsURL)\n".utf8)
             _ = metricsLine.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
         }
+        if configuration.devMode {
+            // After the listening line (scripts wait for it first), on stderr, so nobody mistakes this for production.
+            FileHandle.standardError.write(Data(configuration.devBanner.utf8))
+        }
         app.logger.info("parlor started", ["address": app.baseURL, "database": configuration.resolvedDatabasePath])
 
         // The signal sources must outlive the wait: an optimized build would otherwise release them early.

@@ -8,21 +8,31 @@ import ParlorClient
 /// `parlor <command>`: the server, and the tools around it. Every command answers --help.
 let usage = """
     Usage: parlor <command> [options]
+           parlor --version | --help
 
     Commands:
       serve          run the server (parlor serve --help lists its options)
       token          mint a token offline with the server's secret
       rooms          list or create rooms on a running server
-      join           join a room and print its events as JSON lines until interrupted
+      join           join a room and print its events until interrupted or the session ends
       watch          print a room's events as they happen, without joining
       events         print a room's history
+      members        list a room's joined members
+      drop           cut a member's connections as a network failure would (test mode, admin)
+      reset          forget every room, member and session (test mode, admin)
       migrate        apply the database migrations, or show their status
       openapi        print the OpenAPI 3.1 document of the HTTP API
 
     Talking to a server: --server URL (or PARLOR_SERVER; default http://localhost:8080).
     Output: tables for people, --json for scripts.
-    Exit codes: 0 success, 1 the server or database failed or refused, 2 wrong usage, 3 not found.
+    Local development and tests: parlor serve --dev (never in production; see parlor serve --help).
+    Exit codes: 0 success (join/watch --until: the event was seen), 1 the server or database failed or refused,
+    or join's session ended for good (server gone, kicked, room closed, reset), 2 wrong usage (a bare parlor too),
+    3 not found, 4 timed out (--until ... --timeout).
     """
+
+/// The one version string (`parlor --version`).
+let parlorVersion = "parlor 0.16.0"
 
 func fail(_ message: String, code: Int32 = ExitCode.usage) -> Never {
     warn(message)
@@ -30,12 +40,17 @@ func fail(_ message: String, code: Int32 = ExitCode.usage) -> Never {
 }
 
 let arguments = Array(CommandLine.arguments.dropFirst())
-let command = arguments.first ?? "serve"
+// A bare `parlor` must not start a server (and create ./data): it prints the help and exits 2 (usage).
+guard let command = arguments.first else {
+    print(usage)
+    exit(ExitCode.usage)
+}
 let rest = Array(arguments.dropFirst())
 
 let helps: [String: String] = [
     "token": LocalCommands.tokenHelp, "migrate": LocalCommands.migrateHelp, "rooms": ClientCommands.roomsHelp,
-    "join": ClientCommands.joinHelp, "watch": ClientCommands.watchHelp, "events": ClientCommands.eventsHelp,
+    "join": JoinCommand.help, "watch": ClientCommands.watchHelp, "events": ClientCommands.eventsHelp,
+    "members": AdminCommands.membersHelp, "drop": AdminCommands.dropHelp, "reset": AdminCommands.resetHelp,
     "openapi": "Usage: parlor openapi\nPrints the OpenAPI document (docs/openapi.json is this output).",
 ]
 if rest.contains("--help") || rest.contains("-h") {
@@ -56,9 +71,15 @@ do {
     case "token": status = try LocalCommands.token(rest)
     case "migrate": status = try LocalCommands.migrate(rest)
     case "rooms": status = try await ClientCommands.rooms(rest)
-    case "join": status = try await ClientCommands.join(rest)
+    case "join": status = try await JoinCommand.run(rest)
     case "watch": status = try await ClientCommands.watch(rest)
     case "events": status = try await ClientCommands.events(rest)
+    case "members": status = try await AdminCommands.members(rest)
+    case "drop": status = try await AdminCommands.drop(rest)
+    case "reset": status = try await AdminCommands.reset(rest)
+    case "--version", "version":
+        print(parlorVersion)
+        status = ExitCode.success
     case "openapi":
         print(openAPIDocumentText(), terminator: "")
         status = ExitCode.success

@@ -77,10 +77,13 @@ import ParlorApp
 
             #expect(try http(app, "POST", "/admin/reset", headers: Self.bearer).status == 204)
             #expect(try http(app, "GET", "/rooms").array.isEmpty)
-            #expect(errorCode(try alice.request("conversation:members", ["cid": room])) == "room:error:not-found")
-            // Connected clients keep working after a reset.
+            // Connected sessions are closed with 4004 so clients know their sessions and rooms are gone.
+            #expect(try alice.closeCode() == 4004)
+            #expect(try back.closeCode() == 4004)
+            // A new session works on the reset server.
             let fresh = try createRoom(app)
-            #expect(memberNames(try alice.join(fresh)) == ["alice"])
+            let again = try TestWebSocket(app, name: "alice")
+            #expect(memberNames(try again.join(fresh)) == ["alice"])
         }
     }
 }

@@ -55,6 +55,8 @@ public struct ParlorError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let invalidURL = "client:error:invalid-url"
         /// The calling task was cancelled while waiting.
         public static let cancelled = "client:error:cancelled"
+        /// The server was reset (close code 4004, test mode): the session and its rooms are gone; connect again.
+        public static let serverReset = "session:error:server-reset"
     }
 
     static func connectionFailed(_ detail: String) -> ParlorError { ParlorError(code: Code.connectionFailed, detail: detail) }
@@ -67,6 +69,9 @@ public struct ParlorError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// A failure that retrying the connection cannot fix: the server rejected the token.
     var isAuthenticationFailure: Bool { status == 401 || code.hasPrefix("auth:error:") }
+
+    /// A close that ends the session for good: reconnecting cannot bring it back.
+    var endsSession: Bool { isAuthenticationFailure || code == Code.serverReset }
 
     /// The server's JSON error body `{"code","title","detail"}` (HTTP) or `{"code","detail"}` (WebSocket).
     init(body: ParlorJSON?, status: Int?, requestType: String? = nil) {

@@ -65,7 +65,7 @@ extension ParlorSession {
         failAllPending(.connectionLost("the connection dropped before the reply arrived (\(error.detail))"))
         // While reconnecting, the attempt in progress sees its resume fail and carries on.
         guard !isClosed, !isReconnecting else { return }
-        guard connector.configuration.reconnect.maxAttempts > 0, !error.isAuthenticationFailure else {
+        guard connector.configuration.reconnect.maxAttempts > 0, !error.endsSession else {
             finish(error)
             return
         }

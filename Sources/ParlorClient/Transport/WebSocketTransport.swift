@@ -138,6 +138,7 @@ final class WebSocketTransport: Sendable {
                     case .close(let code, let reason):
                         let weClosed = sendClose(code: code ?? WebSocketCloseCode.normal)
                         if weClosed { return .closedByClient }
+                        if code == 4004 { return ParlorError(code: ParlorError.Code.serverReset, detail: "the server was reset (4004) \(reason)") }
                         return .connectionLost("the server closed the connection (\(code.map(String.init) ?? "no code")) \(reason)")
                     case .binary, .pong:
                         continue

@@ -6,10 +6,11 @@ import ParlorStore
 /// Subcommands that work on the configuration and database directly, with no server running: token, migrate.
 enum LocalCommands {
     static let tokenHelp = """
-        Usage: parlor token --name NAME [--ttl SECONDS] [--jwt-secret SECRET | --data-dir DIR] [--json]
+        Usage: parlor token --name NAME [--ttl SECONDS] [--jwt-secret SECRET | --data-dir DIR | --dev] [--json]
         Mints a token offline with the server's secret: PARLOR_JWT_SECRET (or --jwt-secret), else the secret the server
         generated in DIR/jwt-secret (--data-dir or PARLOR_DATA_DIR, default ./data). An app's own backend can mint the
-        same tokens: HS256 over {"sub": NAME, "iat", "nbf", "exp", "jti"} with that secret.
+        same tokens: HS256 over {"sub": NAME, "iat", "nbf", "exp", "jti"} with that secret (at least 16 bytes, as the
+        server requires). --dev uses the fixed secret of `parlor serve --dev`.
         """
     static let migrateHelp = """
         Usage: parlor migrate [--status] [--database PATH | --data-dir DIR] [--json]
@@ -18,7 +19,7 @@ enum LocalCommands {
         """
 
     static func token(_ arguments: [String]) throws -> Int32 {
-        let options = try CommandLineOptions(arguments, valued: ["--name", "--ttl", "--jwt-secret", "--data-dir"], switches: ["--json"])
+        let options = try CommandLineOptions(arguments, valued: ["--name", "--ttl", "--jwt-secret", "--data-dir"], switches: ["--json", "--dev"])
         guard let rawName = options["--name"], !rawName.isEmpty else { throw UsageError(description: "token needs --name") }
         let rules = TextRules.userName
         // The server refuses a token whose sub breaks the name rules: refuse to mint it.
@@ -36,7 +37,12 @@ enum LocalCommands {
         }
         let environment = ProcessInfo.processInfo.environment
         let secret: [UInt8]
-        if let configured = options["--jwt-secret"] ?? environment["PARLOR_JWT_SECRET"] {
+        if let configured = options.has("--dev") ? AppConfiguration.devJWTSecret : options["--jwt-secret"] ?? environment["PARLOR_JWT_SECRET"] {
+            do {
+                try AppConfiguration.validateSecret(configured, options["--jwt-secret"] != nil ? "--jwt-secret" : "PARLOR_JWT_SECRET")
+            } catch {
+                throw UsageError(description: error.message)
+            }
             secret = Array(configured.utf8)
         } else {
             let directory = options["--data-dir"] ?? environment["PARLOR_DATA_DIR"] ?? "./data"

@@ -1,0 +1,67 @@
+import Foundation
+import ParlorApp
+import ParlorClient
+
+/// `parlor members`, and the test-mode admin commands `parlor drop` and `parlor reset`.
+enum AdminCommands {
+    static let membersHelp = """
+        Usage: parlor members ROOM [--token JWT] [--server URL] [--json]
+        Lists ROOM's joined members (member id, user id, name). --token (or PARLOR_TOKEN) for servers whose rooms are
+        visible to members only.
+        """
+    static let dropHelp = """
+        Usage: parlor drop ROOM MEMBER (--admin-token TOKEN | --dev) [--server URL] [--json]
+        Cuts MEMBER's connections without a close frame, as a network failure would: the client reconnects and resumes
+        within the grace period, else it gets member:left reason dropped. Needs a --test-mode server and its admin token
+        (--admin-token or PARLOR_ADMIN_TOKEN; --dev: the token of parlor serve --dev). Prints the connections cut.
+        """
+    static let resetHelp = """
+        Usage: parlor reset (--admin-token TOKEN | --dev) [--server URL]
+        Forgets every room, member and session of a --test-mode server; connected sessions are closed with 4004
+        (server reset). --admin-token or PARLOR_ADMIN_TOKEN; --dev: the token of parlor serve --dev.
+        """
+
+    static func members(_ arguments: [String]) async throws -> Int32 {
+        let options = try CommandLineOptions(arguments, valued: ["--server", "--token"], switches: ["--json"])
+        guard options.positional.count == 1 else { throw UsageError(description: "members takes ROOM") }
+        let page = try await ClientCommands.server(options).members(roomID: options.positional[0], pageSize: 1000)
+        if options.has("--json") {
+            print(ParlorJSON.array(page.members.map {
+                .object(["member_id": .string($0.memberID), "user_id": .string($0.user.id), "name": .string($0.user.name)])
+            }).encodedString)
+        } else {
+            TableOutput.print(["MEMBER", "USER", "NAME"], page.members.map { [$0.memberID, $0.user.id, $0.user.name] })
+        }
+        return ExitCode.success
+    }
+
+    static func drop(_ arguments: [String]) async throws -> Int32 {
+        let options = try CommandLineOptions(arguments, valued: ["--server", "--admin-token"], switches: ["--dev", "--json"])
+        guard options.positional.count == 2 else { throw UsageError(description: "drop takes ROOM and MEMBER") }
+        let count = try await ClientCommands.server(options).dropConnections(roomID: options.positional[0], memberID: options.positional[1],
+                                                                           adminToken: try adminToken(options))
+        print(options.has("--json") ? #"{"connections":\#(count)}"# : String(count))
+        return ExitCode.success
+    }
+
+    static func reset(_ arguments: [String]) async throws -> Int32 {
+        let options = try CommandLineOptions(arguments, valued: ["--server", "--admin-token"], switches: ["--dev"])
+        guard options.positional.isEmpty else { throw UsageError(description: "reset takes no arguments") }
+        try await ClientCommands.server(options).reset(adminToken: try adminToken(options))
+        return ExitCode.success
+    }
+
+    /// --dev, else --admin-token, else PARLOR_ADMIN_TOKEN; checked by the server's own rule.
+    static func adminToken(_ options: CommandLineOptions) throws(UsageError) -> String {
+        if options.has("--dev") { return AppConfiguration.devAdminToken }
+        guard let token = options["--admin-token"] ?? ProcessInfo.processInfo.environment["PARLOR_ADMIN_TOKEN"] else {
+            throw UsageError(description: "needs --admin-token TOKEN, PARLOR_ADMIN_TOKEN or --dev")
+        }
+        do {
+            try AppConfiguration.validateSecret(token, "--admin-token")
+        } catch {
+            throw UsageError(description: error.message)
+        }
+        return token
+    }
+}
