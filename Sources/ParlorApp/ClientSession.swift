@@ -155,6 +155,10 @@ final class ClientSession: WebSocketDelegate {
             return .join(cid: try fields.string("cid"))
         case "conversation:leave":
             return .leave(cid: try fields.string("cid"))
+        case "conversation:watch":
+            return .watch(cid: try fields.string("cid"))
+        case "conversation:unwatch":
+            return .unwatch(cid: try fields.string("cid"))
         case "conversation:members":
             let cid = try fields.string("cid")
             var query = try ProtocolFields.membersFilter(order: try fields.optionalString("order"), state: try fields.optionalString("state")).get()

@@ -42,6 +42,8 @@ final class LiveRoom {
     private(set) var memberIDByUser: [String: String] = [:]
     /// Connections receiving this room's events, by user id.
     private(set) var attached: [String: Set<ConnectionHandle>] = [:]
+    /// Connections that receive this room's events without a membership (conversation:watch).
+    private(set) var watchers: Set<ConnectionHandle> = []
 
     init(record: RoomRecord, emptySince: Int64?) {
         id = record.id
@@ -107,7 +109,17 @@ final class LiveRoom {
 
     func connections(of userID: String) -> Set<ConnectionHandle> { attached[userID] ?? [] }
 
-    var allConnections: [ConnectionHandle] { attached.values.flatMap { $0 } }
+    /// Every connection that receives the room's events: attached members' and watchers', each once.
+    var allConnections: [ConnectionHandle] {
+        let members = attached.values.flatMap { $0 }
+        guard !watchers.isEmpty else { return members }
+        let memberSet = Set(members)
+        return members + watchers.filter { !memberSet.contains($0) }
+    }
+
+    func watch(_ handle: ConnectionHandle) { watchers.insert(handle) }
+
+    func unwatch(_ handle: ConnectionHandle) { watchers.remove(handle) }
 
     var audioSenderCount: Int { members.values.reduce(0) { $0 + ($1.audioEnabled ? 1 : 0) } }
 

@@ -10,6 +10,9 @@ public enum RoomRequest: Sendable {
     /// rtc:offer, rtc:answer or rtc:ice, relayed to the connections of member `to`; never stored.
     case signal(kind: String, cid: String, to: String, payload: JSONObject)
     case media(cid: String, change: MediaChange)
+    /// Receive a room's events without being a member of it (scripts, dashboards); `unwatch` stops.
+    case watch(cid: String)
+    case unwatch(cid: String)
     /// Answered by the rooms thread in order with everything else: its reply means all sent before it has arrived.
     case ping
 
@@ -23,6 +26,8 @@ public enum RoomRequest: Sendable {
         case .resume: "session:resume"
         case .signal(let kind, _, _, _): kind
         case .media(_, let change): change.requestType
+        case .watch: "conversation:watch"
+        case .unwatch: "conversation:unwatch"
         case .ping: "session:ping"
         }
     }

@@ -21,6 +21,7 @@ extension RoomsService {
     /// grace period; the member drops only if no connection of the user is back when it ends.
     func clientDisconnected(_ client: ClientRef, db: SQLiteConnection, batch: inout Batch) throws {
         guard let state = clients.removeValue(forKey: client.handle) else { return }
+        for roomID in state.watching { rooms[roomID]?.unwatch(client.handle) }
         liveUsers.connectionClosed(client.user.id)
         let now = Timestamp.nowMilliseconds()
         try endSession(client.sessionID, at: now, db: db)

@@ -25,7 +25,7 @@ extension RoomsService {
     }
 
     /// With members-only visibility, only a current or former member may read the room's members and history.
-    private func requireVisible(_ cid: String, to user: User, db: SQLiteConnection) throws {
+    func requireVisible(_ cid: String, to user: User, db: SQLiteConnection) throws {
         guard configuration.visibility == .members, rooms[cid]?.member(forUser: user.id) == nil else { return }
         guard try RoomQueries.hasMembership(userID: user.id, roomID: cid, in: db) else { throw RoomError.notJoined(cid) }
     }

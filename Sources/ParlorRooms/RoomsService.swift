@@ -36,6 +36,8 @@ public final class RoomsService: @unchecked Sendable {  // mutable state is conf
     struct ClientState {
         let ref: ClientRef
         var rooms: Set<String> = []
+        /// Rooms this connection watches without being a member (conversation:watch).
+        var watching: Set<String> = []
     }
 
     enum Command {
@@ -252,6 +254,8 @@ public final class RoomsService: @unchecked Sendable {  // mutable state is conf
         case .resume(let sessionID, let last): try resume(sessionID, lastEventIDs: last, tid: tid, client: client, db: db, batch: &batch)
         case .signal(let kind, let cid, let to, let payload): try relay(kind, cid: cid, to: to, payload: payload, tid: tid, client: client, db: db, batch: &batch)
         case .media(let cid, let change): try changeMedia(change, cid: cid, tid: tid, client: client, db: db, batch: &batch)
+        case .watch(let cid): try watch(cid, tid: tid, client: client, db: db, batch: &batch)
+        case .unwatch(let cid): unwatch(cid, tid: tid, client: client, batch: &batch)
         case .ping: batch.reply(to: client, "session:ping", tid: tid, body: .object([:]))
         }
     }
