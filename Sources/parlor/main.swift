@@ -49,7 +49,7 @@ let rest = Array(arguments.dropFirst())
 
 let helps: [String: String] = [
     "token": LocalCommands.tokenHelp, "migrate": LocalCommands.migrateHelp, "rooms": ClientCommands.roomsHelp,
-    "join": JoinCommand.help, "watch": ClientCommands.watchHelp, "events": ClientCommands.eventsHelp,
+    "join": JoinCommand.help, "watch": WatchCommand.help, "events": ClientCommands.eventsHelp,
     "members": AdminCommands.membersHelp, "drop": AdminCommands.dropHelp, "reset": AdminCommands.resetHelp,
     "openapi": "Usage: parlor openapi\nPrints the OpenAPI document (docs/openapi.json is this output).",
 ]
@@ -72,7 +72,7 @@ do {
     case "migrate": status = try LocalCommands.migrate(rest)
     case "rooms": status = try await ClientCommands.rooms(rest)
     case "join": status = try await JoinCommand.run(rest)
-    case "watch": status = try await ClientCommands.watch(rest)
+    case "watch": status = try await WatchCommand.run(rest)
     case "events": status = try await ClientCommands.events(rest)
     case "members": status = try await AdminCommands.members(rest)
     case "drop": status = try await AdminCommands.drop(rest)

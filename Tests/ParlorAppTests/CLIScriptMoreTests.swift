@@ -62,7 +62,7 @@ import ParlorRooms
             "migrate": ["--status", "--database", "--data-dir", "--json"],
             "rooms": ["--server", "--name", "--ttl", "--max-members", "--token", "--json"],
             "join": ["--server", "--as", "--token", "--until", "--timeout", "--reconnect-attempts", "--json"],
-            "watch": ["--server", "--since", "--token", "--until", "--timeout", "--json"],
+            "watch": ["--server", "--since", "--as", "--token", "--until", "--timeout", "--json"],
             "events": ["--server", "--since", "--token", "--json"],
             "members": ["--server", "--token", "--json"],
             "drop": ["--server", "--admin-token", "--dev", "--json"],

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 import Testing
 import ParlorApp
@@ -58,6 +61,47 @@ import ParlorApp
             _ = try bob.join(room)
             #expect(try alice.event("member:joined", in: room, member: bob.lastJoinReplyMember(room))["id"] as? Int == 2)
             #expect(try http(app, "GET", "/healthz").status == 200)
+        }
+    }
+}
+
+/// `parlor watch` holds a WebSocket: live events without polling, and after the server restarts it watches again and
+/// carries on from the last event it printed, each id once.
+@Suite struct WatchCommandTests {
+    @Test func watchPrintsLiveEventsAndCarriesOnAfterARestart() throws {
+        try withTemporaryDirectory { directory in
+            var configuration = AppConfiguration.testing()
+            configuration.databasePath = directory + "/parlor.db"
+            configuration.dataDirectory = directory
+            let first = try buildApplication(configuration)
+            let port = first.port
+            let room = try createRoom(first)
+            let alice = try TestWebSocket(first, name: "alice")
+            _ = try alice.join(room)
+            let watcher = try withTemporaryDirectory {
+                try ExecutableTests.Child(["watch", room, "--json", "--server", "http://127.0.0.1:\(port)"], in: $0)
+            }
+            func nextEvent() throws -> [String: Any] {
+                try JSONSerialization.jsonObject(with: Data(try watcher.readLine().utf8)) as? [String: Any] ?? [:]
+            }
+            #expect(try nextEvent()["id"] as? Int == 1, "the history first")
+            let bob = try TestWebSocket(first, name: "bob")
+            _ = try bob.join(room)
+            #expect(try nextEvent()["id"] as? Int == 2, "then live")
+
+            first.shutdown()
+            configuration.http.port = port
+            let second = try buildApplication(configuration)
+            defer { second.shutdown() }
+            // A member who joins after the restart: the watcher reconnects, watches again and prints it, once.
+            let carol = try TestWebSocket(second, name: "carol")
+            _ = try carol.join(room)
+            let afterRestart = try nextEvent()
+            #expect(afterRestart["id"] as? Int == 3)
+            #expect(afterRestart["type"] as? String == "member:joined")
+            kill(watcher.process.processIdentifier, SIGTERM)
+            #expect(watcher.waitForExit(timeout: 10) == 0)
+            #expect(!watcher.remainingOutput().contains(#""id":2,"#), "nothing printed twice")
         }
     }
 }

@@ -2,22 +2,12 @@ import Foundation
 import ParlorClient
 import Synchronization
 
-/// Subcommands that talk to a running server: rooms, watch, events (join: JoinCommand).
+/// Subcommands that talk to a running server: rooms, events (join: JoinCommand, watch: WatchCommand).
 enum ClientCommands {
     static let roomsHelp = """
         Usage: parlor rooms list [--server URL] [--json]
                parlor rooms create NAME [--name SLUG] [--ttl SECONDS] [--max-members N] [--token JWT] [--server URL] [--json]
         Lists the open rooms, or creates one with display name NAME.
-        """
-    static let watchHelp = """
-        Usage: parlor watch ROOM [--since N] [--token JWT] [--json] [--until EVENT [--timeout SECONDS]] [--server URL]
-        Prints ROOM's events as they happen, without joining (it follows the history over HTTP every 250 ms).
-          --since N          start after event N (default 0: the whole history first)
-          --token JWT        for servers whose rooms are visible to members only (PARLOR_TOKEN)
-          --json             one JSON object per line (the event as the server sent it); else ID TYPE MEMBER NAME REASON
-          --until EVENT      exit 0 once an event of type EVENT (e.g. member:left) is seen
-          --timeout SECONDS  with --until: exit 4 if it has not come by then
-        Runs until interrupted (exit 0) otherwise.
         """
     static let eventsHelp = """
         Usage: parlor events ROOM [--since N] [--token JWT] [--server URL] [--json]
@@ -55,39 +45,6 @@ enum ClientCommands {
         default:
             throw UsageError(description: "rooms takes list or create")
         }
-    }
-
-    static func watch(_ arguments: [String]) async throws -> Int32 {
-        let options = try CommandLineOptions(arguments, valued: ["--server", "--since", "--token", "--until", "--timeout"], switches: ["--json"])
-        guard options.positional.count == 1 else { throw UsageError(description: "watch takes ROOM") }
-        guard var since = Int64(options["--since"] ?? "0"), since >= 0 else { throw UsageError(description: "--since must be a whole number") }
-        let until = options["--until"]
-        let deadline = try UntilOptions.timeout(options).map { ContinuousClock.now + .seconds($0) }
-        let server = try server(options)
-        let stop = Interrupt.wait()
-        while !stop.isCancelled, !Interrupt.received {
-            let page = try await server.events(roomID: options.positional[0], since: since, pageSize: 1000)
-            for event in page.events {
-                if options.has("--json") {
-                    print(event.raw.encodedString)
-                } else {
-                    print([event.id.map(String.init) ?? "-", event.typeName, event.memberID ?? "", event.user?.name ?? "", event.reason ?? ""]
-                        .joined(separator: "  ").trimmingCharacters(in: .whitespaces))
-                }
-                since = max(since, event.id ?? since)
-                if event.typeName == until {
-                    flushOutput()
-                    return ExitCode.success
-                }
-            }
-            flushOutput()
-            if let deadline, ContinuousClock.now >= deadline {
-                warn("no \(until ?? "event") before the timeout")
-                return ExitCode.timedOut
-            }
-            if page.cursor == nil { try? await Task.sleep(nanoseconds: 250_000_000) }
-        }
-        return ExitCode.success
     }
 
     static func events(_ arguments: [String]) async throws -> Int32 {
