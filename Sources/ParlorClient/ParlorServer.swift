@@ -51,7 +51,7 @@ public struct ParlorServer: Sendable {
         self.configuration = configuration
     }
 
-    private var http: HTTPExchange { HTTPExchange(endpoint: endpoint, timeout: configuration.requestTimeout) }
+    var http: HTTPExchange { HTTPExchange(endpoint: endpoint, timeout: configuration.requestTimeout) }
 
     // MARK: HTTP
 
@@ -127,7 +127,7 @@ public struct ParlorServer: Sendable {
     // MARK: Helpers
 
     /// The body of a 2xx response, or the server's error.
-    private static func success(_ response: HTTPClientResponse) throws(ParlorError) -> ParlorJSON {
+    static func success(_ response: HTTPClientResponse) throws(ParlorError) -> ParlorJSON {
         guard (200..<300).contains(response.status) else { throw ParlorError(body: response.json, status: response.status) }
         guard let json = response.json else { throw .invalidResponse("HTTP \(response.status) body is not JSON") }
         return json
