@@ -1,7 +1,8 @@
 # Parlor: build, run and test.
 #
 #   make run    install missing system packages, build (debug) and serve on http://localhost:8080, data in ./data
-#   make test   install missing system packages, build, run `swift test` and the Python interop test
+#   make test   install missing system packages, build, run `swift test`, the docs/testing.md consumer package,
+#               the Python interop test and the browser tests
 #
 # `make run` uses the debug build on purpose: from a clean clone it compiles in well under half the time of
 # `-c release`, and it is the binary the tests use too. For a release binary see docker/Dockerfile, or run
@@ -28,7 +29,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 VENV_STAMP := $(VENV)/.installed
 REQUIREMENTS := Tests/interop/requirements.txt
 
-.PHONY: help deps build run test venv interop readme-options clean
+.PHONY: help deps build run test venv interop consumer readme-options clean
 
 help:
 	@echo "make run      build (debug) and serve on http://localhost:8080 with data in ./data"
@@ -36,6 +37,7 @@ help:
 	@echo "make deps     install missing Debian packages: $(APT_PACKAGES)"
 	@echo "make build    swift build (debug)"
 	@echo "make venv     $(VENV) with the interop test's Python packages ($(REQUIREMENTS))"
+	@echo "make consumer only the scratch package written from docs/testing.md (builds Parlor again in a temp dir)"
 	@echo "make interop  only the Python interop test (builds first)"
 	@echo "make browser  only the two-browser WebRTC tests, direct and through coturn (headless Chromium in a loopback-only namespace; root)"
 	@echo "make fuzz     libFuzzer on the HTTP parser, WebSocket decoder, JSON decoder and JWT claims (FUZZ_SECONDS each, default 60)"
@@ -81,17 +83,22 @@ interop: venv build
 
 # Both suites run even if the first fails, so one run shows every failure; the exit status is nonzero if either did.
 test: test-deps venv build
-	@swift_status=0; interop_status=0; browser_status=0; \
+	@swift_status=0; consumer_status=0; interop_status=0; browser_status=0; \
 	echo "== swift test"; \
 	$(SWIFT) test $(SWIFT_TEST_FLAGS) || swift_status=$$?; \
+	echo "== consumer (Tests/consumer/run.sh: a package written from docs/testing.md)"; \
+	SWIFT=$(SWIFT) bash Tests/consumer/run.sh || consumer_status=$$?; \
 	echo "== interop (Tests/interop/tutorial_flow.py)"; \
 	PARLOR_BIN=$(PARLOR_BIN) $(VENV)/bin/python Tests/interop/tutorial_flow.py || interop_status=$$?; \
 	echo "== browser (Tests/browser/run.sh)"; \
 	PARLOR_BIN=$(PARLOR_BIN) BROWSER_PYTHON=$(VENV)/bin/python PARLOR_SCREENSHOT=.build/screenshot-room.png $(SUDO) bash Tests/browser/run.sh || browser_status=$$?; \
-	if [ $$swift_status -ne 0 ] || [ $$interop_status -ne 0 ] || [ $$browser_status -ne 0 ]; then \
-		echo "make test: FAILED (swift test exit $$swift_status, interop exit $$interop_status, browser exit $$browser_status)" >&2; \
+	if [ $$swift_status -ne 0 ] || [ $$consumer_status -ne 0 ] || [ $$interop_status -ne 0 ] || [ $$browser_status -ne 0 ]; then \
+		echo "make test: FAILED (swift test exit $$swift_status, consumer exit $$consumer_status, interop exit $$interop_status, browser exit $$browser_status)" >&2; \
 		exit 1; \
 	fi
+
+consumer: deps
+	SWIFT=$(SWIFT) bash Tests/consumer/run.sh
 
 browser: test-deps venv build
 	PARLOR_BIN=$(PARLOR_BIN) BROWSER_PYTHON=$(VENV)/bin/python $(SUDO) bash Tests/browser/run.sh

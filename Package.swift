@@ -10,6 +10,10 @@ let package = Package(
         .executable(name: "parlor-bench", targets: ["ParlorBench"]),
         .library(name: "ParlorApp", targets: ["ParlorApp"]),
         .library(name: "ParlorClient", targets: ["ParlorClient"]),
+        // For test targets. ParlorTesting (event recorder, state waits) builds wherever ParlorClient does;
+        // ParlorTestServer (`withParlor`, an in-process server) needs ParlorApp, so Linux only (epoll).
+        .library(name: "ParlorTesting", targets: ["ParlorTesting"]),
+        .library(name: "ParlorTestServer", targets: ["ParlorTestServer"]),
     ],
     targets: [
         // System C libraries (Debian -dev packages).
@@ -37,10 +41,12 @@ let package = Package(
 
         // Client library: Foundation and the project's own codec only, so it builds on Apple platforms too.
         .target(name: "ParlorClient", dependencies: ["ParlorCodec"]),
+        .target(name: "ParlorTesting", dependencies: ["ParlorClient"]),
+        .target(name: "ParlorTestServer", dependencies: ["ParlorTesting", "ParlorClient", "ParlorApp"]),
 
         .testTarget(name: "ParlorCodecTests", dependencies: ["ParlorCodec"]),
         .testTarget(name: "ParlorStoreTests", dependencies: ["ParlorStore"]),
-        .testTarget(name: "ParlorClientTests", dependencies: ["ParlorClient", "ParlorApp"]),
+        .testTarget(name: "ParlorClientTests", dependencies: ["ParlorClient", "ParlorApp", "ParlorTesting", "ParlorTestServer"]),
         .testTarget(name: "ParlorAppTests", dependencies: ["ParlorApp", "ParlorClient", "ParlorCodec", "ParlorStore", "ParlorRooms", "ParlorLoop", "COpenSSL"]),
     ],
     swiftLanguageModes: [.v6]

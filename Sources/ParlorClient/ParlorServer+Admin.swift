@@ -1,4 +1,7 @@
-/// The HTTP routes for tools and tests: a room's members, and the admin routes of a test-mode server.
+import Foundation
+
+/// The HTTP routes for tools and tests: a room's members, and the admin routes (they need the server's admin token,
+/// `--admin-token`; `dropMember` and `reset` need `--test-mode` as well).
 extension ParlorServer {
     /// GET /rooms/{id}/members: the joined members (the server's first page; `pageSize` up to its maximum).
     public func members(roomID: String, pageSize: Int? = nil) async throws(ParlorError) -> MembersPage {
@@ -7,19 +10,30 @@ extension ParlorServer {
         return try MembersPage(json: try Self.success(response))
     }
 
-    /// POST /rooms/{id}/members/{member}/drop (test mode, admin token): cuts the member's connections without a
-    /// close frame, as a network failure would. Returns how many connections were cut.
+    /// POST /rooms/{id}/members/{member}/drop (test mode): the server cuts that member's connections as a network
+    /// failure would. Their session reconnects and resumes within the grace period; held away (see
+    /// `ParlorSession.pauseReconnects`) past it, the others see member:left reason "dropped". Returns how many
+    /// connections were cut.
     @discardableResult
-    public func dropConnections(roomID: String, memberID: String, adminToken: String) async throws(ParlorError) -> Int {
+    public func dropMember(roomID: String, memberID: String, adminToken: String) async throws(ParlorError) -> Int {
         let path = "/rooms/" + Self.pathSegment(roomID) + "/members/" + Self.pathSegment(memberID) + "/drop"
         let reply = try Self.success(try await http.send("POST", path, token: adminToken, json: .object([:])))
         return Int(reply["connections"]?.integerValue ?? 0)
     }
 
-    /// POST /admin/reset (test mode, admin token): forgets every room, member and session; connected sessions
-    /// are closed with 4004 and end with `session:error:server-reset`.
+    /// POST /rooms/{id}/members/{member}/kick: ends the membership at once (member:left reason "kicked").
+    public func kickMember(roomID: String, memberID: String, adminToken: String) async throws(ParlorError) {
+        try await admin("/rooms/" + Self.pathSegment(roomID) + "/members/" + Self.pathSegment(memberID) + "/kick", adminToken)
+    }
+
+    /// POST /admin/reset (test mode): forgets every room, member and session; connected sessions are closed with
+    /// 4004 and end with `session:error:server-reset`.
     public func reset(adminToken: String) async throws(ParlorError) {
-        let response = try await http.send("POST", "/admin/reset", token: adminToken, json: .object([:]))
+        try await admin("/admin/reset", adminToken)
+    }
+
+    private func admin(_ path: String, _ adminToken: String) async throws(ParlorError) {
+        let response = try await http.send("POST", path, token: adminToken, json: .object([:]))
         guard (200..<300).contains(response.status) else { throw ParlorError(body: response.json, status: response.status) }
     }
 }

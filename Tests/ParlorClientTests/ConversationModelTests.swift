@@ -1,5 +1,6 @@
 import Foundation
 import ParlorApp
+import ParlorTesting
 import Testing
 @testable import ParlorClient
 
@@ -27,12 +28,12 @@ import Testing
         try await eventually { model.participants.map(\.name) == ["alice", "carol"] }
 
         // Away past the grace period: the room comes back as lost and the model joins again by itself.
-        let bobEvents = Collector.consuming(bob.events)
+        let bobEvents = EventRecorder(bob)
         _ = try await bob.join(room.id)
         let aliceMember = try #require(model.participants.first { $0.name == "alice" })
         await alice.pauseReconnects()
         await alice.simulateNetworkDrop()
-        _ = try await bobEvents.first("alice dropped") { $0.isMember(.memberLeft, aliceMember.id) }
+        try await bobEvents.expect(.memberLeft(memberID: aliceMember.id), within: .seconds(10))
         await alice.resumeReconnects()
         try await eventually { model.isJoined && model.participants.map(\.name) == ["carol", "bob", "alice"] }
         #expect(model.participants.last?.id != aliceMember.id)

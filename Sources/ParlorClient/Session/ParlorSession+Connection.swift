@@ -56,7 +56,7 @@ extension ParlorSession {
                 }
             }
         }
-        eventSink.yield(event)
+        eventHub.yield(event)
     }
 
     /// The current connection is gone: fail what waited on it, then reconnect unless that is pointless.
@@ -145,7 +145,7 @@ extension ParlorSession {
 
     func setState(_ newState: ConnectionState) {
         state = newState
-        stateSink.yield(newState)
+        stateHub.yield(newState)
     }
 
     /// Closed for good: everything waiting fails, both streams end.
@@ -161,24 +161,26 @@ extension ParlorSession {
         for waiter in paused { waiter.resume() }
         transport?.drop()
         transport = nil
-        stateSink.finish()
-        eventSink.finish()
+        stateHub.finish()
+        eventHub.finish()
     }
 
-    // MARK: Testing hooks
+    // MARK: Fault hooks (for tests; public so release builds of a test target can use them)
 
-    /// Cuts the socket as a network failure would (no close frame): the session then reconnects and resumes.
-    func simulateNetworkDrop() {
+    /// Cuts the socket as a network failure would (no close frame): the session then reconnects and resumes
+    /// (`connectionStates` shows `.reconnecting`, then `.resumed`). Does nothing once closed.
+    public func simulateNetworkDrop() {
         transport?.drop()
     }
 
     /// Holds reconnect attempts just before they connect, until `resumeReconnects()`: lets a test make something
-    /// happen while the session is certainly away.
-    func pauseReconnects() {
+    /// happen while the session is certainly away (e.g. let the server's grace period run out).
+    public func pauseReconnects() {
         reconnectsPaused = true
     }
 
-    func resumeReconnects() {
+    /// Lets held and later reconnect attempts go ahead.
+    public func resumeReconnects() {
         reconnectsPaused = false
         let waiters = pauseWaiters
         pauseWaiters = []

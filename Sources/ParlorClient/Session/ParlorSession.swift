@@ -32,17 +32,23 @@ public actor ParlorSession {
     public internal(set) var state: ConnectionState
     /// Every room event this session receives, in arrival order: stored events with strictly increasing ids per
     /// room and no duplicates (your own member:joined and member:left included), and transient ones (speaking,
-    /// signalling) as they come. Meant for one consumer; ends when the session closes.
-    public nonisolated let events: AsyncStream<RoomEvent>
-    /// Connection changes: `.connected` first, then any `.reconnecting`/`.resumed`, and `.closed` last.
-    public nonisolated let connectionStates: AsyncStream<ConnectionState>
+    /// signalling) as they come, from the moment you ask for it. Every access is a new, independent subscriber
+    /// (keep the stream you got to read it in order): any number may read at once, and one that stops (a cancelled
+    /// wait, a `break`) ends only its own stream, never the session or the others. Events that arrived while nobody
+    /// was subscribed go to the next subscriber, so one consumer that starts late still gets everything. Ends when
+    /// the session closes.
+    public nonisolated var events: AsyncStream<RoomEvent> { eventHub.subscribe() }
+    /// Connection changes: the current state first, then every change (`.reconnecting`/`.resumed`), `.closed` last.
+    /// Like `events`, every access is a new independent subscriber.
+    public nonisolated var connectionStates: AsyncStream<ConnectionState> { stateHub.subscribe() }
 
     /// Rooms joined through this session and not left or lost since.
     public var joinedRoomIDs: [String] { joined.keys.sorted() }
 
     var connector: SessionConnector
-    let eventSink: AsyncStream<RoomEvent>.Continuation
-    let stateSink: AsyncStream<ConnectionState>.Continuation
+    /// Fans every event out to the current subscribers of `events`.
+    nonisolated let eventHub = EventHub<RoomEvent>()
+    nonisolated let stateHub = EventHub<ConnectionState>(replaysLatest: true)
     var transport: WebSocketTransport?
     /// Bumped for every connection; input from an older one is ignored.
     var generation = 0
@@ -61,8 +67,6 @@ public actor ParlorSession {
         user = hello.user
         sessionID = hello.sessionID
         state = .connected(sessionID: hello.sessionID)
-        (events, eventSink) = AsyncStream.makeStream(of: RoomEvent.self, bufferingPolicy: .unbounded)
-        (connectionStates, stateSink) = AsyncStream.makeStream(of: ConnectionState.self, bufferingPolicy: .unbounded)
     }
 
     static func start(connector: SessionConnector, opened: WebSocketTransport.Opened, hello: SessionHello) async -> ParlorSession {
@@ -73,13 +77,13 @@ public actor ParlorSession {
 
     private func begin(_ opened: WebSocketTransport.Opened) {
         attach(opened)
-        stateSink.yield(state)
+        stateHub.yield(state)
     }
 
     deinit {
         transport?.drop()
-        eventSink.finish()
-        stateSink.finish()
+        eventHub.finish()
+        stateHub.finish()
     }
 
     // MARK: Rooms
@@ -136,14 +140,20 @@ public actor ParlorSession {
     /// Ends the session: a WebSocket close, no reconnecting, waiting requests fail with `client:error:closed`, and
     /// both streams finish. Memberships are not left: other members see you `dropped` once the server's grace
     /// period is over, so call `leave` first to leave at once.
-    public func close() {
-        guard !isClosed else { return }
-        let transport = self.transport
-        self.transport = nil
-        generation += 1
-        reconnectTask?.cancel()
-        finish(nil)
-        transport?.close()
+    ///
+    /// When it returns, nothing of the session runs on in the background: a reconnect attempt under way has
+    /// stopped too. Calling it again (or after the session ended by itself) is harmless.
+    public func close() async {
+        let reconnecting = reconnectTask
+        if !isClosed {
+            let transport = self.transport
+            self.transport = nil
+            generation += 1
+            reconnecting?.cancel()
+            finish(nil)
+            transport?.close()
+        }
+        await reconnecting?.value
     }
 
     var isClosed: Bool {

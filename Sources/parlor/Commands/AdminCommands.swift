@@ -38,7 +38,7 @@ enum AdminCommands {
     static func drop(_ arguments: [String]) async throws -> Int32 {
         let options = try CommandLineOptions(arguments, valued: ["--server", "--admin-token"], switches: ["--dev", "--json"])
         guard options.positional.count == 2 else { throw UsageError(description: "drop takes ROOM and MEMBER") }
-        let count = try await ClientCommands.server(options).dropConnections(roomID: options.positional[0], memberID: options.positional[1],
+        let count = try await ClientCommands.server(options).dropMember(roomID: options.positional[0], memberID: options.positional[1],
                                                                            adminToken: try adminToken(options))
         print(options.has("--json") ? #"{"connections":\#(count)}"# : String(count))
         return ExitCode.success

@@ -1,0 +1,105 @@
+import Foundation
+import ParlorApp
+import ParlorClient
+
+/// An in-process Parlor server for one test, made by `withParlor`: 127.0.0.1 on a free port, an in-memory
+/// database, test mode on with `adminToken`, abuse limits off, a short grace period. Linux only (the server's
+/// event loop is epoll).
+public final class TestParlor: Sendable {
+    /// The admin token `withParlor` sets unless the configure closure changes it.
+    public static let defaultAdminToken = "parlor-test-admin-token-0123456789"
+
+    /// The running server (its `configuration`, `port`, `url`).
+    public let app: ParlorApplication
+    /// An HTTP client for it (auth, rooms), with quick reconnects for the sessions it opens.
+    public let client: ParlorServer
+    /// nil if the configure closure removed it (then `drop`/`kick` fail with 403 or 404).
+    public let adminToken: String?
+    private let sessions = SessionList()
+
+    init(app: ParlorApplication, adminToken: String?, clientConfiguration: ParlorClientConfiguration) {
+        self.app = app
+        self.adminToken = adminToken
+        client = ParlorServer(host: "127.0.0.1", port: app.port, configuration: clientConfiguration)
+    }
+
+    public var url: URL { app.url }
+
+    /// POST /auth as `name`, then a connected session; `withParlor` closes it at the end.
+    public func session(name: String) async throws -> ParlorSession {
+        let session = try await client.connect(token: try await client.auth(name: name).jwt)
+        sessions.append(session)
+        return session
+    }
+
+    /// POST /rooms.
+    public func createRoom(_ displayName: String = "Test room", name: String? = nil) async throws -> Room {
+        try await client.createRoom(displayName: displayName, name: name)
+    }
+
+    /// The server cuts the member's connections (as a network failure would); see `ParlorServer.dropMember`.
+    public func drop(roomID: String, memberID: String) async throws {
+        try await client.dropMember(roomID: roomID, memberID: memberID, adminToken: adminToken ?? "")
+    }
+
+    /// The member is kicked (member:left reason "kicked").
+    public func kick(roomID: String, memberID: String) async throws {
+        try await client.kickMember(roomID: roomID, memberID: memberID, adminToken: adminToken ?? "")
+    }
+
+    func closeAll() async {
+        for session in sessions.all() { await session.close() }
+    }
+}
+
+/// Sessions opened through `TestParlor.session(name:)`, closed together at the end.
+private final class SessionList: Sendable {
+    private let lock = NSLock()
+    nonisolated(unsafe) private var sessions: [ParlorSession] = []  // guarded by `lock`
+
+    func append(_ session: ParlorSession) {
+        lock.withLock { sessions.append(session) }
+    }
+
+    func all() -> [ParlorSession] { lock.withLock { sessions } }
+}
+
+/// Client settings for tests: 5 s timeouts and quick reconnects without jitter, so failures show fast.
+extension ParlorClientConfiguration {
+    public static var forTests: ParlorClientConfiguration {
+        var configuration = ParlorClientConfiguration()
+        configuration.connectTimeout = .seconds(5)
+        configuration.requestTimeout = .seconds(5)
+        configuration.reconnect = ReconnectPolicy(maxAttempts: 5, initialDelay: .milliseconds(20), maxDelay: .milliseconds(200), jitter: 0)
+        return configuration
+    }
+}
+
+/// Runs `body` against a fresh in-process server, then closes every session it made and stops the server,
+/// also when `body` throws.
+///
+/// Settings: `AppConfiguration.testing()` (127.0.0.1, port 0, `:memory:`, abuse limits off) plus test mode,
+/// `TestParlor.defaultAdminToken` and a 1 s grace period; `configure` changes any of them.
+public func withParlor<Result: Sendable>(
+    _ configure: (inout AppConfiguration) -> Void = { _ in },
+    client clientConfiguration: ParlorClientConfiguration = .forTests,
+    _ body: (TestParlor) async throws -> Result
+) async throws -> Result {
+    var configuration = AppConfiguration.testing()
+    configuration.testMode = true
+    configuration.adminToken = TestParlor.defaultAdminToken
+    configuration.rooms.gracePeriod = .seconds(1)
+    configure(&configuration)
+    let app = try buildApplication(configuration)
+    let parlor = TestParlor(app: app, adminToken: configuration.adminToken, clientConfiguration: clientConfiguration)
+    do {
+        let result = try await body(parlor)
+        await parlor.closeAll()
+        app.shutdown()
+        return result
+    } catch {
+        await parlor.closeAll()
+        app.shutdown()
+        throw error
+    }
+}

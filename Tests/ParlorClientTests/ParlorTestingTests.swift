@@ -1,0 +1,109 @@
+import Foundation
+import Testing
+import ParlorClient
+import ParlorTesting
+import ParlorTestServer
+
+/// ParlorTesting and ParlorTestServer as a consumer uses them: no `@testable`, public API only.
+@Suite struct ParlorTestingTests {
+    @Test func aCancelledWaitEndsOnlyItsOwnSubscriber() async throws {
+        try await withParlor { parlor in
+            let room = try await parlor.createRoom()
+            let bob = try await parlor.session(name: "bob")
+            _ = try await bob.join(room.id)
+            // The obvious timeout: a wait on `events` that is cancelled. Before multicast this ended `events` for good.
+            let impatient = Task { await bob.events.first { _ in false } }
+            impatient.cancel()
+            _ = await impatient.value
+            let recorder = EventRecorder(bob)
+            let other = EventRecorder(bob)
+            let alice = try await parlor.session(name: "alice")
+            _ = try await alice.join(room.id)
+            try await recorder.expect(.memberJoined(name: "alice"), within: .seconds(5))
+            try await other.expect(.memberJoined(name: "alice"), within: .seconds(5))
+            var fresh = bob.events.makeAsyncIterator()
+            try await alice.leave(room.id)
+            let next = await fresh.next()
+            #expect(next?.type == .memberLeft && next?.user?.name == "alice")
+        }
+    }
+
+    @Test func expectFailsListingWhatArrived() async throws {
+        try await withParlor { parlor in
+            let room = try await parlor.createRoom()
+            let bob = try await parlor.session(name: "bob")
+            let recorder = EventRecorder(bob)
+            _ = try await bob.join(room.id)
+            try await recorder.expect(.memberJoined(name: "bob"))
+            do {
+                try await recorder.expect(.memberLeft(reason: .kicked), within: .milliseconds(200))
+                Issue.record("expect should have timed out")
+            } catch let error as EventTimeout {
+                #expect(error.expected == "member:left (reason: kicked)")
+                #expect(error.received.count == 1 && error.received[0].contains("member:joined #1"))
+                #expect(error.description.contains("(bob)"))
+            }
+        }
+    }
+
+    @Test func networkDropResumesWithoutOthersSeeingALeave() async throws {
+        try await withParlor { parlor in
+            let room = try await parlor.createRoom()
+            let alice = try await parlor.session(name: "alice")
+            let bob = try await parlor.session(name: "bob")
+            _ = try await alice.join(room.id)
+            _ = try await bob.join(room.id)
+            let bobSees = EventRecorder(bob)
+            await alice.simulateNetworkDrop()
+            let resumed = try await alice.expectState(.resumed, within: .seconds(5))
+            #expect(resumed == .resumed(sessionID: await alice.sessionID, resumed: [room.id], lost: []))
+            try await bobSees.expectNone(.memberLeft(name: "alice"), within: .milliseconds(1200))  // past the 1 s grace
+        }
+    }
+
+    @Test func serverSideDropPastTheGracePeriodIsMemberLeftDropped() async throws {
+        try await withParlor { parlor in
+            let room = try await parlor.createRoom()
+            let alice = try await parlor.session(name: "alice")
+            let bob = try await parlor.session(name: "bob")
+            let membership = try await alice.join(room.id)
+            _ = try await bob.join(room.id)
+            let bobSees = EventRecorder(bob)
+            await alice.pauseReconnects()
+            try await parlor.drop(roomID: room.id, memberID: membership.memberID)
+            try await alice.expectState(.reconnecting)
+            let left = try await bobSees.expect(.memberLeft(reason: .dropped, memberID: membership.memberID), within: .seconds(5))
+            #expect(left.user?.name == "alice")
+            await alice.resumeReconnects()
+            guard case .resumed(_, let resumed, let lost) = try await alice.expectState(.resumed) else { return }
+            #expect(resumed.isEmpty && lost == [room.id])
+        }
+    }
+
+    @Test func closeDuringAReconnectStopsIt() async throws {
+        try await withParlor { parlor in
+            let alice = try await parlor.session(name: "alice")
+            await alice.pauseReconnects()
+            await alice.simulateNetworkDrop()
+            try await alice.expectState(.reconnecting)
+            await alice.close()  // returns only once the held reconnect attempt has stopped
+            #expect(await alice.state == .closed(nil))
+            try await alice.expectState(.closed, within: .milliseconds(100))
+        }
+    }
+
+    @Test func withParlorClosesSessionsAndServerWhenTheBodyThrows() async throws {
+        struct Failure: Error {}
+        nonisolated(unsafe) var leaked: (ParlorSession, URL)?  // set inside the body, read after it: sequential
+        await #expect(throws: Failure.self) {
+            try await withParlor { parlor in
+                leaked = (try await parlor.session(name: "alice"), parlor.url)
+                throw Failure()
+            }
+        }
+        let (session, url) = try #require(leaked)
+        #expect(await session.state == .closed(nil))
+        let server = try ParlorServer(url: url, configuration: .forTests)
+        await #expect(throws: ParlorError.self) { _ = try await server.rooms() }
+    }
+}
