@@ -29,7 +29,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 VENV_STAMP := $(VENV)/.installed
 REQUIREMENTS := Tests/interop/requirements.txt
 
-.PHONY: help deps build run test venv interop consumer readme-options clean
+.PHONY: help deps test-deps build run test venv interop consumer browser fuzz asan tsan readme-options clean
 
 help:
 	@echo "make run      build (debug) and serve on http://localhost:8080 with data in ./data"
@@ -83,17 +83,19 @@ interop: venv build
 
 # Both suites run even if the first fails, so one run shows every failure; the exit status is nonzero if either did.
 test: test-deps venv build
-	@swift_status=0; consumer_status=0; interop_status=0; browser_status=0; \
+	@swift_status=0; consumer_status=0; recipe_status=0; interop_status=0; browser_status=0; \
 	echo "== swift test"; \
 	$(SWIFT) test $(SWIFT_TEST_FLAGS) || swift_status=$$?; \
 	echo "== consumer (Tests/consumer/run.sh: a package written from docs/testing.md)"; \
 	SWIFT=$(SWIFT) bash Tests/consumer/run.sh || consumer_status=$$?; \
+	echo "== shell recipe (Tests/consumer/shell_recipe.sh: docs/testing.md's script against parlor serve --dev)"; \
+	PARLOR_BIN=$(PARLOR_BIN) bash Tests/consumer/shell_recipe.sh || recipe_status=$$?; \
 	echo "== interop (Tests/interop/tutorial_flow.py)"; \
 	PARLOR_BIN=$(PARLOR_BIN) $(VENV)/bin/python Tests/interop/tutorial_flow.py || interop_status=$$?; \
 	echo "== browser (Tests/browser/run.sh)"; \
 	PARLOR_BIN=$(PARLOR_BIN) BROWSER_PYTHON=$(VENV)/bin/python PARLOR_SCREENSHOT=.build/screenshot-room.png $(SUDO) bash Tests/browser/run.sh || browser_status=$$?; \
-	if [ $$swift_status -ne 0 ] || [ $$consumer_status -ne 0 ] || [ $$interop_status -ne 0 ] || [ $$browser_status -ne 0 ]; then \
-		echo "make test: FAILED (swift test exit $$swift_status, consumer exit $$consumer_status, interop exit $$interop_status, browser exit $$browser_status)" >&2; \
+	if [ $$swift_status -ne 0 ] || [ $$consumer_status -ne 0 ] || [ $$recipe_status -ne 0 ] || [ $$interop_status -ne 0 ] || [ $$browser_status -ne 0 ]; then \
+		echo "make test: FAILED (swift test exit $$swift_status, consumer exit $$consumer_status, shell recipe exit $$recipe_status, interop exit $$interop_status, browser exit $$browser_status)" >&2; \
 		exit 1; \
 	fi
 
