@@ -59,17 +59,8 @@ public struct Logger: Sendable {
     static func quote(_ value: String) -> String {
         let needsQuotes = value.isEmpty || value.utf8.contains { $0 <= 0x20 || $0 == 0x22 || $0 == 0x3D || $0 == 0x5C || $0 >= 0x7F }
         guard needsQuotes else { return value }
-        var out = "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            default:
-                if scalar.value < 0x20 { out += "\\u{\(String(scalar.value, radix: 16))}" } else { out.unicodeScalars.append(scalar) }
-            }
-        }
-        return out + "\""
+        var out = ""
+        appendJSONString(value, to: &out)  // the same escaping as JSON lines: a quoted value reads back as JSON
+        return out
     }
 }

@@ -23,7 +23,7 @@ import time
 import traceback
 
 import two_users_talk as base
-from two_users_talk import Person, Server, check, wait_for, audio_flows, enter_room, results
+from two_users_talk import Person, Server, check, wait_for, audio_flows, enter_room, results, stop_child
 
 TURNSERVER = os.environ.get("TURNSERVER", "/usr/bin/turnserver")
 REALM = "parlor"
@@ -150,13 +150,7 @@ class TURNServer:
             raise RuntimeError(f"coturn did not start; log:\n{self.log_tail()}")
 
     def stop(self):
-        if self.process.poll() is None:
-            self.process.terminate()  # our own child, by PID
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(5)
+        stop_child(self.process)
 
     def log_text(self):
         self.log.flush()

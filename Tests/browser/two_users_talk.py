@@ -56,6 +56,17 @@ def wait_for(what, condition, timeout=15.0, interval=0.2):
 
 # ---------- The server ----------
 
+def stop_child(process):
+    """Stops a child this script started, by its PID: SIGTERM, then SIGKILL if it does not exit within 10 s."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(5)
+
+
 class Server:
     def __init__(self, *extra):
         self.log = tempfile.NamedTemporaryFile(prefix="parlor-browser-", suffix=".log", delete=False)
@@ -75,13 +86,7 @@ class Server:
         threading.Thread(target=lambda: [None for _ in self.process.stdout], daemon=True).start()
 
     def stop(self):
-        if self.process.poll() is None:
-            self.process.terminate()  # our own child, by PID
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(5)
+        stop_child(self.process)
 
     def log_tail(self, lines=40):
         self.log.flush()
