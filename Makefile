@@ -2,7 +2,7 @@
 #
 #   make run    install missing system packages, build (debug) and serve on http://localhost:8080, data in ./data
 #   make test   install missing system packages, build, run `swift test`, the docs/testing.md consumer package,
-#               the Python interop test and the browser tests
+#               its shell recipe, the Python interop test and the browser tests (direct and through TURN)
 #
 # `make run` uses the debug build on purpose: from a clean clone it compiles in well under half the time of
 # `-c release`, and it is the binary the tests use too. For a release binary see docker/Dockerfile, or run
@@ -33,7 +33,7 @@ REQUIREMENTS := Tests/interop/requirements.txt
 
 help:
 	@echo "make run      build (debug) and serve on http://localhost:8080 with data in ./data"
-	@echo "make test     swift test, then the Python interop test (tutorial flow over a real WebSocket client)"
+	@echo "make test     swift test, the docs/testing.md consumer package and shell recipe, the Python interop test and the browser tests (direct and through TURN)"
 	@echo "make deps     install missing Debian packages: $(APT_PACKAGES)"
 	@echo "make build    swift build (debug)"
 	@echo "make venv     $(VENV) with the interop test's Python packages ($(REQUIREMENTS))"
@@ -81,7 +81,7 @@ venv: $(VENV_STAMP)
 interop: venv build
 	PARLOR_BIN=$(PARLOR_BIN) $(VENV)/bin/python Tests/interop/tutorial_flow.py
 
-# Both suites run even if the first fails, so one run shows every failure; the exit status is nonzero if either did.
+# Every suite runs even if an earlier one fails, so one run shows every failure; the exit status is nonzero if any did.
 test: test-deps venv build
 	@swift_status=0; consumer_status=0; recipe_status=0; interop_status=0; browser_status=0; \
 	echo "== swift test"; \

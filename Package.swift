@@ -44,6 +44,7 @@ let package = Package(
         .target(name: "ParlorTesting", dependencies: ["ParlorClient"]),
         .target(name: "ParlorTestServer", dependencies: ["ParlorTesting", "ParlorClient", "ParlorApp"]),
 
+        .testTarget(name: "ParlorLoopTests", dependencies: ["ParlorLoop"]),
         .testTarget(name: "ParlorCodecTests", dependencies: ["ParlorCodec"]),
         .testTarget(name: "ParlorStoreTests", dependencies: ["ParlorStore"]),
         .testTarget(name: "ParlorClientTests", dependencies: ["ParlorClient", "ParlorApp", "ParlorTesting", "ParlorTestServer"]),

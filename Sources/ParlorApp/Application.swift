@@ -40,41 +40,21 @@ public final class ParlorApplication: Sendable {
         let logger = Logger(level: configuration.logLevel, format: configuration.logFormat)
         self.logger = logger
         ProcessSetup.prepareForServing()
+        try configuration.validate()
 
         var databaseConfiguration = DatabaseConfiguration(path: configuration.resolvedDatabasePath)
         databaseConfiguration.readerCount = configuration.readerCount
         let database = try Database(databaseConfiguration)
         self.database = database
 
-        if configuration.access == .code, configuration.accessCode == nil {
-            throw ConfigurationError(message: "--access code needs PARLOR_ACCESS_CODE")
-        }
         var configuration = configuration
         if configuration.tlsSelfSigned, configuration.http.tlsCertificatePath == nil {
             let files = try SelfSignedCertificate.ensure(in: configuration.dataDirectory)
             configuration.http.tlsCertificatePath = files.certificate
             configuration.http.tlsPrivateKeyPath = files.key
         }
-        if (configuration.http.tlsCertificatePath == nil) != (configuration.http.tlsPrivateKeyPath == nil) {
-            throw ConfigurationError(message: "TLS needs both --tls-cert and --tls-key")
-        }
-        if configuration.rooms.defaultRoomTTL > configuration.rooms.maxRoomTTL {
-            throw ConfigurationError(message: "--room-ttl (\(configuration.rooms.defaultRoomTTL)) must not exceed --max-room-ttl (\(configuration.rooms.maxRoomTTL))")
-        }
-        if (configuration.turnSecret == nil) != configuration.turnURLs.isEmpty {
-            throw ConfigurationError(message: "TURN credentials need both --turn-secret and --turn-urls")
-        }
-        // Listeners bind with SO_REUSEPORT, so the same port twice would not fail: the kernel would split clients between them.
-        if let metrics = configuration.metricsAddress, metrics.port != 0, metrics.port == configuration.http.port {
-            throw ConfigurationError(message: "--metrics-address must not use the main port \(metrics.port)")
-        }
-        if let adminToken = configuration.adminToken { try AppConfiguration.validateSecret(adminToken, "PARLOR_ADMIN_TOKEN") }
-        if configuration.testMode, configuration.adminToken == nil {
-            throw ConfigurationError(message: "--test-mode needs PARLOR_ADMIN_TOKEN: its routes are admin routes")
-        }
         let secret: [UInt8]
         if let configured = configuration.jwtSecret {
-            try AppConfiguration.validateSecret(configured, "PARLOR_JWT_SECRET")
             secret = Array(configured.utf8)
         } else if configuration.isInMemory && configuration.databasePath != nil {
             secret = SecretFile.random()  // nothing survives an in-memory run, so neither need its tokens

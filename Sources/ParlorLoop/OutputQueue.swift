@@ -41,15 +41,21 @@ struct OutputQueue {
     func withIOVectors(_ body: (UnsafePointer<iovec>, Int) -> Int) -> Int {
         let end = min(chunks.count, head + Self.maxVectors)
         return withUnsafeTemporaryAllocation(of: iovec.self, capacity: end - head) { vectors in
-            // The arrays outlive this call (they are in `chunks`), so their base addresses stay valid for writev.
-            for (slot, index) in (head..<end).enumerated() {
-                let offset = index == head ? headOffset : 0
-                chunks[index].withUnsafeBytes { raw in
-                    vectors[slot] = iovec(iov_base: UnsafeMutableRawPointer(mutating: raw.baseAddress! + offset),
+            fillVectors(vectors, from: head, to: end, body)
+        }
+    }
+
+    /// Fills `vectors` for chunks[index..<end], each inside its own `withUnsafeBytes` and calling `body` from the
+    /// innermost one, so every iovec points into bytes whose closure is still open (no pointer escapes).
+    /// Recursion depth is at most `maxVectors`.
+    private func fillVectors(_ vectors: UnsafeMutableBufferPointer<iovec>, from index: Int, to end: Int,
+                             _ body: (UnsafePointer<iovec>, Int) -> Int) -> Int {
+        if index == end { return body(vectors.baseAddress!, end - head) }
+        let offset = index == head ? headOffset : 0
+        return chunks[index].withUnsafeBytes { raw in
+            vectors[index - head] = iovec(iov_base: UnsafeMutableRawPointer(mutating: raw.baseAddress! + offset),
                                           iov_len: raw.count - offset)
-                }
-            }
-            return body(vectors.baseAddress!, end - head)
+            return fillVectors(vectors, from: index + 1, to: end, body)
         }
     }
 

@@ -51,10 +51,21 @@ extension SQLiteConnection {
     }
 
     /// Runs the migration and records it atomically: on failure neither its changes nor its record remain.
+    /// Foreign keys are off while it runs, so a table can be rebuilt (SQLite's 12-step ALTER), and
+    /// `PRAGMA foreign_key_check` before the commit refuses a step that leaves a row without its parent.
     private func apply(_ migration: Migration) throws {
+        // The pragma is a no-op inside a transaction, so it is switched around the step's transaction.
+        try execute("PRAGMA foreign_keys=OFF")
+        defer { try? execute("PRAGMA foreign_keys=ON") }
         do {
             try inTransaction("BEGIN IMMEDIATE") { connection in
                 try connection.execute(migration.sql)
+                let violations = try connection.query("PRAGMA foreign_key_check").map { row in
+                    "\(row.string("table") ?? "?") row \(row.int("rowid").map(String.init) ?? "?") → \(row.string("parent") ?? "?")"
+                }
+                guard violations.isEmpty else {
+                    throw MigrationError.foreignKeyViolation(id: migration.id, violations: violations)
+                }
                 try connection.run(
                     "INSERT INTO schema_migrations (id, checksum, applied_at) VALUES (?, ?, ?)",
                     [.text(migration.id), .text(migration.checksum), .integer(Self.nowMilliseconds())])

@@ -1,5 +1,5 @@
 // Parlor's HTTP and WebSocket protocol: requests with a tid get exactly one reply; events have no tid.
-// The socket reconnects by itself (bounded backoff); the app resumes its room through `onReconnected`.
+// The socket reconnects by itself (bounded backoff); the app resumes its room from `onSession(body, isReconnect)`.
 
 export class ApiError extends Error {
   constructor(code, detail, status) {
