@@ -1,9 +1,9 @@
+import Foundation
 import Testing
 import ParlorLoop
 
 /// "Loop thread only" is checked: `EventLoop.assertInLoop()` guards every loop-only entry point in debug builds.
-/// A failed assertion stops the process, so these tests show the check's two halves without tripping it: the
-/// condition it tests tells the threads apart, and `assert` is evaluated in the build the suite runs.
+/// A failed assertion stops the process, so the one call made off its loop runs in a child copy of this test runner.
 @Suite struct LoopConfinementTests {
     @Test func inEventLoopIsTrueOnlyOnTheLoopsOwnThread() throws {
         let group = try EventLoopGroup(loopCount: 2, namePrefix: "confinement")
@@ -26,6 +26,31 @@ import ParlorLoop
             return loop.inEventLoop
         }
         #expect(cancelledAndKept)
+    }
+
+    static let childVariable = "PARLOR_CONFINEMENT_CHILD"
+
+    /// Runs only inside the child process below: calls a loop-only function from a thread that is not the loop's.
+    @Test(.enabled(if: ProcessInfo.processInfo.environment[childVariable] != nil))
+    func offLoopScheduleInTheChild() throws {
+        let loop = try EventLoop(name: "confinement-child")  // never started: no thread is its own
+        loop.schedule(after: .seconds(1)) {}
+        Issue.record("schedule off its loop thread returned instead of stopping the process")
+    }
+
+    @Test func aLoopOnlyCallOffTheLoopStopsADebugBuild() throws {
+        let runner = Process()
+        runner.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        runner.arguments = ["--testing-library", "swift-testing", "--filter", "LoopConfinementTests/offLoopScheduleInTheChild"]
+        runner.environment = ProcessInfo.processInfo.environment.merging([Self.childVariable: "1"]) { $1 }
+        let output = Pipe()
+        runner.standardOutput = output
+        runner.standardError = output
+        try runner.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        runner.waitUntilExit()
+        #expect(runner.terminationReason == .uncaughtSignal, "\(text)")
+        #expect(text.contains("schedule(after:_:) must run on loop confinement-child's thread"), "\(text)")
     }
 
     @Test func assertionsAreEvaluatedInTheBuildTheSuiteRuns() {
