@@ -55,6 +55,7 @@ final class HTTPConnectionHandler: ConnectionHandler {
     // MARK: ConnectionHandler
 
     func connection(_ connection: Connection, didRead bytes: UnsafeRawBufferPointer) {
+        connection.loop.assertInLoop()
         lastActivity = MonotonicClock.now()
         parser.append(bytes)
         processRequests()
@@ -71,6 +72,7 @@ final class HTTPConnectionHandler: ConnectionHandler {
     }
 
     func connectionDidClose(_ connection: Connection) {
+        connection.loop.assertInLoop()
         if let timer { connection.loop.cancelTimer(timer) }
         timer = nil
         if !upgraded {
@@ -82,6 +84,7 @@ final class HTTPConnectionHandler: ConnectionHandler {
     /// Counts the new connection under its peer's address; false when that is over its cap. A trusted proxy's
     /// connections carry many clients, so they count under a key of their own with a larger cap.
     func admitPeer() -> Bool {
+        connection.loop.assertInLoop()
         let limit = context.configuration.maxConnectionsPerIP
         if peerIsTrustedProxy {
             let key = "proxy " + connection.peerIP
@@ -94,6 +97,7 @@ final class HTTPConnectionHandler: ConnectionHandler {
 
     /// The address already has its maximum of connections: say so and close.
     func refuseTooManyConnections() {
+        connection.loop.assertInLoop()
         context.metrics?.rateLimited(.connections)
         failAndClose(Self.tooManyConnections)
     }
@@ -104,6 +108,7 @@ final class HTTPConnectionHandler: ConnectionHandler {
 
     /// Shutdown: close now if idle, otherwise after the response in flight.
     func closeWhenIdle() {
+        connection.loop.assertInLoop()
         closeWhenDone = true
         if inFlight == nil { connection.close() }
     }
@@ -226,6 +231,7 @@ final class HTTPConnectionHandler: ConnectionHandler {
 
     /// Writes the response to request `requestNumber` (ignored if that request is no longer the one in flight).
     func complete(requestNumber: UInt64, response: HTTPResponse) {
+        connection.loop.assertInLoop()
         guard let flight = inFlight, flight.number == requestNumber, connection.isOpen else { return }
         let keepAlive = flight.keepAlive && !closeWhenDone
         var response = response

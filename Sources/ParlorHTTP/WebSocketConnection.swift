@@ -78,6 +78,7 @@ public final class WebSocketConnection: ConnectionHandler {
     public var peerIP: String { connection.peerIP }
 
     func start(delegate: WebSocketDelegate, initialBytes: [UInt8]) {
+        connection.loop.assertInLoop()
         self.delegate = delegate
         // The first ping comes after a random part of the interval, so connections opened together (a reconnect
         // storm, a load test) do not ping in lockstep for ever after.
@@ -96,6 +97,7 @@ public final class WebSocketConnection: ConnectionHandler {
 
     /// Queues an already-encoded frame; the same array may be queued to many sockets (fan-out encodes once).
     public func send(frame: [UInt8], writeNow: Bool = true) {
+        connection.loop.assertInLoop()
         guard isOpen else { return }
         if backlogHead < backlog.count {
             addToBacklog(frame)
@@ -113,6 +115,7 @@ public final class WebSocketConnection: ConnectionHandler {
     /// connection only while unsent output is below half the limit, the rest waits in the backlog. Call
     /// `writeQueued` afterwards.
     public func sendPaced(frame: [UInt8]) {
+        connection.loop.assertInLoop()
         guard isOpen else { return }
         let half = context.configuration.webSocket.maxPendingOutputBytes / 2
         if backlogHead == backlog.count, connection.pendingOutputBytes + frame.count <= half {
@@ -174,16 +177,19 @@ public final class WebSocketConnection: ConnectionHandler {
 
     /// Writes frames queued with `writeNow: false`.
     public func writeQueued() {
+        connection.loop.assertInLoop()
         connection.writeQueued()
     }
 
     /// Stops or restarts reading the peer's frames (backpressure).
     public func setReading(_ enabled: Bool) {
+        connection.loop.assertInLoop()
         connection.setReading(enabled)
     }
 
     /// Sends a close frame and closes the connection once it is written.
     public func close(code: UInt16, reason: String) {
+        connection.loop.assertInLoop()
         guard !closeSent, connection.isOpen else { return }
         closeSent = true
         closeCode = code
@@ -213,6 +219,7 @@ public final class WebSocketConnection: ConnectionHandler {
     // MARK: ConnectionHandler
 
     public func connection(_ connection: Connection, didRead bytes: UnsafeRawBufferPointer) {
+        connection.loop.assertInLoop()
         guard !closeSent, !inputRefused else { return }
         lastHeardFrom = MonotonicClock.now()
         decoder.append(bytes)
@@ -261,6 +268,7 @@ public final class WebSocketConnection: ConnectionHandler {
     }
 
     public func connectionDidClose(_ connection: Connection) {
+        connection.loop.assertInLoop()
         didClose = true
         dropBacklog()
         if let heartbeat { connection.loop.cancelTimer(heartbeat) }

@@ -69,6 +69,7 @@ public final class Connection: SelectorHandler {
 
     /// Queues bytes and writes what the socket takes now. Arrays are shared, not copied, when one frame goes to many.
     public func write(_ bytes: [UInt8]) {
+        loop.assertInLoop()
         guard state == .open, !bytes.isEmpty else { return }
         output.append(bytes)
         flush()
@@ -77,24 +78,28 @@ public final class Connection: SelectorHandler {
     /// Queues bytes without writing yet: several frames for this connection then leave in one writev
     /// (`writeQueued`). Fan-out uses this for all it has for a connection in one batch.
     public func queue(_ bytes: [UInt8]) {
+        loop.assertInLoop()
         guard state == .open, !bytes.isEmpty else { return }
         output.append(bytes)
     }
 
     /// Writes what `queue` left pending.
     public func writeQueued() {
+        loop.assertInLoop()
         guard state == .open || state == .closingAfterFlush else { return }
         flush()
     }
 
     /// Drops queued output that has not started to go out (used before closing a consumer that does not read).
     public func discardUnsentOutput() {
+        loop.assertInLoop()
         output.discardUnstarted()
     }
 
     /// Closes once everything queued has been written, then lingers briefly so the peer reads it before any reset.
     /// Input is read (and discarded) from here on, even if reading was paused: unread input at close means a reset.
     public func closeAfterFlush() {
+        loop.assertInLoop()
         guard state == .open else { return }
         state = .closingAfterFlush
         drainThreshold = nil
@@ -108,6 +113,7 @@ public final class Connection: SelectorHandler {
     /// Tells the handler once (`connectionOutputDidDrain`, from a later loop task) when unsent output is at most
     /// `bytes`; for a handler that stopped producing because the peer reads too slowly.
     public func notifyWhenOutputDrains(below bytes: Int) {
+        loop.assertInLoop()
         guard state == .open else { return }
         drainThreshold = bytes
         if output.byteCount <= bytes { outputDrained() }
@@ -180,6 +186,7 @@ public final class Connection: SelectorHandler {
     /// Stops (or restarts) reading: backpressure for a peer that sends faster than its requests are answered.
     /// The kernel's buffers then fill and TCP slows the peer down.
     public func setReading(_ enabled: Bool) {
+        loop.assertInLoop()
         guard enabled == readingPaused, state == .open else { return }  // closing connections always drain input
         readingPaused = !enabled
         updateInterest()  // level-triggered: bytes that arrived meanwhile are reported on the next wait
@@ -232,6 +239,7 @@ public final class Connection: SelectorHandler {
 
     /// Closes the socket now; queued output is dropped.
     public func close() {
+        loop.assertInLoop()
         guard state != .closed else { return }
         state = .closed
         if let lingerTimer { loop.cancelTimer(lingerTimer) }
@@ -248,6 +256,7 @@ public final class Connection: SelectorHandler {
     // MARK: Readiness
 
     func handleSelectorEvent(readable: Bool, writable: Bool, hangUp: Bool) {
+        loop.assertInLoop()
         if let tls, !tls.handshakeComplete {
             continueHandshake(tls)
             return

@@ -50,6 +50,13 @@ public final class EventLoop: @unchecked Sendable {  // loop-thread state is con
         return pthread_equal(owner, pthread_self()) != 0
     }
 
+    /// Stops a debug build when called off this loop's thread: every loop-only entry point starts with it. `assert`
+    /// is compiled out of release builds, and `@inlinable` lets other modules drop the call too, so it costs nothing there.
+    @inlinable
+    public func assertInLoop(_ function: StaticString = #function, file: StaticString = #fileID, line: UInt = #line) {
+        assert(inEventLoop, "\(function) must run on loop \(name)'s thread", file: file, line: line)
+    }
+
     /// Starts the loop on a new thread.
     public func start() {
         let thread = Thread { [self] in self.run() }
@@ -125,6 +132,7 @@ public final class EventLoop: @unchecked Sendable {  // loop-thread state is con
     /// A connection that held a lot of output closed: in a second, give freed memory back to the system (glibc
     /// keeps it otherwise). One release a second at most, however many connections close; loop thread only.
     public func releaseFreedMemorySoon() {
+        assertInLoop()
         guard !memoryReleaseScheduled else { return }
         memoryReleaseScheduled = true
         _ = schedule(after: .seconds(1)) { [weak self] in
@@ -135,6 +143,7 @@ public final class EventLoop: @unchecked Sendable {  // loop-thread state is con
 
     /// Queues a formatted log line for the end of this round; loop thread only.
     public func appendLog(_ line: String) {
+        assertInLoop()
         pendingLog.append(contentsOf: line.utf8)
         if pendingLog.count > 64 * 1024 { flushLog() }
     }
@@ -160,11 +169,13 @@ public final class EventLoop: @unchecked Sendable {  // loop-thread state is con
     }
 
     func reregister(fd: Int32, id: UInt32, interest: Interest) {
+        assertInLoop()
         try? selector.reregister(fd: fd, id: id, interest: interest)
     }
 
     /// Removes the registration; call before closing the fd.
     func deregister(fd: Int32, id: UInt32) {
+        assertInLoop()
         guard Int(fd) < registrations.count, registrations[Int(fd)]?.id == id else { return }
         selector.deregister(fd: fd)
         registrations[Int(fd)] = nil
@@ -172,17 +183,20 @@ public final class EventLoop: @unchecked Sendable {  // loop-thread state is con
 
     /// The live connection registered under (fd, id), if it is still the same one.
     func connection(fd: Int32, id: UInt32) -> Connection? {
+        assertInLoop()
         guard Int(fd) < registrations.count, let registration = registrations[Int(fd)], registration.id == id else { return nil }
         return registration.handler as? Connection
     }
 
     func handler(fd: Int32) -> SelectorHandler? {
-        Int(fd) < registrations.count ? registrations[Int(fd)]?.handler : nil
+        assertInLoop()
+        return Int(fd) < registrations.count ? registrations[Int(fd)]?.handler : nil
     }
 
     /// All live connections on this loop (for shutdown).
     func allConnections() -> [Connection] {
-        registrations.compactMap { $0?.handler as? Connection }
+        assertInLoop()
+        return registrations.compactMap { $0?.handler as? Connection }
     }
 
     // MARK: Timers (loop thread only)
@@ -190,6 +204,7 @@ public final class EventLoop: @unchecked Sendable {  // loop-thread state is con
     /// Runs `body` on this loop after `delay`. Cancel with `cancelTimer`.
     @discardableResult
     public func schedule(after delay: TimeSpan, _ body: @escaping () -> Void) -> TimerID {
+        assertInLoop()
         let deadline = MonotonicClock.now() &+ delay.nanoseconds
         let (id, earliestChanged) = timers.add(deadline: deadline, body)
         if earliestChanged { selector.armTimer(at: timers.earliestDeadline) }
@@ -197,6 +212,7 @@ public final class EventLoop: @unchecked Sendable {  // loop-thread state is con
     }
 
     public func cancelTimer(_ id: TimerID) {
+        assertInLoop()
         timers.cancel(id)
     }
 

@@ -70,6 +70,7 @@ final class Listener: SelectorHandler {
     }
 
     func close() {
+        loop.assertInLoop()
         guard isOpen else { return }
         isOpen = false
         loop.deregister(fd: fd, id: registrationID)
@@ -79,6 +80,7 @@ final class Listener: SelectorHandler {
     }
 
     func handleSelectorEvent(readable: Bool, writable: Bool, hangUp: Bool) {
+        loop.assertInLoop()
         // Accept a bounded batch per wake-up; level-triggered epoll reports the rest next time.
         for _ in 0..<64 {
             guard isOpen else { return }

@@ -5,6 +5,7 @@ import ParlorStore
 
 extension RoomsService {
     func run(_ operation: Operation, db: SQLiteConnection, batch: inout Batch) throws -> JSONValue {
+        loop.assertInLoop()
         switch operation {
         case .createRoom(let request):
             return try create(request, db: db, batch: &batch).json
@@ -48,6 +49,7 @@ extension RoomsService {
     }
 
     private func joinedMember(_ memberID: String, in roomID: String, db: SQLiteConnection) throws -> (LiveRoom, LiveMember) {
+        loop.assertInLoop()
         let room = try openRoom(roomID, db: db)
         guard let member = room.member(memberID) else {
             throw RoomError("member:error:not-found", "\(memberID) is not a joined member of room \(roomID)")
@@ -57,6 +59,7 @@ extension RoomsService {
 
     /// Ends every membership with reason room_closed, then closes the room.
     func close(_ roomID: String, by requester: Requester, db: SQLiteConnection, batch: inout Batch) throws {
+        loop.assertInLoop()
         let room = try openRoom(roomID, db: db)
         switch requester {
         case .admin: break
@@ -79,6 +82,7 @@ extension RoomsService {
     /// Test mode: forget everything, and close every connection with 4004 (after the commit, through the outbox),
     /// so clients know their sessions and rooms are gone instead of resuming into nothing.
     private func reset(db: SQLiteConnection, batch: inout Batch) throws {
+        loop.assertInLoop()
         try db.execute("DELETE FROM events; DELETE FROM members; DELETE FROM rooms; DELETE FROM sessions; DELETE FROM users;")
         for room in rooms.values {
             if let timer = room.ttlTimer { loop.cancelTimer(timer) }

@@ -4,6 +4,7 @@ import ParlorStore
 
 extension RoomsService {
     func create(_ request: NewRoom, db: SQLiteConnection, batch: inout Batch) throws -> RoomRecord {
+        loop.assertInLoop()
         guard rooms.count < configuration.maxOpenRooms else {
             throw RoomError("room:error:server-full", "this server already has \(configuration.maxOpenRooms) open rooms")
         }
@@ -41,6 +42,7 @@ extension RoomsService {
 
     /// Arms the timer that closes an empty room once it has been empty for its ttl.
     func scheduleExpiry(of room: LiveRoom) {
+        loop.assertInLoop()
         guard let emptySince = room.emptySince else { return }
         if let timer = room.ttlTimer { loop.cancelTimer(timer) }
         let dueAt = emptySince + room.ttl * 1000
@@ -52,6 +54,7 @@ extension RoomsService {
     }
 
     func closeIfExpired(roomID: String, db: SQLiteConnection, batch: inout Batch) throws {
+        loop.assertInLoop()
         guard let room = rooms[roomID], room.memberCount == 0, let emptySince = room.emptySince else { return }
         let now = Timestamp.nowMilliseconds()
         guard now >= emptySince + room.ttl * 1000 else {
@@ -68,6 +71,7 @@ extension RoomsService {
 
     /// After a failed commit, re-reads these rooms' members from the database so memory matches what is stored.
     func reload(_ roomIDs: Set<String>) {
+        loop.assertInLoop()
         guard !roomIDs.isEmpty else { return }
         do {
             try database.read { db in

@@ -47,6 +47,7 @@ public final class LiveUsers: Sendable {
 extension RoomsService {
     /// After a batch (rooms thread): recount the rooms it touched, so POST /auth sees who is a member now.
     func syncLiveUsers(_ roomIDs: Set<String>) {
+        loop.assertInLoop()
         for roomID in roomIDs {
             liveUsers.sync(room: roomID, members: rooms[roomID].map { Set($0.memberIDByUser.keys) } ?? [])
         }

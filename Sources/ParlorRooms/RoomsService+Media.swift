@@ -6,6 +6,7 @@ extension RoomsService {
     /// must be attached to the room and the target must be a joined member there. Nothing is stored.
     func relay(_ kind: String, cid: String, to target: String, payload: JSONObject, tid: JSONValue, client: ClientRef,
                db: SQLiteConnection, batch: inout Batch) throws {
+        loop.assertInLoop()
         let room = try openRoom(cid, db: db)
         guard let sender = room.member(forUser: client.user.id), room.connections(of: client.user.id).contains(client.handle) else {
             throw RoomError.notJoined(cid)
@@ -24,6 +25,7 @@ extension RoomsService {
     /// Audio on/off, mute and speaking requested by the member itself: reply, then the event to the room.
     func changeMedia(_ change: MediaChange, cid: String, tid: JSONValue, client: ClientRef, db: SQLiteConnection,
                      batch: inout Batch) throws {
+        loop.assertInLoop()
         let room = try openRoom(cid, db: db)
         guard let member = room.member(forUser: client.user.id) else { throw RoomError.notJoined(cid) }
         let frame = try applyMedia(change, to: member, in: room, db: db)
@@ -35,6 +37,7 @@ extension RoomsService {
     /// Applies a media change and returns the event frame to broadcast, or nil when nothing changed.
     /// Audio on/off and mute are stored and take sequence ids; speaking is only broadcast.
     func applyMedia(_ change: MediaChange, to member: LiveMember, in room: LiveRoom, db: SQLiteConnection) throws -> [UInt8]? {
+        loop.assertInLoop()
         var updated = member
         switch change {
         case .enable:

@@ -4,12 +4,14 @@ import ParlorStore
 extension RoomsService {
     /// The open room `cid`, or the error that says why it cannot be used.
     func openRoom(_ cid: String, db: SQLiteConnection) throws -> LiveRoom {
+        loop.assertInLoop()
         if let room = rooms[cid] { return room }
         if let stored = try RoomQueries.room(id: cid, in: db), stored.closedAt != nil { throw RoomError.closed(cid) }
         throw RoomError.notFound(cid)
     }
 
     func join(_ cid: String, tid: JSONValue, client: ClientRef, db: SQLiteConnection, batch: inout Batch) throws {
+        loop.assertInLoop()
         let room = try openRoom(cid, db: db)
         batch.touchedRooms.insert(cid)
         if let existing = room.member(forUser: client.user.id) {
@@ -42,7 +44,8 @@ extension RoomsService {
     }
 
     private func joinReply(_ room: LiveRoom, memberID: String) -> JSONValue {
-        [
+        loop.assertInLoop()
+        return [
             "member_id": .string(memberID), "cid": .string(room.id),
             "members": .array(room.sortedMembers.map(\.record.json)),
             "last_event_id": JSONValue(room.lastEventID),
@@ -50,6 +53,7 @@ extension RoomsService {
     }
 
     func leave(_ cid: String, tid: JSONValue, client: ClientRef, db: SQLiteConnection, batch: inout Batch) throws {
+        loop.assertInLoop()
         let room = try openRoom(cid, db: db)
         guard let member = room.member(forUser: client.user.id) else { throw RoomError.notJoined(cid) }
         batch.touchedRooms.insert(cid)
@@ -60,6 +64,7 @@ extension RoomsService {
     /// Ends a membership: LEFT in the database, member:left to everyone attached (the member's own connections
     /// included), then those connections stop receiving the room.
     func end(_ member: LiveMember, in room: LiveRoom, reason: LeaveReason, db: SQLiteConnection, batch: inout Batch) throws {
+        loop.assertInLoop()
         let now = Timestamp.nowMilliseconds()
         try db.run("""
             UPDATE members SET state = 'LEFT', left_at = ?, left_reason = ?, disconnected_at = NULL
@@ -85,6 +90,7 @@ extension RoomsService {
     /// Stores the next event of a room (its sequence number is the room's last plus one) and returns it.
     func appendEvent(to room: LiveRoom, type: String, from: String?, body: JSONValue, at now: Int64,
                      db: SQLiteConnection) throws -> EventRecord {
+        loop.assertInLoop()
         let id = room.lastEventID + 1
         try db.run("INSERT INTO events (room_id, seq, type, from_member, body, created_at) VALUES (?, ?, ?, ?, ?, ?)",
                    [.text(room.id), .integer(id), .text(type), SQLValue(from), .text(body.encodedString()), .integer(now)])
@@ -95,11 +101,13 @@ extension RoomsService {
 
     /// Queues one encoding of the event to every connection attached to the room.
     func broadcast(_ event: EventRecord, in room: LiveRoom, batch: inout Batch) {
+        loop.assertInLoop()
         let frame = ProtocolFrame.event(event)
         for handle in room.allConnections { batch.outbox.sendEvent(frame, to: handle) }
     }
 
     func attach(_ client: ClientRef, to room: LiveRoom) {
+        loop.assertInLoop()
         room.attach(client.handle, user: client.user.id)
         clients[client.handle, default: ClientState(ref: client)].rooms.insert(room.id)
     }

@@ -5,6 +5,7 @@ import ParlorStore
 extension RoomsService {
     /// Records the session and greets the connection with session:success.
     func openSession(_ client: ClientRef, db: SQLiteConnection, batch: inout Batch) throws {
+        loop.assertInLoop()
         try db.run("INSERT INTO sessions (id, user_id, created_at) VALUES (?, ?, ?)",
                    [.text(client.sessionID), .text(client.user.id), .integer(Timestamp.nowMilliseconds())])
         clients[client.handle] = ClientState(ref: client)
@@ -20,6 +21,7 @@ extension RoomsService {
     /// A connection closed without leaving: each of its rooms where the user has no other connection starts the
     /// grace period; the member drops only if no connection of the user is back when it ends.
     func clientDisconnected(_ client: ClientRef, db: SQLiteConnection, batch: inout Batch) throws {
+        loop.assertInLoop()
         guard let state = clients.removeValue(forKey: client.handle) else { return }
         for roomID in state.watching { rooms[roomID]?.unwatch(client.handle) }
         liveUsers.connectionClosed(client.user.id)
@@ -36,6 +38,7 @@ extension RoomsService {
     }
 
     func scheduleDrop(_ memberID: String, in room: LiveRoom, after delay: TimeSpan) {
+        loop.assertInLoop()
         if let old = room.member(memberID)?.dropTimer { loop.cancelTimer(old) }
         let roomID = room.id
         let timer = loop.schedule(after: delay) { [weak self] in
@@ -46,6 +49,7 @@ extension RoomsService {
 
     /// Clears a member's grace period: one of the user's connections is attached again.
     func markPresent(_ memberID: String, in room: LiveRoom, db: SQLiteConnection) throws {
+        loop.assertInLoop()
         try db.run("UPDATE members SET disconnected_at = NULL WHERE id = ?", [.text(memberID)])
         if let timer = room.member(memberID)?.dropTimer { loop.cancelTimer(timer) }
         room.update(memberID) {
@@ -55,6 +59,7 @@ extension RoomsService {
     }
 
     func dropIfStillAway(roomID: String, memberID: String, db: SQLiteConnection, batch: inout Batch) throws {
+        loop.assertInLoop()
         guard let room = rooms[roomID], var member = room.member(memberID), member.disconnectedAt != nil,
               room.connections(of: member.user.id).isEmpty else { return }
         member.dropTimer = nil
@@ -66,6 +71,7 @@ extension RoomsService {
     /// then replays what the client missed, in order. Rooms where the membership ended are listed as `lost`.
     func resume(_ sessionID: String, lastEventIDs: [(cid: String, lastEventID: Int64)], tid: JSONValue, client: ClientRef,
                 db: SQLiteConnection, batch: inout Batch) throws {
+        loop.assertInLoop()
         guard let owner = try db.queryOne("SELECT user_id FROM sessions WHERE id = ?", [.text(sessionID)]),
               owner.string("user_id") == client.user.id else { throw RoomError.sessionNotFound }
         var resumed: [JSONValue] = []
@@ -96,6 +102,7 @@ extension RoomsService {
 
     /// At start: load open rooms, give every JOINED member a fresh grace period, and arm room expiry.
     func recover() throws -> Int {
+        loop.assertInLoop()
         let now = Timestamp.nowMilliseconds()
         var recoveredMembers = 0
         try database.write { db in

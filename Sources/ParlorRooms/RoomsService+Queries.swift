@@ -4,6 +4,7 @@ import ParlorStore
 extension RoomsService {
     func listMembers(_ cid: String, query: MembersQuery, tid: JSONValue, client: ClientRef, db: SQLiteConnection,
                      batch: inout Batch) throws {
+        loop.assertInLoop()
         try requireRoomExists(cid, db: db)
         try requireVisible(cid, to: client.user, db: db)
         let state: MemberState? = query.allStates ? nil : (query.state ?? .joined)
@@ -16,6 +17,7 @@ extension RoomsService {
 
     func listEvents(_ cid: String, since: Int64, pageSize: Int, tid: JSONValue, client: ClientRef, db: SQLiteConnection,
                     batch: inout Batch) throws {
+        loop.assertInLoop()
         try requireRoomExists(cid, db: db)
         try requireVisible(cid, to: client.user, db: db)
         let page = try RoomQueries.events(roomID: cid, since: since, pageSize: pageSize, in: db)
@@ -26,12 +28,14 @@ extension RoomsService {
 
     /// With members-only visibility, only a current or former member may read the room's members and history.
     func requireVisible(_ cid: String, to user: User, db: SQLiteConnection) throws {
+        loop.assertInLoop()
         guard configuration.visibility == .members, rooms[cid]?.member(forUser: user.id) == nil else { return }
         guard try RoomQueries.hasMembership(userID: user.id, roomID: cid, in: db) else { throw RoomError.notJoined(cid) }
     }
 
     /// Open or closed, the room must exist (history stays readable after a room closes).
     private func requireRoomExists(_ cid: String, db: SQLiteConnection) throws {
+        loop.assertInLoop()
         if rooms[cid] != nil { return }
         guard try RoomQueries.room(id: cid, in: db) != nil else { throw RoomError.notFound(cid) }
     }

@@ -15,6 +15,7 @@ struct Settlement: Sendable {
 extension RoomsService {
     /// What to try again if `command` does not commit; computed before it runs, from the state it starts from.
     func retryOnFailure(of command: Command) -> (Settlement, attempt: Int)? {
+        loop.assertInLoop()
         let now = Timestamp.nowMilliseconds()
         switch command {
         case .disconnected(let client):
@@ -33,6 +34,7 @@ extension RoomsService {
 
     /// Tries again after a backoff: 100 ms, doubling to at most 5 s, until it commits.
     func scheduleRetry(_ settlement: Settlement, attempt: Int) {
+        loop.assertInLoop()
         let delay = min(5_000, 50 << min(attempt, 7))
         if attempt == 1 || attempt % 20 == 0 {
             logger.warning("a presence change did not commit; retrying", ["user": settlement.userID, "attempt": String(attempt)])
@@ -46,6 +48,7 @@ extension RoomsService {
     /// connection detached and its session ended; each member with no connection left is away (with its drop
     /// timer), or dropped once its grace period has passed.
     func settle(_ settlement: Settlement, db: SQLiteConnection, batch: inout Batch) throws {
+        loop.assertInLoop()
         let now = Timestamp.nowMilliseconds()
         if let client = settlement.client {
             // Still known if the failed batch never ran: this does what its disconnect would have done.

@@ -6,6 +6,7 @@ extension RoomsService {
     /// member:joined). The reply's `last_event_id` is where the live stream starts: events up to it come from
     /// conversation:events, so a watcher sees every id exactly once. Who may watch follows room visibility.
     func watch(_ cid: String, tid: JSONValue, client: ClientRef, db: SQLiteConnection, batch: inout Batch) throws {
+        loop.assertInLoop()
         let room = try openRoom(cid, db: db)
         try requireVisible(cid, to: client.user, db: db)
         room.watch(client.handle)
@@ -16,6 +17,7 @@ extension RoomsService {
 
     /// conversation:unwatch: stops what conversation:watch started; unwatching a room not watched is not an error.
     func unwatch(_ cid: String, tid: JSONValue, client: ClientRef, batch: inout Batch) {
+        loop.assertInLoop()
         rooms[cid]?.unwatch(client.handle)
         clients[client.handle]?.watching.remove(cid)
         batch.reply(to: client, "conversation:unwatch", tid: tid, body: ["cid": .string(cid)])

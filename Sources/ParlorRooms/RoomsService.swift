@@ -131,6 +131,7 @@ public final class RoomsService: @unchecked Sendable {  // mutable state is conf
     // MARK: Batches (rooms thread)
 
     private func drain() {
+        loop.assertInLoop()
         let received = inbox.withLock { queue in
             let taken = queue
             queue.removeAll(keepingCapacity: true)
@@ -188,6 +189,7 @@ public final class RoomsService: @unchecked Sendable {  // mutable state is conf
     /// Runs one command in its own savepoint. Returns false if it failed for a reason other than a refusal
     /// (RoomError); throws if that failure also ended the transaction (SQLite does on some storage errors).
     private func apply(_ command: Command, db: SQLiteConnection, batch: inout Batch) throws -> Bool {
+        loop.assertInLoop()
         var step = Batch()
         do {
             try db.execute("SAVEPOINT command")
@@ -218,6 +220,7 @@ public final class RoomsService: @unchecked Sendable {  // mutable state is conf
     }
 
     private func perform(_ command: Command, db: SQLiteConnection, batch: inout Batch) throws {
+        loop.assertInLoop()
         switch command {
         case .connect(let client):
             try openSession(client, db: db, batch: &batch)
@@ -246,6 +249,7 @@ public final class RoomsService: @unchecked Sendable {  // mutable state is conf
     }
 
     private func serve(_ request: RoomRequest, tid: JSONValue, from client: ClientRef, db: SQLiteConnection, batch: inout Batch) throws {
+        loop.assertInLoop()
         switch request {
         case .join(let cid): try join(cid, tid: tid, client: client, db: db, batch: &batch)
         case .leave(let cid): try leave(cid, tid: tid, client: client, db: db, batch: &batch)
