@@ -189,7 +189,7 @@ import Testing
         var failures: [String?] = sockets.map { _ in nil }
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         // A bound for a broken server, not a timing assertion: a loaded machine (sanitizers, CI) may need most of it.
-        let deadline = Date().addingTimeInterval(30)
+        let deadline = Date().addingTimeInterval(60)
         while Date() < deadline, sockets.indices.contains(where: { closeCodes[$0] == nil && failures[$0] == nil }) {
             for index in sockets.indices where closeCodes[index] == nil && failures[index] == nil {
                 let fd = sockets[index].connection.fd
