@@ -38,7 +38,9 @@ import ParlorLoop
         Issue.record("schedule off its loop thread returned instead of stopping the process")
     }
 
-    @Test func aLoopOnlyCallOffTheLoopStopsADebugBuild() throws {
+    // Under a sanitizer the runtime handles the child's trap itself; the plain debug suite is the proof.
+    @Test(.disabled(if: ProcessInfo.processInfo.environment["PARLOR_SANITIZER"] != nil, "the child's trap under a sanitizer"))
+    func aLoopOnlyCallOffTheLoopStopsADebugBuild() throws {
         let runner = Process()
         runner.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         runner.arguments = ["--testing-library", "swift-testing", "--filter", "LoopConfinementTests/offLoopScheduleInTheChild"]
