@@ -147,6 +147,6 @@ extension RawConnection {
             text += "\r\n"
         }
         try connection.send(text)
-        return try connection.readResponse()
+        return try connection.readResponse(headOnly: method == "HEAD")
     }
 }

@@ -15,16 +15,7 @@ func withServer<T>(_ configure: (inout AppConfiguration) -> Void = { _ in },
 /// One HTTP request on a fresh connection.
 func http(_ app: ParlorApplication, _ method: String, _ path: String, json: String? = nil,
           headers: [String: String] = [:]) throws -> TestResponse {
-    let connection = try RawConnection(port: app.port)
-    var request = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
-    for (name, value) in headers { request += "\(name): \(value)\r\n" }
-    if let json {
-        request += "Content-Type: application/json\r\nContent-Length: \(json.utf8.count)\r\n\r\n\(json)"
-    } else {
-        request += "\r\n"
-    }
-    try connection.send(request)
-    return try connection.readResponse(headOnly: method == "HEAD")
+    try RawConnection.oneRequest(app.port, method, path, json: json, headers: headers)
 }
 
 /// POST /auth for `name`; returns the JWT. Like the web client, it keeps the claim secret each answer carries (per
