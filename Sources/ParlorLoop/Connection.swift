@@ -19,8 +19,9 @@ extension ConnectionHandler {
     public func connectionOutputDidDrain(_ connection: Connection) {}
 }
 
-/// An accepted TCP socket owned by one event loop: non-blocking reads into the loop's buffer, and a per-connection
-/// output queue that asks for write readiness only while bytes are pending.
+/// A TCP socket owned by one event loop, accepted by a `Listener` or opened with `EventLoop.connect`: non-blocking
+/// reads into the loop's buffer, and a per-connection output queue that asks for write readiness only while bytes
+/// are pending.
 public final class Connection: SelectorHandler {
     public let loop: EventLoop
     public let fd: Int32
