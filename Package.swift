@@ -37,7 +37,7 @@ let package = Package(
         .executableTarget(name: "parlor", dependencies: ["ParlorApp", "ParlorClient"]),
 
         // Load generator for bench/: the project's own event loop and codec, so it outruns a script-language client.
-        .executableTarget(name: "ParlorBench", dependencies: ["ParlorLoop", "ParlorCodec", "ParlorHTTP"]),
+        .executableTarget(name: "ParlorBench", dependencies: ["ParlorLoop", "ParlorCodec"]),
 
         // Client library: Foundation and the project's own codec only, so it builds on Apple platforms too.
         .target(name: "ParlorClient", dependencies: ["ParlorCodec"]),

@@ -1,12 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-import Foundation
-import ParlorCodec
-import Synchronization
-
-/// What every worker thread reads: the run's phase, progress counters, and the time each client last sent a churn
-/// join (so whichever worker receives the matching member:joined can compute the fan-out latency).
+/// Byte-level lookups in the server's compact JSON: no allocation per message.
 enum Scan {
     static let typeKey = Array("\"type\":\"".utf8)
     static let nameKey = Array("\"name\":\"".utf8)

@@ -5,7 +5,7 @@ import Foundation
 import ParlorCodec
 
 /// A blocking HTTP/1.1 keep-alive client for the setup requests (POST /auth, POST /rooms); the measured traffic
-/// goes through the epoll workers instead.
+/// goes through the workers' event loops instead.
 final class SetupClient {
     let host: String
     let port: Int
@@ -29,7 +29,7 @@ final class SetupClient {
     func request(_ method: String, _ path: String, body: String? = nil, bearer: String? = nil) -> Response? {
         for _ in 0..<2 {
             if fd < 0 {
-                guard let socket = Sockets.connectBlocking(host: host, port: port) else { return nil }
+                guard let socket = Self.connect(host: host, port: port) else { return nil }
                 fd = socket
                 pending.removeAll()
             }
@@ -38,11 +38,45 @@ final class SetupClient {
             if let body { head += "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n" }
             head += "\r\n"
             if let body { head += body }
-            if Sockets.writeAll(fd, Array(head.utf8)), let response = readResponse() { return response }
+            if writeAll(Array(head.utf8)), let response = readResponse() { return response }
             close(fd)
             fd = -1
         }
         return nil
+    }
+
+    /// A blocking connected socket: connect gives up after 5 s, a read after 10 s.
+    private static func connect(host: String, port: Int) -> Int32? {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        var connectTimeout = timeval(tv_sec: 5, tv_usec: 0)  // SO_SNDTIMEO bounds connect(2) as well
+        var readTimeout = timeval(tv_sec: 10, tv_usec: 0)
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &connectTimeout, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &readTimeout, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(truncatingIfNeeded: port)).bigEndian
+        let connected = inet_pton(AF_INET, host, &address.sin_addr) == 1 && withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+        if !connected { close(fd) }
+        return connected ? fd : nil
+    }
+
+    /// Writes all of `bytes` or returns false.
+    private func writeAll(_ bytes: [UInt8]) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                return false
+            }
+            offset += written
+        }
+        return true
     }
 
     private func readResponse() -> Response? {

@@ -1,0 +1,103 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+
+/// The command line: what to run against which server, and how the report is printed.
+struct Options {
+    var host = "127.0.0.1"
+    var port = 8080
+    var clients = 100
+    var rooms = 10
+    var churnRate = 100.0
+    var duration = 10.0
+    var serverPID: Int32?
+    var json = false
+    var threads = 1
+    var rampConcurrency = 256
+    var setupThreads = 4
+    var settle = 1.0
+    var label = ""
+    var rampTimeout = 180.0
+
+    static let usage = """
+        Usage: parlor-bench [options]
+          --url URL             server base URL (http://127.0.0.1:8080); loopback addresses only
+          --clients N           WebSocket clients (100)
+          --rooms R             rooms, joined round-robin (10): rooms hold clients/rooms members
+          --churn-rate J        leave+join operations per second during the measured window (100)
+          --duration S          seconds of churn (10)
+          --server-pid PID      read the server's CPU and memory from /proc/PID
+          --threads T           generator event-loop threads (1)
+          --ramp-concurrency C  connections being opened at once (256)
+          --settle S            seconds between the ramp and the window (1)
+          --label TEXT          name carried into the JSON report
+          --json                print the report as JSON on stdout
+        """
+
+    static func parse(_ arguments: [String]) -> Options {
+        var options = Options()
+        var index = 0
+        func value(_ flag: String) -> String {
+            index += 1
+            guard index < arguments.count else { die("\(flag) needs a value") }
+            return arguments[index]
+        }
+        while index < arguments.count {
+            let argument = arguments[index]
+            switch argument {
+            case "--url": options.setURL(value(argument))
+            case "--clients": options.clients = positive(value(argument), argument)
+            case "--rooms": options.rooms = positive(value(argument), argument)
+            case "--churn-rate": options.churnRate = number(value(argument), argument)
+            case "--duration": options.duration = number(value(argument), argument)
+            case "--server-pid": options.serverPID = Int32(positive(value(argument), argument))
+            case "--threads": options.threads = positive(value(argument), argument)
+            case "--ramp-concurrency": options.rampConcurrency = positive(value(argument), argument)
+            case "--setup-threads": options.setupThreads = positive(value(argument), argument)
+            case "--settle": options.settle = number(value(argument), argument)
+            case "--label": options.label = value(argument)
+            case "--json": options.json = true
+            case "--help", "-h":
+                print(usage)
+                exit(0)
+            default: die("unknown option \(argument)\n\(usage)")
+            }
+            index += 1
+        }
+        guard options.duration > 0, options.duration <= 3600 else { die("--duration must be within (0, 3600] seconds") }
+        guard options.churnRate >= 0, options.churnRate <= 1_000_000 else { die("--churn-rate must be within [0, 1000000]") }
+        guard options.clients <= 100_000 else { die("--clients is at most 100000") }
+        return options
+    }
+
+    mutating func setURL(_ text: String) {
+        guard text.hasPrefix("http://") else { die("--url must start with http://") }
+        let rest = text.dropFirst("http://".count).split(separator: "/", maxSplits: 1).first.map(String.init) ?? ""
+        let parts = rest.split(separator: ":")
+        host = parts.first.map(String.init) ?? "127.0.0.1"
+        if host == "localhost" { host = "127.0.0.1" }
+        port = parts.count > 1 ? Int(parts[1]) ?? 80 : 80
+        // Load goes to this machine only.
+        guard host.hasPrefix("127.") else { die("--url must be a loopback address (127.x.x.x)") }
+    }
+
+    private static func number(_ text: String, _ flag: String) -> Double {
+        guard let value = Double(text), value >= 0 else { die("\(flag) takes a number ≥ 0") }
+        return value
+    }
+
+    private static func positive(_ text: String, _ flag: String) -> Int {
+        guard let value = Int(text), value > 0 else { die("\(flag) takes a positive whole number") }
+        return value
+    }
+}
+
+func die(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("parlor-bench: \(message)\n".utf8))
+    exit(2)
+}
+
+func note(_ message: String) {
+    FileHandle.standardError.write(Data("parlor-bench: \(message)\n".utf8))
+}
