@@ -1,4 +1,4 @@
-import ParlorHTTP
+import ParlorProtocol
 import ParlorLoop
 
 /// A member as the rooms thread holds it while JOINED.

@@ -1,4 +1,5 @@
-import ParlorHTTP
+import ParlorMetrics
+import ParlorProtocol
 import ParlorLoop
 
 extension RoomsService {
