@@ -54,7 +54,7 @@ let package = Package(
 
         .testTarget(name: "ParlorLoopTests", dependencies: ["ParlorLoop"]),
         .testTarget(name: "ParlorCodecTests", dependencies: ["ParlorCodec", "ParlorProtocol"]),
-        .testTarget(name: "ParlorProtocolTests", dependencies: ["ParlorProtocol"]),
+        .testTarget(name: "ParlorProtocolTests", dependencies: ["ParlorProtocol", "ParlorCodec"]),
         .testTarget(name: "ParlorStoreTests", dependencies: ["ParlorStore"]),
         .testTarget(name: "ParlorClientTests", dependencies: ["ParlorClient", "ParlorApp", "ParlorTesting", "ParlorTestServer"]),
         .testTarget(name: "ParlorAppTests", dependencies: ["ParlorApp", "ParlorClient", "ParlorCodec", "ParlorProtocol", "ParlorMetrics", "ParlorStore", "ParlorRooms",
