@@ -1,4 +1,3 @@
-import ParlorProtocol
 import ParlorLoop
 
 /// A member as the rooms thread holds it while JOINED.

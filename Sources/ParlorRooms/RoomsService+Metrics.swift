@@ -1,5 +1,4 @@
 import ParlorMetrics
-import ParlorProtocol
 import ParlorLoop
 
 extension RoomsService {
