@@ -1,6 +1,8 @@
 /// Every error code the server sends, in WebSocket `error` replies and in HTTP error bodies, each with the HTTP
 /// status it is answered with. Codes only ever sent over the WebSocket (marked below) carry the status an HTTP
 /// route refusing the same thing would use, so every code has one. Clients match on these (stable) strings.
+/// A new code is a case here, its status in `httpStatus`, and a row in docs/protocol.md's "Error codes"
+/// (`ProtocolVocabularyTests` checks both).
 public enum ErrorCode: String, CaseIterable, Sendable {
     // A request that cannot be read or is not well-formed.
     case requestInvalidJSON = "request:error:invalid-json"
@@ -98,7 +100,7 @@ public enum ErrorCode: String, CaseIterable, Sendable {
 }
 
 /// The codes ParlorClient raises itself, when the failure happened on the client's side: never sent by a
-/// server, so no HTTP status.
+/// server, so no HTTP status. Listed in docs/protocol.md's "Client error codes".
 public enum ClientErrorCode: String, CaseIterable, Sendable {
     /// The server could not be reached (name resolution, refused, connect timeout).
     case connectionFailed = "client:error:connection-failed"

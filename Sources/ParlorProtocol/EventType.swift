@@ -1,6 +1,7 @@
 /// Every message the server sends without a `tid`: the session greeting, room events, and relayed signalling.
 /// Media and signalling events carry the name of the request that caused them, so those spellings are the
-/// request's (`RequestType`), not repeated here.
+/// request's (`RequestType`), not repeated here. A new event is a case here and a row in docs/protocol.md's
+/// "Event types" (`ProtocolVocabularyTests` checks).
 public enum EventType: CaseIterable, Sendable, RawRepresentable {
     /// The first message on every connection: the session id and the user.
     case sessionSuccess

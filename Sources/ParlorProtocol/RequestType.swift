@@ -1,5 +1,6 @@
 /// Every request a client may send, as its `type` on the wire. A request's success reply has the type
 /// `<request>:success` (`successType`); a refusal is an `error` message with an `ErrorCode`.
+/// A new request is a case here and a row in docs/protocol.md's "Request types" (`ProtocolVocabularyTests` checks).
 public enum RequestType: String, CaseIterable, Sendable {
     case sessionPing = "session:ping"
     case sessionResume = "session:resume"
