@@ -26,12 +26,20 @@ let package = Package(
         // Layers, in one dependency direction: loop → codec/protocols → store → rooms → app → executable.
         .target(name: "ParlorLoop", dependencies: ["CParlorSystem", "COpenSSL"]),
         .target(name: "ParlorCodec"),
-        .target(name: "ParlorHTTP", dependencies: ["ParlorLoop", "ParlorCodec", "COpenSSL"]),
+        // The wire vocabulary (JSON, request/event types, error codes with their HTTP status, frames), no I/O:
+        // shared by the server's layers and the client.
+        .target(name: "ParlorProtocol", dependencies: ["ParlorCodec"]),
+        // The metrics registry every server layer records into, and its Prometheus text.
+        .target(name: "ParlorMetrics", dependencies: ["ParlorLoop"]),
+        .target(name: "ParlorHTTP", dependencies: ["ParlorLoop", "ParlorCodec", "ParlorProtocol", "ParlorMetrics", "COpenSSL"]),
         .executableTarget(name: "ParlorMigrationEmbedder"),
         .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["ParlorMigrationEmbedder"]),
         .target(name: "ParlorStore", dependencies: ["CSQLite"], plugins: ["EmbedMigrations"]),
-        .target(name: "ParlorRooms", dependencies: ["ParlorStore", "ParlorHTTP", "ParlorCodec", "ParlorLoop", "CJWT", "COpenSSL"]),
-        .target(name: "ParlorApp", dependencies: ["ParlorRooms", "ParlorHTTP", "ParlorStore", "ParlorLoop", "ParlorCodec", "COpenSSL"],
+        // ParlorHTTP only for `WebSocketConnection` in `Outbox.flush` (ClientRef.swift), until delivery goes through an interface.
+        .target(name: "ParlorRooms", dependencies: ["ParlorStore", "ParlorProtocol", "ParlorMetrics", "ParlorHTTP", "ParlorCodec", "ParlorLoop",
+                                                    "CJWT", "COpenSSL"]),
+        .target(name: "ParlorApp", dependencies: ["ParlorRooms", "ParlorHTTP", "ParlorProtocol", "ParlorMetrics", "ParlorStore", "ParlorLoop",
+                                                  "ParlorCodec", "COpenSSL"],
                 // The web client ships inside the binary: no files to deploy, nothing fetched at run time.
                 resources: [.embedInCode("Web")]),
         .executableTarget(name: "parlor", dependencies: ["ParlorApp", "ParlorClient"]),
@@ -39,16 +47,18 @@ let package = Package(
         // Load generator for bench/: the project's own event loop and codec, so it outruns a script-language client.
         .executableTarget(name: "ParlorBench", dependencies: ["ParlorLoop", "ParlorCodec"]),
 
-        // Client library: Foundation and the project's own codec only, so it builds on Apple platforms too.
-        .target(name: "ParlorClient", dependencies: ["ParlorCodec"]),
+        // Client library: Foundation and the project's own codec and protocol only, so it builds on Apple platforms too.
+        .target(name: "ParlorClient", dependencies: ["ParlorCodec", "ParlorProtocol"]),
         .target(name: "ParlorTesting", dependencies: ["ParlorClient"]),
         .target(name: "ParlorTestServer", dependencies: ["ParlorTesting", "ParlorClient", "ParlorApp"]),
 
         .testTarget(name: "ParlorLoopTests", dependencies: ["ParlorLoop"]),
-        .testTarget(name: "ParlorCodecTests", dependencies: ["ParlorCodec"]),
+        .testTarget(name: "ParlorCodecTests", dependencies: ["ParlorCodec", "ParlorProtocol"]),
+        .testTarget(name: "ParlorProtocolTests", dependencies: ["ParlorProtocol", "ParlorCodec"]),
         .testTarget(name: "ParlorStoreTests", dependencies: ["ParlorStore"]),
         .testTarget(name: "ParlorClientTests", dependencies: ["ParlorClient", "ParlorApp", "ParlorTesting", "ParlorTestServer"]),
-        .testTarget(name: "ParlorAppTests", dependencies: ["ParlorApp", "ParlorClient", "ParlorCodec", "ParlorStore", "ParlorRooms", "ParlorLoop", "COpenSSL"]),
+        .testTarget(name: "ParlorAppTests", dependencies: ["ParlorApp", "ParlorClient", "ParlorCodec", "ParlorProtocol", "ParlorStore", "ParlorRooms",
+                                                         "ParlorLoop", "COpenSSL"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import ParlorHTTP
 import ParlorLoop
+import ParlorMetrics
 import ParlorRooms
 import ParlorStore
 import Synchronization

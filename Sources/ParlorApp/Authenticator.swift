@@ -51,7 +51,7 @@ struct Authenticator: Sendable {
 
     func requireIdentity(for request: HTTPRequest) throws(HTTPError) -> Identity {
         guard let identity = try identity(for: request) else {
-            throw HTTPError(status: 401, code: "auth:error:missing-token", title: "Unauthorized",
+            throw HTTPError(.authMissingToken, title: "Unauthorized",
                             detail: "send a token from POST /auth as Authorization: Bearer <jwt> or ?token=<jwt>",
                             headers: HTTPHeaders([("WWW-Authenticate", "Bearer")]))
         }

@@ -1,6 +1,7 @@
 import ParlorCodec
 import ParlorHTTP
 import ParlorLoop
+import ParlorProtocol
 import ParlorRooms
 
 /// One WebSocket client speaking Parlor's JSON protocol. It lives on the connection's loop thread: it checks each
@@ -65,7 +66,7 @@ final class ClientSession: WebSocketDelegate {
     func webSocket(_ socket: WebSocketConnection, didReceiveText text: String) {
         guard let client, withinBudget(socket) else { return }
         guard text.utf8.count <= configuration.maxRequestBytes else {
-            socket.send(frame: ProtocolFrame.error(tid: .null, code: "request:error:too-large",
+            socket.send(frame: ProtocolFrame.error(tid: .null, code: .requestTooLarge,
                                                    detail: "requests are limited to \(configuration.maxRequestBytes) bytes"))
             return
         }
@@ -73,26 +74,26 @@ final class ClientSession: WebSocketDelegate {
         do {
             message = try JSONParser.parse(Array(text.utf8))
         } catch {
-            socket.send(frame: ProtocolFrame.error(tid: .null, code: "request:error:invalid-json", detail: "not valid JSON: \(error)"))
+            socket.send(frame: ProtocolFrame.error(tid: .null, code: .requestInvalidJSON, detail: "not valid JSON: \(error)"))
             return
         }
         guard case .object(let object) = message else {
-            socket.send(frame: ProtocolFrame.error(tid: .null, code: "request:error:invalid-json", detail: "a request must be a JSON object"))
+            socket.send(frame: ProtocolFrame.error(tid: .null, code: .requestInvalidJSON, detail: "a request must be a JSON object"))
             return
         }
         let tid = object["tid"] ?? .null
         switch tid {
         case .string, .number, .null: break
         default:
-            socket.send(frame: ProtocolFrame.error(tid: .null, code: "request:error:invalid-field", detail: "tid must be a string or a number"))
+            socket.send(frame: ProtocolFrame.error(tid: .null, code: .requestInvalidField, detail: "tid must be a string or a number"))
             return
         }
         guard let typeValue = object["type"] else {
-            socket.send(frame: ProtocolFrame.error(tid: tid, code: "request:error:missing-field", detail: "type is required"))
+            socket.send(frame: ProtocolFrame.error(tid: tid, code: .requestMissingField, detail: "type is required"))
             return
         }
         guard case .string(let type) = typeValue else {
-            socket.send(frame: ProtocolFrame.error(tid: tid, code: "request:error:invalid-field", detail: "type must be a string"))
+            socket.send(frame: ProtocolFrame.error(tid: tid, code: .requestInvalidField, detail: "type must be a string"))
             return
         }
         let body: JSONObject
@@ -100,12 +101,12 @@ final class ClientSession: WebSocketDelegate {
         case nil, .null?: body = JSONObject()
         case .object(let value)?: body = value
         case let other?:
-            socket.send(frame: ProtocolFrame.error(tid: tid, code: "request:error:invalid-field", detail: "body must be an object, not \(other.typeName)", requestType: type))
+            socket.send(frame: ProtocolFrame.error(tid: tid, code: .requestInvalidField, detail: "body must be an object, not \(other.typeName)", requestType: type))
             return
         }
         do {
             guard let request = try parseRequest(type: type, body: body) else {
-                socket.send(frame: ProtocolFrame.error(tid: tid, code: "request:error:unknown-type", detail: "unknown request type \(type)", requestType: type))
+                socket.send(frame: ProtocolFrame.error(tid: tid, code: .requestUnknownType, detail: "unknown request type \(type)", requestType: type))
                 return
             }
             rooms.handle(request, tid: tid, from: client)
@@ -121,7 +122,7 @@ final class ClientSession: WebSocketDelegate {
 
     func webSocket(_ socket: WebSocketConnection, didReceiveBinary bytes: [UInt8]) {
         guard withinBudget(socket) else { return }
-        socket.send(frame: ProtocolFrame.error(tid: .null, code: "request:error:binary-unsupported",
+        socket.send(frame: ProtocolFrame.error(tid: .null, code: .requestBinaryUnsupported,
                                                detail: "requests are JSON text messages; binary messages are not understood"))
     }
 
@@ -146,30 +147,31 @@ final class ClientSession: WebSocketDelegate {
         client = nil
     }
 
-    private func parseRequest(type: String, body: JSONObject) throws(FieldError) -> RoomRequest? {
+    private func parseRequest(type name: String, body: JSONObject) throws(FieldError) -> RoomRequest? {
+        guard let type = RequestType(rawValue: name) else { return nil }
         let fields = ProtocolFields(body: body, maxPageSize: configuration.rooms.maxPageSize, defaultPageSize: configuration.rooms.defaultPageSize)
         switch type {
-        case "session:ping":
+        case .sessionPing:
             return .ping
-        case "conversation:join":
+        case .conversationJoin:
             return .join(cid: try fields.string("cid"))
-        case "conversation:leave":
+        case .conversationLeave:
             return .leave(cid: try fields.string("cid"))
-        case "conversation:watch":
+        case .conversationWatch:
             return .watch(cid: try fields.string("cid"))
-        case "conversation:unwatch":
+        case .conversationUnwatch:
             return .unwatch(cid: try fields.string("cid"))
-        case "conversation:members":
+        case .conversationMembers:
             let cid = try fields.string("cid")
             var query = try ProtocolFields.membersFilter(order: try fields.optionalString("order"), state: try fields.optionalString("state")).get()
             query.pageSize = try fields.pageSize()
             query.cursor = try fields.cursor()
             return .members(cid: cid, query: query)
-        case "conversation:events":
+        case .conversationEvents:
             let cid = try fields.string("cid")
             let since = try fields.optionalInt("since", in: 0...Int64.max / 2) ?? 0
             return .events(cid: cid, since: since, pageSize: try fields.pageSize())
-        case "session:resume":
+        case .sessionResume:
             let sessionID = try fields.string("session_id")
             var lastEventIDs: [(cid: String, lastEventID: Int64)] = []
             switch body["last_event_ids"] {
@@ -184,12 +186,12 @@ final class ClientSession: WebSocketDelegate {
                 throw .invalid("body.last_event_ids", "must be an object of room id to event id, not \(other.typeName)")
             }
             return .resume(sessionID: sessionID, lastEventIDs: lastEventIDs)
-        case "rtc:offer", "rtc:answer":
+        case .rtcOffer, .rtcAnswer:
             let (cid, to) = (try fields.string("cid"), try fields.string("to"))
             guard case .string(let sdp)? = body["sdp"] else { throw .missing("body.sdp") }
             guard sdp.utf8.count <= Self.maxSDPBytes else { throw .invalid("body.sdp", "must be at most \(Self.maxSDPBytes) bytes") }
             return .signal(kind: type, cid: cid, to: to, payload: ["sdp": .string(sdp)])
-        case "rtc:ice":
+        case .rtcIce:
             let (cid, to) = (try fields.string("cid"), try fields.string("to"))
             guard let candidate = body["candidate"] else { throw .missing("body.candidate") }
             switch candidate {
@@ -200,14 +202,12 @@ final class ClientSession: WebSocketDelegate {
                 throw .invalid("body.candidate", "must be at most \(Self.maxCandidateBytes) bytes")
             }
             return .signal(kind: type, cid: cid, to: to, payload: ["candidate": candidate])
-        case "audio:enable": return .media(cid: try fields.string("cid"), change: .enable)
-        case "audio:disable": return .media(cid: try fields.string("cid"), change: .disable)
-        case "audio:mute:on": return .media(cid: try fields.string("cid"), change: .mute(true))
-        case "audio:mute:off": return .media(cid: try fields.string("cid"), change: .mute(false))
-        case "audio:speaking:on": return .media(cid: try fields.string("cid"), change: .speaking(true))
-        case "audio:speaking:off": return .media(cid: try fields.string("cid"), change: .speaking(false))
-        default:
-            return nil
+        case .audioEnable: return .media(cid: try fields.string("cid"), change: .enable)
+        case .audioDisable: return .media(cid: try fields.string("cid"), change: .disable)
+        case .audioMuteOn: return .media(cid: try fields.string("cid"), change: .mute(true))
+        case .audioMuteOff: return .media(cid: try fields.string("cid"), change: .mute(false))
+        case .audioSpeakingOn: return .media(cid: try fields.string("cid"), change: .speaking(true))
+        case .audioSpeakingOff: return .media(cid: try fields.string("cid"), change: .speaking(false))
         }
     }
 

@@ -1,6 +1,7 @@
 import ParlorCodec
 import ParlorHTTP
 import ParlorLoop
+import ParlorMetrics
 
 /// GET /metrics, and the --metrics-address listener that serves it without authentication.
 enum MetricsEndpoint {

@@ -1,5 +1,6 @@
 import ParlorCodec
 import ParlorHTTP
+import ParlorProtocol
 
 /// The OpenAPI 3.1 description of the HTTP API, served at /openapi.json and kept in docs/openapi.json
 /// (a test checks that the two match and that every route the router knows is described with its errors).

@@ -1,5 +1,6 @@
 import ParlorCodec
 import ParlorHTTP
+import ParlorProtocol
 import ParlorRooms
 
 /// A request field that is missing or wrong, named so the client can fix it.
@@ -11,7 +12,7 @@ struct FieldError: Error {
     static func missing(_ field: String) -> FieldError { FieldError(field: field, rule: "is required", missing: true) }
     static func invalid(_ field: String, _ rule: String) -> FieldError { FieldError(field: field, rule: rule, missing: false) }
 
-    var code: String { missing ? "request:error:missing-field" : "request:error:invalid-field" }
+    var code: ErrorCode { missing ? .requestMissingField : .requestInvalidField }
     var detail: String { "\(field) \(rule)" }
 }
 

@@ -28,7 +28,7 @@ extension Routes {
 
     func requireAdmin(_ request: HTTPRequest) throws(HTTPError) {
         guard isAdmin(request) else {
-            throw HTTPError(status: 403, code: "auth:error:admin-required", title: "Forbidden",
+            throw HTTPError(.authAdminRequired, title: "Forbidden",
                             detail: "this route needs Authorization: Bearer <PARLOR_ADMIN_TOKEN>")
         }
     }

@@ -9,14 +9,14 @@ extension Routes {
     func auth(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
         if let wait = authLimiter?.check(context.clientAddress) {
             rooms.metrics.rateLimited(.auth)
-            throw HTTPError(status: 429, code: "auth:error:rate-limited", title: "Too many requests",
+            throw HTTPError(.authRateLimited, title: "Too many requests",
                             detail: "too many token requests from your address; retry in \(wait) s",
                             headers: HTTPHeaders([("Retry-After", String(wait))]))
         }
         switch configuration.access {
         case .open: break
         case .closed:
-            throw HTTPError(status: 403, code: "auth:error:disabled", title: "Forbidden",
+            throw HTTPError(.authDisabled, title: "Forbidden",
                             detail: "this server issues no tokens itself: get one from the app's backend (parlor token)")
         case .code: break
         }
@@ -24,7 +24,7 @@ extension Routes {
         if configuration.access == .code {
             guard case .string(let code)? = body["code"] else { throw HTTPError.missingField("code") }
             guard let expected = configuration.accessCode, ConstantTime.equal(Array(code.utf8), Array(expected.utf8)) else {
-                throw HTTPError(status: 403, code: "auth:error:invalid-code", title: "Forbidden", detail: "the access code is wrong")
+                throw HTTPError(.authInvalidCode, title: "Forbidden", detail: "the access code is wrong")
             }
         }
         guard let rawName = body["name"] else { throw HTTPError.missingField("name") }
@@ -45,7 +45,7 @@ extension Routes {
             let liveUsers = rooms.liveUsers
             grant = try users.authenticate(name: name, claim: claim, isLive: { liveUsers.contains($0) })
         } catch let blocked as UserDirectory.Blocked {
-            throw HTTPError(status: 403, code: "auth:error:blocked", title: "Forbidden",
+            throw HTTPError(.authBlocked, title: "Forbidden",
                             detail: "this name's tokens were revoked by an admin; it is blocked until \(Timestamp.iso8601(milliseconds: blocked.until))")
         } catch {
             logger.error("could not create user", ["error": "\(error)"])

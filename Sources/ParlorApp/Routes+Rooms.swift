@@ -1,5 +1,6 @@
 import ParlorCodec
 import ParlorHTTP
+import ParlorProtocol
 import ParlorRooms
 
 extension Routes {
@@ -28,7 +29,7 @@ extension Routes {
         let address = ClientAddress.limitKey(context.clientAddress)
         if let wait = roomCreationLimiter?.check(address) {
             rooms.metrics.rateLimited(.roomCreate)
-            throw HTTPError(status: 429, code: "room:error:rate-limited", title: "Too many requests",
+            throw HTTPError(.roomRateLimited, title: "Too many requests",
                             detail: "too many rooms created from your address; retry in \(wait) s",
                             headers: HTTPHeaders([("Retry-After", String(wait))]))
         }
@@ -128,7 +129,7 @@ extension Routes {
         let user = try authenticator.requireUser(for: request)
         let room = try existingRoom(id)
         guard try read({ try RoomQueries.hasMembership(userID: user.id, roomID: room.id, in: $0) }) else {
-            throw HTTPError(status: 403, code: "member:error:not-joined", title: "Forbidden",
+            throw HTTPError(.memberNotJoined, title: "Forbidden",
                             detail: "only members of room \(room.id) may read its members and history on this server")
         }
         return room
@@ -136,24 +137,12 @@ extension Routes {
 
     private func existingRoom(_ id: String) throws(HTTPError) -> RoomRecord {
         guard let room = try read({ try RoomQueries.room(id: id, in: $0) }) else {
-            throw HTTPError.notFound("room:error:not-found", "no room with id \(id)")
+            throw HTTPError.notFound(.roomNotFound, "no room with id \(id)")
         }
         return room
     }
 
     static func httpError(_ error: RoomError) -> HTTPError {
-        let status = switch error.code {
-        case "room:error:not-found", "member:error:not-found": 404
-        case "room:error:forbidden": 403
-        case "room:error:name-taken": 409
-        case "room:error:closed": 410
-        case "room:error:too-many-rooms": 429
-        case "room:error:server-full": 503
-        case "server:error:shutting-down": 503
-        case "server:error:unavailable": 503
-        case "server:error:internal": 500
-        default: 400
-        }
-        return HTTPError(status: status, code: error.code, title: HTTPResponse.reasonPhrase(status), detail: error.detail)
+        HTTPError(error.code, title: HTTPResponse.reasonPhrase(error.code.httpStatus), detail: error.detail)
     }
 }

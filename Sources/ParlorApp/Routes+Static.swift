@@ -33,7 +33,7 @@ extension Routes {
     func staticFile(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
         let path = request.head.path
         guard let file = WebClientFiles.files[path], let etag = WebClientFiles.etags[path] else {
-            throw HTTPError.notFound("http:error:not-found", "no route for \(path)")
+            throw HTTPError.notFound(.httpNotFound, "no route for \(path)")
         }
         var headers = HTTPHeaders()
         headers.add("Content-Type", file.contentType)

@@ -63,9 +63,9 @@ public struct ParlorServer: Sendable {
     /// claim of each name and sends it on every later `auth(name:)`; pass `claim` to use one kept elsewhere (an
     /// app's keychain, across launches).
     public func auth(name: String, claim: String? = nil) async throws(ParlorError) -> AuthResponse {
-        var body: [String: ParlorJSON] = ["name": .string(name)]
+        var body: [String: JSONValue] = ["name": .string(name)]
         if let kept = claim ?? claims.withLock({ $0[name] }) { body["claim"] = .string(kept) }
-        let response = try await http.send("POST", "/auth", token: nil, json: .object(body))
+        let response = try await http.send("POST", "/auth", token: nil, json: .object(JSONObject(sortingKeysOf: body)))
         let answer = try AuthResponse(json: try Self.success(response))
         if let granted = answer.claim {
             claims.withLock { kept in
@@ -92,10 +92,10 @@ public struct ParlorServer: Sendable {
 
     /// POST /rooms. `name` must be unique (letters, digits, '-', '_'); nil lets the server pick one.
     public func createRoom(displayName: String, name: String? = nil, properties: RoomProperties? = nil) async throws(ParlorError) -> Room {
-        var body: [String: ParlorJSON] = ["display_name": .string(displayName)]
+        var body: [String: JSONValue] = ["display_name": .string(displayName)]
         if let name { body["name"] = .string(name) }
         if let properties { body["properties"] = properties.json }
-        let response = try await http.send("POST", "/rooms", token: token, json: .object(body))
+        let response = try await http.send("POST", "/rooms", token: token, json: .object(JSONObject(sortingKeysOf: body)))
         return try Room(json: try Self.success(response))
     }
 
@@ -127,7 +127,7 @@ public struct ParlorServer: Sendable {
     // MARK: Helpers
 
     /// The body of a 2xx response, or the server's error.
-    static func success(_ response: HTTPClientResponse) throws(ParlorError) -> ParlorJSON {
+    static func success(_ response: HTTPClientResponse) throws(ParlorError) -> JSONValue {
         guard (200..<300).contains(response.status) else { throw ParlorError(body: response.json, status: response.status) }
         guard let json = response.json else { throw .invalidResponse("HTTP \(response.status) body is not JSON") }
         return json

@@ -1,5 +1,7 @@
 import ParlorCodec
 import ParlorLoop
+import ParlorMetrics
+import ParlorProtocol
 
 /// Speaks HTTP/1.1 on one connection: parses requests as bytes arrive, answers them strictly in order (a pipelined
 /// request waits until the one before it is answered), enforces header and idle timeouts, and hands the connection
@@ -103,7 +105,7 @@ final class HTTPConnectionHandler: ConnectionHandler {
     }
 
     private static let tooManyConnections = HTTPError(
-        status: 429, code: "http:error:too-many-connections", title: "Too many connections",
+        .httpTooManyConnections, title: "Too many connections",
         detail: "too many open connections from your address", headers: HTTPHeaders([("Retry-After", "1")]))
 
     /// Shutdown: close now if idle, otherwise after the response in flight.
@@ -183,7 +185,7 @@ final class HTTPConnectionHandler: ConnectionHandler {
             // Refused before the route runs: a page of another site must not even reach token checks.
             if context.metrics != nil, let pattern = context.router.pattern(for: head.path) { inFlight?.route = pattern }
             complete(requestNumber: flight.number, response: HTTPError(
-                status: 403, code: "http:error:origin-not-allowed", title: "Origin not allowed",
+                .httpOriginNotAllowed, title: "Origin not allowed",
                 detail: "WebSocket connections are accepted from this server's own pages and the configured origins").response())
             return
         }
@@ -218,7 +220,7 @@ final class HTTPConnectionHandler: ConnectionHandler {
     private func preflight(_ request: HTTPRequest) -> HTTPResponse {
         let methods = context.router.allowedMethods(path: request.head.path)
         guard !methods.isEmpty || request.head.target == "*" else {
-            return HTTPError.notFound("http:error:not-found", "no route for \(request.head.path)").response()
+            return HTTPError.notFound(.httpNotFound, "no route for \(request.head.path)").response()
         }
         var headers = HTTPHeaders()
         let allow = Router.allowHeader(methods)
@@ -384,7 +386,7 @@ final class HTTPConnectionHandler: ConnectionHandler {
             if bodyStartedAt != nil {
                 context.logger.info("body timeout", ["peer": connection.peer])
                 bodyStartedAt = nil
-                failAndClose(HTTPError(status: 408, code: "http:error:body-timeout", title: "Request timeout",
+                failAndClose(HTTPError(.httpBodyTimeout, title: "Request timeout",
                                        detail: "the request body did not arrive in time"))
                 return
             }

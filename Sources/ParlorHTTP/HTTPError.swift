@@ -1,24 +1,25 @@
 import ParlorCodec
+import ParlorProtocol
 
-/// An error that knows its HTTP status and renders as Parlor's JSON error body `{"code","title","detail"}`.
+/// An error that renders as Parlor's JSON error body `{"code","title","detail"}`, answered with its code's HTTP status.
 public struct HTTPError: Error, Sendable, CustomStringConvertible {
-    public var status: Int
-    public var code: String
+    public var code: ErrorCode
     public var title: String
     public var detail: String
     public var headers: HTTPHeaders
 
-    public init(status: Int, code: String, title: String, detail: String, headers: HTTPHeaders = .init()) {
-        self.status = status
+    public init(_ code: ErrorCode, title: String, detail: String, headers: HTTPHeaders = .init()) {
         self.code = code
         self.title = title
         self.detail = detail
         self.headers = headers
     }
 
-    public var description: String { "\(status) \(code): \(detail)" }
+    public var status: Int { code.httpStatus }
 
-    public var body: JSONValue { ["code": .string(code), "title": .string(title), "detail": .string(detail)] }
+    public var description: String { "\(status) \(code.rawValue): \(detail)" }
+
+    public var body: JSONValue { ["code": .string(code.rawValue), "title": .string(title), "detail": .string(detail)] }
 
     public func response() -> HTTPResponse {
         var response = HTTPResponse.json(body, status: status)
@@ -26,33 +27,33 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible {
         return response
     }
 
-    public static func badRequest(_ code: String, _ detail: String) -> HTTPError {
-        HTTPError(status: 400, code: code, title: "Bad request", detail: detail)
+    public static func badRequest(_ code: ErrorCode, _ detail: String) -> HTTPError {
+        HTTPError(code, title: "Bad request", detail: detail)
     }
 
     public static func invalidField(_ field: String, _ detail: String) -> HTTPError {
-        HTTPError(status: 400, code: "request:error:invalid-field", title: "Invalid field", detail: "\(field): \(detail)")
+        HTTPError(.requestInvalidField, title: "Invalid field", detail: "\(field): \(detail)")
     }
 
     public static func missingField(_ field: String) -> HTTPError {
-        HTTPError(status: 400, code: "request:error:missing-field", title: "Missing field", detail: "\(field) is required")
+        HTTPError(.requestMissingField, title: "Missing field", detail: "\(field) is required")
     }
 
     public static func unauthorized(_ detail: String) -> HTTPError {
-        HTTPError(status: 401, code: "auth:error:invalid-token", title: "Unauthorized", detail: detail,
+        HTTPError(.authInvalidToken, title: "Unauthorized", detail: detail,
                   headers: HTTPHeaders([("WWW-Authenticate", "Bearer")]))
     }
 
-    public static func notFound(_ code: String, _ detail: String) -> HTTPError {
-        HTTPError(status: 404, code: code, title: "Not found", detail: detail)
+    public static func notFound(_ code: ErrorCode, _ detail: String) -> HTTPError {
+        HTTPError(code, title: "Not found", detail: detail)
     }
 
     public static func internalError(_ detail: String = "the server failed to handle the request") -> HTTPError {
-        HTTPError(status: 500, code: "server:error:internal", title: "Internal server error", detail: detail)
+        HTTPError(.serverInternal, title: "Internal server error", detail: detail)
     }
 
     init(_ parseError: HTTPParseError) {
-        self.init(status: parseError.status, code: parseError.code, title: parseError.title, detail: parseError.detail)
+        self.init(parseError.errorCode, title: parseError.title, detail: parseError.detail)
     }
 }
 
@@ -68,15 +69,15 @@ extension HTTPResponse {
 extension HTTPRequest {
     /// The body parsed as a JSON object, or a 400 that says what is wrong with it.
     public func jsonObject() throws(HTTPError) -> JSONObject {
-        guard !body.isEmpty else { throw HTTPError.badRequest("request:error:invalid-json", "the request body must be a JSON object") }
+        guard !body.isEmpty else { throw HTTPError.badRequest(.requestInvalidJSON, "the request body must be a JSON object") }
         let value: JSONValue
         do {
             value = try JSONParser.parse(body)
         } catch {
-            throw HTTPError.badRequest("request:error:invalid-json", "the request body is not valid JSON: \(error)")
+            throw HTTPError.badRequest(.requestInvalidJSON, "the request body is not valid JSON: \(error)")
         }
         guard case .object(let object) = value else {
-            throw HTTPError.badRequest("request:error:invalid-json", "the request body must be a JSON object, not \(value.typeName)")
+            throw HTTPError.badRequest(.requestInvalidJSON, "the request body must be a JSON object, not \(value.typeName)")
         }
         return object
     }

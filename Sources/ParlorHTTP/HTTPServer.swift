@@ -1,6 +1,7 @@
 import Foundation
 import ParlorCodec
 import ParlorLoop
+import ParlorMetrics
 import Synchronization
 
 /// The HTTP/1.1 and WebSocket server: a TCPServer whose connections speak HTTP until a route upgrades them.

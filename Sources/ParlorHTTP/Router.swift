@@ -1,4 +1,5 @@
 import ParlorCodec
+import ParlorProtocol
 
 /// What a route handler gives back.
 public enum RouteResult: Sendable {
@@ -47,9 +48,9 @@ public final class Router: Sendable {
             allowed.append(route.method)
         }
         if allowed.isEmpty {
-            return .failure(.notFound("http:error:not-found", "no route for \(path)"))
+            return .failure(.notFound(.httpNotFound, "no route for \(path)"))
         }
-        return .failure(HTTPError(status: 405, code: "http:error:method-not-allowed", title: "Method not allowed",
+        return .failure(HTTPError(.httpMethodNotAllowed, title: "Method not allowed",
                                   detail: "\(method) is not allowed on \(path); use \(Self.allowHeader(allowed))",
                                   headers: HTTPHeaders([("Allow", Self.allowHeader(allowed))])))
     }

@@ -1,5 +1,6 @@
 import ParlorCodec
 import ParlorLoop
+import ParlorMetrics
 
 /// What a route that upgrades to WebSocket supplies: the object that receives the messages.
 public struct WebSocketUpgrade: Sendable {

@@ -1,4 +1,4 @@
-import ParlorHTTP
+import ParlorProtocol
 
 /// A person, identified by the name they authenticate with.
 public struct User: Sendable, Hashable {

@@ -1,4 +1,4 @@
-import ParlorHTTP
+import ParlorProtocol
 
 /// What happened to rooms, reported after each commit for integrations such as webhooks.
 public enum RoomNotice: Sendable {

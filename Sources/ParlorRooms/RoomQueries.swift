@@ -1,5 +1,5 @@
 import ParlorCodec
-import ParlorHTTP
+import ParlorProtocol
 import ParlorStore
 
 /// The read queries shared by the REST routes (on a reader connection) and the rooms thread (on the writer).

@@ -1,4 +1,4 @@
-import ParlorHTTP
+import ParlorProtocol
 
 /// A client request the rooms thread serves, already checked for shape by the protocol layer.
 public enum RoomRequest: Sendable {
@@ -8,7 +8,7 @@ public enum RoomRequest: Sendable {
     case events(cid: String, since: Int64, pageSize: Int)
     case resume(sessionID: String, lastEventIDs: [(cid: String, lastEventID: Int64)])
     /// rtc:offer, rtc:answer or rtc:ice, relayed to the connections of member `to`; never stored.
-    case signal(kind: String, cid: String, to: String, payload: JSONObject)
+    case signal(kind: RequestType, cid: String, to: String, payload: JSONObject)
     case media(cid: String, change: MediaChange)
     /// Receive a room's events without being a member of it (scripts, dashboards); `unwatch` stops.
     case watch(cid: String)
@@ -17,18 +17,18 @@ public enum RoomRequest: Sendable {
     case ping
 
     /// The request's `type`, which its success reply echoes as `type:success`.
-    public var type: String {
+    public var type: RequestType {
         switch self {
-        case .join: "conversation:join"
-        case .leave: "conversation:leave"
-        case .members: "conversation:members"
-        case .events: "conversation:events"
-        case .resume: "session:resume"
+        case .join: .conversationJoin
+        case .leave: .conversationLeave
+        case .members: .conversationMembers
+        case .events: .conversationEvents
+        case .resume: .sessionResume
         case .signal(let kind, _, _, _): kind
         case .media(_, let change): change.requestType
-        case .watch: "conversation:watch"
-        case .unwatch: "conversation:unwatch"
-        case .ping: "session:ping"
+        case .watch: .conversationWatch
+        case .unwatch: .conversationUnwatch
+        case .ping: .sessionPing
         }
     }
 }
@@ -76,12 +76,21 @@ public enum MediaChange: Sendable {
     case mute(Bool)
     case speaking(Bool)
 
-    public var requestType: String {
+    public var requestType: RequestType {
         switch self {
-        case .enable: "audio:enable"
-        case .disable: "audio:disable"
-        case .mute(let on): on ? "audio:mute:on" : "audio:mute:off"
-        case .speaking(let on): on ? "audio:speaking:on" : "audio:speaking:off"
+        case .enable: .audioEnable
+        case .disable: .audioDisable
+        case .mute(let on): on ? .audioMuteOn : .audioMuteOff
+        case .speaking(let on): on ? .audioSpeakingOn : .audioSpeakingOff
+        }
+    }
+
+    /// The event the change is broadcast as.
+    public var eventType: EventType {
+        switch self {
+        case .enable, .disable: .memberMedia
+        case .mute(let on): on ? .audioMuteOn : .audioMuteOff
+        case .speaking(let on): on ? .audioSpeakingOn : .audioSpeakingOff
         }
     }
 }

@@ -1,5 +1,5 @@
 import ParlorCodec
-import ParlorHTTP
+import ParlorProtocol
 import ParlorLoop
 import ParlorStore
 
@@ -52,7 +52,7 @@ extension RoomsService {
         loop.assertInLoop()
         let room = try openRoom(roomID, db: db)
         guard let member = room.member(memberID) else {
-            throw RoomError("member:error:not-found", "\(memberID) is not a joined member of room \(roomID)")
+            throw RoomError(.memberNotFound, "\(memberID) is not a joined member of room \(roomID)")
         }
         return (room, member)
     }
@@ -65,7 +65,7 @@ extension RoomsService {
         case .admin: break
         case .user(let user):
             guard let user, user.id == room.createdBy else {
-                throw RoomError("room:error:forbidden", "only the room's creator or an admin can close it")
+                throw RoomError(.roomForbidden, "only the room's creator or an admin can close it")
             }
         }
         batch.touchedRooms.insert(roomID)

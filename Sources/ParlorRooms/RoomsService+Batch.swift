@@ -1,5 +1,5 @@
 import ParlorCodec
-import ParlorHTTP
+import ParlorProtocol
 
 extension RoomsService {
     /// What a batch of commands produces: frames to send and completions to call, once the batch has committed.
@@ -12,12 +12,12 @@ extension RoomsService {
         /// For the observer, only once committed.
         var notices: [RoomNotice] = []
         /// Where each command's reply goes, so a failed commit can tell every waiter.
-        private var waiters: [(ClientRef, JSONValue, String)] = []
+        private var waiters: [(ClientRef, JSONValue, RequestType)] = []
         private var failedCompletions: [(RoomError) -> Void] = []
         /// Connections greeted with session:success in this batch: if it fails they are told and closed instead.
         var greeted: [ClientRef] = []
 
-        mutating func reply(to client: ClientRef, _ type: String, tid: JSONValue, body: JSONValue) {
+        mutating func reply(to client: ClientRef, _ type: RequestType, tid: JSONValue, body: JSONValue) {
             outbox.reply(ProtocolFrame.success(type, tid: tid, body: body), to: client.handle)
             waiters.append((client, tid, type))
         }

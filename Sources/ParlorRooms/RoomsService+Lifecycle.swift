@@ -1,4 +1,5 @@
-import ParlorHTTP
+import ParlorMetrics
+import ParlorProtocol
 import ParlorLoop
 import ParlorStore
 
@@ -6,12 +7,12 @@ extension RoomsService {
     func create(_ request: NewRoom, db: SQLiteConnection, batch: inout Batch) throws -> RoomRecord {
         loop.assertInLoop()
         guard rooms.count < configuration.maxOpenRooms else {
-            throw RoomError("room:error:server-full", "this server already has \(configuration.maxOpenRooms) open rooms")
+            throw RoomError(.roomServerFull, "this server already has \(configuration.maxOpenRooms) open rooms")
         }
         if let creator = request.createdBy,
            rooms.values.lazy.filter({ $0.createdBy == creator.id }).count >= configuration.maxRoomsPerUser {
             metrics.rateLimited(.roomsPerUser)
-            throw RoomError("room:error:too-many-rooms", "you already have \(configuration.maxRoomsPerUser) open rooms")
+            throw RoomError(.roomTooManyRooms, "you already have \(configuration.maxRoomsPerUser) open rooms")
         }
         try checkAddressCap(request.createdFrom)
         if let ttl = request.ttl, ttl > configuration.maxRoomTTL { throw RoomError.ttlTooLong(configuration.maxRoomTTL) }

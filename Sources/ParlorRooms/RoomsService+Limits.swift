@@ -1,4 +1,5 @@
-import ParlorHTTP
+import ParlorMetrics
+import ParlorProtocol
 import ParlorStore
 
 extension RoomsService {
@@ -9,7 +10,7 @@ extension RoomsService {
         let open = rooms.values.lazy.filter { $0.createdFrom == address }.count
         if open >= configuration.maxRoomsPerAddress {
             metrics.rateLimited(.roomsPerAddress)
-            throw RoomError("room:error:too-many-rooms",
+            throw RoomError(.roomTooManyRooms,
                             "\(configuration.maxRoomsPerAddress) open rooms were already created from your address; "
                                 + "close one or wait until one expires")
         }

@@ -1,10 +1,10 @@
-import ParlorHTTP
+import ParlorProtocol
 import ParlorStore
 
 extension RoomsService {
     /// Relays WebRTC signalling to the connections of member `to` in room `cid`, adding `from`. The sender's connection
     /// must be attached to the room and the target must be a joined member there. Nothing is stored.
-    func relay(_ kind: String, cid: String, to target: String, payload: JSONObject, tid: JSONValue, client: ClientRef,
+    func relay(_ kind: RequestType, cid: String, to target: String, payload: JSONObject, tid: JSONValue, client: ClientRef,
                db: SQLiteConnection, batch: inout Batch) throws {
         loop.assertInLoop()
         let room = try openRoom(cid, db: db)
@@ -12,12 +12,12 @@ extension RoomsService {
             throw RoomError.notJoined(cid)
         }
         guard let receiver = room.member(target), receiver.id != sender.id else {
-            throw RoomError("member:error:unknown-target", "\(target) is not another joined member of room \(cid)")
+            throw RoomError(.memberUnknownTarget, "\(target) is not another joined member of room \(cid)")
         }
         var body = payload
         body["from"] = .string(sender.id)
         body["to"] = .string(receiver.id)
-        let frame = ProtocolFrame.message(["type": .string(kind), "cid": .string(cid), "from": .string(sender.id), "body": .object(body)])
+        let frame = ProtocolFrame.message(["type": .string(kind.rawValue), "cid": .string(cid), "from": .string(sender.id), "body": .object(body)])
         batch.reply(to: client, kind, tid: tid, body: .object([:]))
         for handle in room.connections(of: receiver.user.id) { batch.outbox.send(frame, to: handle) }
     }
@@ -43,7 +43,7 @@ extension RoomsService {
         case .enable:
             guard !member.audioEnabled else { return nil }
             guard room.audioSenderCount < configuration.maxAudioSenders else {
-                throw RoomError("media:error:too-many-senders",
+                throw RoomError(.mediaTooManySenders,
                                 "room \(room.id) already has \(configuration.maxAudioSenders) members sending audio; you can listen")
             }
             updated.audioEnabled = true
@@ -58,7 +58,7 @@ extension RoomsService {
             guard member.speaking != on else { return nil }
             room.update(member.id) { $0.speaking = on }
             return ProtocolFrame.message([
-                "type": .string(change.requestType), "cid": .string(room.id), "from": .string(member.id),
+                "type": .string(change.eventType.rawValue), "cid": .string(room.id), "from": .string(member.id),
                 "timestamp": .string(Timestamp.iso8601(milliseconds: Timestamp.nowMilliseconds())),
                 "body": ["member_id": .string(member.id), "user": member.user.json],
             ])
@@ -66,10 +66,7 @@ extension RoomsService {
 
         try db.run("UPDATE members SET audio_enabled = ?, audio_muted = ? WHERE id = ?",
                    [.integer(updated.audioEnabled ? 1 : 0), .integer(updated.audioMuted ? 1 : 0), .text(member.id)])
-        let eventType = switch change {
-        case .enable, .disable: "member:media"
-        default: change.requestType
-        }
+        let eventType = change.eventType.rawValue
         let event = try appendEvent(to: room, type: eventType, from: member.id, body: [
             "member_id": .string(member.id), "user": member.user.json,
             "media": ["audio_settings": ["enabled": .bool(updated.audioEnabled), "muted": .bool(updated.audioMuted)]],

@@ -1,4 +1,4 @@
-import ParlorHTTP
+import ParlorProtocol
 import ParlorStore
 
 extension RoomsService {
@@ -18,7 +18,7 @@ extension RoomsService {
             // Idempotent: the same member back, no second member:joined. A member waiting out its grace period is back.
             if existing.disconnectedAt != nil { try markPresent(existing.id, in: room, db: db) }
             attach(client, to: room)
-            batch.reply(to: client, "conversation:join", tid: tid, body: joinReply(room, memberID: existing.id))
+            batch.reply(to: client, .conversationJoin, tid: tid, body: joinReply(room, memberID: existing.id))
             return
         }
         let cap = min(room.maxMembers ?? Int64.max, Int64(configuration.maxMembersPerRoom))
@@ -29,7 +29,7 @@ extension RoomsService {
         let member = LiveMember(id: Identifier.make(Identifier.member), user: client.user, joinedAt: now)
         try db.run("INSERT INTO members (id, room_id, user_id, state, joined_at) VALUES (?, ?, ?, 'JOINED', ?)",
                    [.text(member.id), .text(cid), .text(client.user.id), .integer(now)])
-        let event = try appendEvent(to: room, type: "member:joined", from: member.id,
+        let event = try appendEvent(to: room, type: EventType.memberJoined.rawValue, from: member.id,
                                     body: ["member_id": .string(member.id), "user": client.user.json], at: now, db: db)
         if room.emptySince != nil {
             try db.run("UPDATE rooms SET empty_since = NULL WHERE id = ?", [.text(cid)])
@@ -38,7 +38,7 @@ extension RoomsService {
         room.emptySince = nil
         if let timer = room.ttlTimer { loop.cancelTimer(timer); room.ttlTimer = nil }
         attach(client, to: room)
-        batch.reply(to: client, "conversation:join", tid: tid, body: joinReply(room, memberID: member.id))
+        batch.reply(to: client, .conversationJoin, tid: tid, body: joinReply(room, memberID: member.id))
         broadcast(event, in: room, batch: &batch)
         batch.notices.append(.memberJoined(room: room.summary, member: member.summary, eventID: event.id))
     }
@@ -57,7 +57,7 @@ extension RoomsService {
         let room = try openRoom(cid, db: db)
         guard let member = room.member(forUser: client.user.id) else { throw RoomError.notJoined(cid) }
         batch.touchedRooms.insert(cid)
-        batch.reply(to: client, "conversation:leave", tid: tid, body: .object([:]))
+        batch.reply(to: client, .conversationLeave, tid: tid, body: .object([:]))
         try end(member, in: room, reason: .left, db: db, batch: &batch)
     }
 
@@ -70,7 +70,7 @@ extension RoomsService {
             UPDATE members SET state = 'LEFT', left_at = ?, left_reason = ?, disconnected_at = NULL
             WHERE id = ? AND state = 'JOINED'
             """, [.integer(now), .text(reason.rawValue), .text(member.id)])
-        let event = try appendEvent(to: room, type: "member:left", from: member.id,
+        let event = try appendEvent(to: room, type: EventType.memberLeft.rawValue, from: member.id,
                                     body: ["member_id": .string(member.id), "user": member.user.json, "reason": .string(reason.rawValue)],
                                     at: now, db: db)
         let becameEmpty = room.memberCount == 1

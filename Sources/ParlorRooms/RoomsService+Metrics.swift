@@ -1,4 +1,4 @@
-import ParlorHTTP
+import ParlorMetrics
 import ParlorLoop
 
 extension RoomsService {

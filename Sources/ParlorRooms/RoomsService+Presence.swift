@@ -1,4 +1,4 @@
-import ParlorHTTP
+import ParlorProtocol
 import ParlorLoop
 import ParlorStore
 
@@ -14,7 +14,7 @@ extension RoomsService {
             "session_id": .string(client.sessionID), "user": client.user.json,
             "ice_servers": configuration.iceServersJSON(for: client.user.id), "max_audio_senders": JSONValue(configuration.maxAudioSenders),
         ]
-        batch.send(ProtocolFrame.message(["type": "session:success", "body": body]), to: client)
+        batch.send(ProtocolFrame.event(.sessionSuccess, ["body": body]), to: client)
         batch.greeted.append(client)
     }
 
@@ -94,7 +94,7 @@ extension RoomsService {
             resumed.append(["cid": .string(cid), "member_id": .string(member.id), "last_event_id": JSONValue(room.lastEventID)])
             replay += missed.items.map(ProtocolFrame.event)
         }
-        batch.reply(to: client, "session:resume", tid: tid,
+        batch.reply(to: client, .sessionResume, tid: tid,
                     body: ["session_id": .string(client.sessionID), "resumed": .array(resumed), "lost": .array(lost),
                            "ice_servers": configuration.iceServersJSON(for: client.user.id)])
         for frame in replay { batch.sendPacedEvent(frame, to: client) }  // up to maxReplayEvents a room: paced

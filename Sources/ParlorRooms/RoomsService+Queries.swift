@@ -1,4 +1,4 @@
-import ParlorHTTP
+import ParlorProtocol
 import ParlorStore
 
 extension RoomsService {
@@ -12,7 +12,7 @@ extension RoomsService {
                                            pageSize: query.pageSize, cursor: query.cursor, in: db)
         var body: JSONObject = ["cid": .string(cid), "members": .array(page.items.map(\.json))]
         if let next = page.next { body["cursor"] = .string(next.encoded) }
-        batch.reply(to: client, "conversation:members", tid: tid, body: .object(body))
+        batch.reply(to: client, .conversationMembers, tid: tid, body: .object(body))
     }
 
     func listEvents(_ cid: String, since: Int64, pageSize: Int, tid: JSONValue, client: ClientRef, db: SQLiteConnection,
@@ -23,7 +23,7 @@ extension RoomsService {
         let page = try RoomQueries.events(roomID: cid, since: since, pageSize: pageSize, in: db)
         var body: JSONObject = ["cid": .string(cid), "events": .array(page.items.map(\.json))]
         if let next = page.next { body["cursor"] = .string(String(next.number)) }
-        batch.reply(to: client, "conversation:events", tid: tid, body: .object(body))
+        batch.reply(to: client, .conversationEvents, tid: tid, body: .object(body))
     }
 
     /// With members-only visibility, only a current or former member may read the room's members and history.

@@ -1,4 +1,4 @@
-import ParlorHTTP
+import ParlorProtocol
 import ParlorStore
 
 extension RoomsService {
@@ -11,7 +11,7 @@ extension RoomsService {
         try requireVisible(cid, to: client.user, db: db)
         room.watch(client.handle)
         clients[client.handle]?.watching.insert(cid)
-        batch.reply(to: client, "conversation:watch", tid: tid,
+        batch.reply(to: client, .conversationWatch, tid: tid,
                     body: ["cid": .string(cid), "last_event_id": JSONValue(room.lastEventID)])
     }
 
@@ -20,6 +20,6 @@ extension RoomsService {
         loop.assertInLoop()
         rooms[cid]?.unwatch(client.handle)
         clients[client.handle]?.watching.remove(cid)
-        batch.reply(to: client, "conversation:unwatch", tid: tid, body: ["cid": .string(cid)])
+        batch.reply(to: client, .conversationUnwatch, tid: tid, body: ["cid": .string(cid)])
     }
 }

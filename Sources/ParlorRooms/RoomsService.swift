@@ -1,4 +1,5 @@
-import ParlorHTTP
+import ParlorMetrics
+import ParlorProtocol
 import ParlorLoop
 import ParlorStore
 import Synchronization
@@ -260,7 +261,7 @@ public final class RoomsService: @unchecked Sendable {  // mutable state is conf
         case .media(let cid, let change): try changeMedia(change, cid: cid, tid: tid, client: client, db: db, batch: &batch)
         case .watch(let cid): try watch(cid, tid: tid, client: client, db: db, batch: &batch)
         case .unwatch(let cid): unwatch(cid, tid: tid, client: client, batch: &batch)
-        case .ping: batch.reply(to: client, "session:ping", tid: tid, body: .object([:]))
+        case .ping: batch.reply(to: client, .sessionPing, tid: tid, body: .object([:]))
         }
     }
 }

@@ -1,6 +1,6 @@
 import COpenSSL
 import ParlorCodec
-import ParlorHTTP
+import ParlorProtocol
 
 /// Time-limited TURN credentials in coturn's REST-API scheme (`use-auth-secret` / `static-auth-secret`): the
 /// username is `<expiry unix seconds>:<user id>` and the credential is base64(HMAC-SHA1(secret, username)). The TURN

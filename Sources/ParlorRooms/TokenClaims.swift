@@ -1,5 +1,5 @@
-#if canImport(ParlorHTTP)
-import ParlorHTTP
+#if canImport(ParlorProtocol)
+import ParlorProtocol
 #endif
 
 /// The claims Parlor puts in, and checks on, every token.

@@ -20,7 +20,7 @@ public struct EventMatcher: Sendable, CustomStringConvertible {
 
     /// member:joined, optionally of a user name, a member id, in a room.
     public static func memberJoined(name: String? = nil, memberID: String? = nil, room: String? = nil) -> EventMatcher {
-        EventMatcher(describe("member:joined", ["name": name, "member_id": memberID, "room": room])) { event in
+        EventMatcher(describe(EventType.memberJoined.rawValue, ["name": name, "member_id": memberID, "room": room])) { event in
             event.type == .memberJoined && fits(event, name: name, memberID: memberID, room: room)
         }
     }
@@ -28,7 +28,7 @@ public struct EventMatcher: Sendable, CustomStringConvertible {
     /// member:left, optionally with a reason, of a user name, a member id, in a room.
     public static func memberLeft(reason: LeaveReason? = nil, name: String? = nil, memberID: String? = nil,
                                   room: String? = nil) -> EventMatcher {
-        EventMatcher(describe("member:left", ["reason": reason?.rawValue, "name": name, "member_id": memberID, "room": room])) { event in
+        EventMatcher(describe(EventType.memberLeft.rawValue, ["reason": reason?.rawValue, "name": name, "member_id": memberID, "room": room])) { event in
             event.type == .memberLeft && (reason == nil || event.reason == reason?.rawValue)
                 && fits(event, name: name, memberID: memberID, room: room)
         }

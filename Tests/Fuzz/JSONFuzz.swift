@@ -1,5 +1,5 @@
 // libFuzzer target for the JSON message decoder (JSONParser) and encoder (JSONWriter).
-// Compiled with Sources/ParlorHTTP/JSON/{JSONParser,JSONValue,JSONWriter}.swift as module ParlorJSON
+// Compiled with Sources/ParlorProtocol/JSON/{JSONParser,JSONValue,JSONWriter}.swift as module ParlorJSON
 // (see run.sh); the input is the raw document. Checks:
 // - no crash, no hang (libFuzzer -timeout), no stack exhaustion on deep nesting;
 // - a parsed value nests no deeper than the limit, and a smaller limit accepts exactly the documents

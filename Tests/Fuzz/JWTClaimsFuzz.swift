@@ -1,6 +1,6 @@
 // libFuzzer target for the JWT claims check (TokenClaims.validated): what a server does with the payload of a token
 // whose signature is good, so every payload here is one a holder of the secret could sign. Compiled with
-// Sources/ParlorHTTP/JSON/{JSONParser,JSONValue,JSONWriter}.swift and Sources/ParlorRooms/{TokenClaims,TextRules}.swift
+// Sources/ParlorProtocol/JSON/{JSONParser,JSONValue,JSONWriter}.swift and Sources/ParlorRooms/{TokenClaims,TextRules}.swift
 // as module ParlorJWTClaims (see run.sh). Byte 0 picks the clock ("now"), the rest is the payload. Checks:
 // - no crash: no arithmetic overflow on any claim (the bug of issue 17: exp = 2^63-1, iat = 2^63-1, exp = 1e16);
 // - accepted claims are in range: times in 0...latestTime, exp not past and nbf not ahead of now (with leeway),

@@ -34,10 +34,10 @@ sources_for() {
     case $1 in
         http-parser) echo "ParlorCodec $root/Sources/ParlorCodec/*.swift $fuzz_dir/HTTPParserFuzz.swift" ;;
         websocket-decoder) echo "ParlorCodec $root/Sources/ParlorCodec/*.swift $fuzz_dir/WebSocketDecoderFuzz.swift" ;;
-        json) echo "ParlorJSON $root/Sources/ParlorHTTP/JSON/JSONParser.swift $root/Sources/ParlorHTTP/JSON/JSONValue.swift" \
-                   "$root/Sources/ParlorHTTP/JSON/JSONWriter.swift $fuzz_dir/JSONFuzz.swift" ;;
-        jwt-claims) echo "ParlorJWTClaims $root/Sources/ParlorHTTP/JSON/JSONParser.swift $root/Sources/ParlorHTTP/JSON/JSONValue.swift" \
-                         "$root/Sources/ParlorHTTP/JSON/JSONWriter.swift $root/Sources/ParlorRooms/TokenClaims.swift" \
+        json) echo "ParlorJSON $root/Sources/ParlorProtocol/JSON/JSONParser.swift $root/Sources/ParlorProtocol/JSON/JSONValue.swift" \
+                   "$root/Sources/ParlorProtocol/JSON/JSONWriter.swift $fuzz_dir/JSONFuzz.swift" ;;
+        jwt-claims) echo "ParlorJWTClaims $root/Sources/ParlorProtocol/JSON/JSONParser.swift $root/Sources/ParlorProtocol/JSON/JSONValue.swift" \
+                         "$root/Sources/ParlorProtocol/JSON/JSONWriter.swift $root/Sources/ParlorRooms/TokenClaims.swift" \
                          "$root/Sources/ParlorRooms/TextRules.swift $fuzz_dir/JWTClaimsFuzz.swift" ;;
         *) echo "unknown target: $1 (known: ${all_targets[*]})" >&2; return 1 ;;
     esac

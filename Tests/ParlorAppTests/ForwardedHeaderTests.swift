@@ -1,6 +1,7 @@
 import ParlorCodec
 import ParlorHTTP
 import ParlorLoop
+import ParlorProtocol
 import Testing
 
 /// Parsing of Forwarded / X-Forwarded-* and --trusted-proxies (issue 15): pure functions, no server.

@@ -1,5 +1,6 @@
 import Testing
 @testable import ParlorCodec
+import ParlorProtocol
 
 /// Inputs found by the libFuzzer targets in Tests/Fuzz, kept so the bugs stay fixed.
 @Suite struct FuzzRegressionTests {

@@ -1,5 +1,6 @@
 import Testing
 @testable import ParlorCodec
+import ParlorProtocol
 
 @Suite struct HTTPRequestParserErrorTests {
     struct Case: CustomTestStringConvertible, Sendable {

@@ -1,6 +1,7 @@
 import Foundation
 import ParlorHTTP
 import ParlorLoop
+import ParlorMetrics
 import ParlorRooms
 
 /// Delivers room notices to the configured URLs. Each URL has its own thread and queue, so a slow receiver delays

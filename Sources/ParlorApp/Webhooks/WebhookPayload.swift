@@ -1,5 +1,6 @@
 import COpenSSL
 import ParlorHTTP
+import ParlorProtocol
 import ParlorRooms
 
 /// The JSON body of one webhook and its signature.

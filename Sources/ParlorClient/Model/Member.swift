@@ -26,7 +26,7 @@ public struct Member: Sendable, Hashable, Identifiable {
             self.muted = muted
         }
 
-        init(json: ParlorJSON) {
+        init(json: JSONValue) {
             self.init(enabled: json["enabled"]?.boolValue ?? false, muted: json["muted"]?.boolValue ?? false)
         }
     }
@@ -40,7 +40,7 @@ public struct Member: Sendable, Hashable, Identifiable {
 
     public var id: String { memberID }
 
-    init(json: ParlorJSON) throws(ParlorError) {
+    init(json: JSONValue) throws(ParlorError) {
         let fields = try JSONFields(json, "member")
         memberID = try fields.string("member_id")
         user = try ParlorUser(json: fields["user"] ?? .null, "member.user")
@@ -61,7 +61,7 @@ public struct Membership: Sendable, Hashable {
     /// (your own `member:joined`, with this very id, is delivered there too).
     public let lastEventID: Int64
 
-    init(json: ParlorJSON) throws(ParlorError) {
+    init(json: JSONValue) throws(ParlorError) {
         let fields = try JSONFields(json, "join reply")
         memberID = try fields.string("member_id")
         roomID = try fields.string("cid")
@@ -90,7 +90,7 @@ public struct MembersPage: Sendable, Hashable {
     /// Pass to `members(in:cursor:)` for the next page; nil on the last page.
     public let cursor: String?
 
-    init(json: ParlorJSON) throws(ParlorError) {
+    init(json: JSONValue) throws(ParlorError) {
         let fields = try JSONFields(json, "members reply")
         roomID = try fields.string("cid")
         members = try fields.array("members").map { (member) throws(ParlorError) in try Member(json: member) }

@@ -26,37 +26,37 @@ public struct ParlorError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Whether the server, not the network, said no (a reply or an HTTP error body carried the code).
     public var isFromServer: Bool { !code.hasPrefix("client:") }
 
-    /// Codes worth matching on. The server's list lives in its protocol docs; the client's are all here.
+    /// Codes worth matching on, as plain strings (`ErrorCode` and `ClientErrorCode` list them all).
     public enum Code {
-        public static let roomNotFound = "room:error:not-found"
-        public static let roomClosed = "room:error:closed"
-        public static let roomFull = "room:error:full"
-        public static let roomNameTaken = "room:error:name-taken"
-        public static let notJoined = "member:error:not-joined"
-        public static let sessionNotFound = "session:error:not-found"
-        public static let invalidToken = "auth:error:invalid-token"
-        public static let missingToken = "auth:error:missing-token"
+        public static let roomNotFound = ErrorCode.roomNotFound.rawValue
+        public static let roomClosed = ErrorCode.roomClosed.rawValue
+        public static let roomFull = ErrorCode.roomFull.rawValue
+        public static let roomNameTaken = ErrorCode.roomNameTaken.rawValue
+        public static let notJoined = ErrorCode.memberNotJoined.rawValue
+        public static let sessionNotFound = ErrorCode.sessionNotFound.rawValue
+        public static let invalidToken = ErrorCode.authInvalidToken.rawValue
+        public static let missingToken = ErrorCode.authMissingToken.rawValue
 
         /// The server could not be reached (name resolution, refused, connect timeout).
-        public static let connectionFailed = "client:error:connection-failed"
+        public static let connectionFailed = ClientErrorCode.connectionFailed.rawValue
         /// The connection dropped while a request was waiting for its reply; the request may or may not have happened.
-        public static let connectionLost = "client:error:connection-lost"
+        public static let connectionLost = ClientErrorCode.connectionLost.rawValue
         /// The session was closed by `close()`, or it gave up reconnecting.
-        public static let closed = "client:error:closed"
+        public static let closed = ClientErrorCode.closed.rawValue
         /// Reconnecting failed `maxAttempts` times in a row; the session is closed.
-        public static let reconnectFailed = "client:error:reconnect-failed"
+        public static let reconnectFailed = ClientErrorCode.reconnectFailed.rawValue
         /// No reply within the configured request timeout.
-        public static let timedOut = "client:error:timeout"
+        public static let timedOut = ClientErrorCode.timedOut.rawValue
         /// The server answered something this client does not understand.
-        public static let invalidResponse = "client:error:invalid-response"
+        public static let invalidResponse = ClientErrorCode.invalidResponse.rawValue
         /// The WebSocket upgrade did not complete as RFC 6455 requires.
-        public static let handshakeFailed = "client:error:handshake-failed"
+        public static let handshakeFailed = ClientErrorCode.handshakeFailed.rawValue
         /// The server URL cannot be used (not http:// or ws://, no host).
-        public static let invalidURL = "client:error:invalid-url"
+        public static let invalidURL = ClientErrorCode.invalidURL.rawValue
         /// The calling task was cancelled while waiting.
-        public static let cancelled = "client:error:cancelled"
+        public static let cancelled = ClientErrorCode.cancelled.rawValue
         /// The server was reset (close code 4004, test mode): the session and its rooms are gone; connect again.
-        public static let serverReset = "session:error:server-reset"
+        public static let serverReset = ClientErrorCode.serverReset.rawValue
     }
 
     static func connectionFailed(_ detail: String) -> ParlorError { ParlorError(code: Code.connectionFailed, detail: detail) }
@@ -74,7 +74,7 @@ public struct ParlorError: Error, Sendable, Hashable, CustomStringConvertible {
     var endsSession: Bool { isAuthenticationFailure || code == Code.serverReset }
 
     /// The server's JSON error body `{"code","title","detail"}` (HTTP) or `{"code","detail"}` (WebSocket).
-    init(body: ParlorJSON?, status: Int?, requestType: String? = nil) {
+    init(body: JSONValue?, status: Int?, requestType: String? = nil) {
         let code = body?["code"]?.stringValue ?? (status.map { "http:error:\($0)" } ?? ParlorError.Code.invalidResponse)
         let detail = body?["detail"]?.stringValue ?? body?["title"]?.stringValue ?? "the server gave no detail"
         self.init(code: code, detail: detail, status: status, requestType: requestType ?? body?["request_type"]?.stringValue)

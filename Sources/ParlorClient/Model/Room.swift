@@ -10,7 +10,7 @@ public struct ParlorUser: Sendable, Hashable {
         self.name = name
     }
 
-    init(json: ParlorJSON, _ context: String) throws(ParlorError) {
+    init(json: JSONValue, _ context: String) throws(ParlorError) {
         let fields = try JSONFields(json, context)
         self.init(id: try fields.string("id"), name: try fields.string("name"))
     }
@@ -25,7 +25,7 @@ public struct AuthResponse: Sendable, Hashable {
     /// The secret that gets this identity back from /auth while the name is in use (nil from servers before it).
     public let claim: String?
 
-    init(json: ParlorJSON) throws(ParlorError) {
+    init(json: JSONValue) throws(ParlorError) {
         let fields = try JSONFields(json, "auth response")
         name = try fields.string("name")
         jwt = try fields.string("jwt")
@@ -47,16 +47,16 @@ public struct RoomProperties: Sendable, Hashable {
         self.maxMembers = maxMembers
     }
 
-    init(json: ParlorJSON?) {
+    init(json: JSONValue?) {
         ttl = json?["ttl"]?.integerValue.map { Int($0) }
         maxMembers = json?["max_members"]?.integerValue.map { Int($0) }
     }
 
-    var json: ParlorJSON {
-        var object: [String: ParlorJSON] = [:]
-        if let ttl { object["ttl"] = .integer(Int64(ttl)) }
-        if let maxMembers { object["max_members"] = .integer(Int64(maxMembers)) }
-        return .object(object)
+    var json: JSONValue {
+        var object: [String: JSONValue] = [:]
+        if let ttl { object["ttl"] = JSONValue(ttl) }
+        if let maxMembers { object["max_members"] = JSONValue(maxMembers) }
+        return .object(JSONObject(sortingKeysOf: object))
     }
 }
 
@@ -77,7 +77,7 @@ public struct Room: Sendable, Hashable, Identifiable {
     /// Set once the room has closed (GET /rooms/{id} still finds closed rooms).
     public let closedAt: Date?
 
-    init(json: ParlorJSON) throws(ParlorError) {
+    init(json: JSONValue) throws(ParlorError) {
         let fields = try JSONFields(json, "room")
         id = try fields.string("id")
         name = try fields.string("name")

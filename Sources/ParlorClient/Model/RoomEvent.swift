@@ -12,9 +12,9 @@ public struct RoomEvent: Sendable, Hashable {
         case other(String)
 
         init(_ name: String) {
-            switch name {
-            case "member:joined": self = .memberJoined
-            case "member:left": self = .memberLeft
+            switch EventType(rawValue: name) {
+            case .memberJoined?: self = .memberJoined
+            case .memberLeft?: self = .memberLeft
             default: self = .other(name)
             }
         }
@@ -37,11 +37,11 @@ public struct RoomEvent: Sendable, Hashable {
     /// `body.media.audio_settings` of member:media and audio:mute:* events.
     public let media: Member.AudioSettings?
     public let timestamp: Date?
-    public let body: ParlorJSON
+    public let body: JSONValue
     /// The whole event as received.
-    public let raw: ParlorJSON
+    public let raw: JSONValue
 
-    init(json: ParlorJSON) throws(ParlorError) {
+    init(json: JSONValue) throws(ParlorError) {
         let fields = try JSONFields(json, "event")
         typeName = try fields.string("type")
         type = Kind(typeName)
@@ -68,7 +68,7 @@ public struct EventsPage: Sendable, Hashable {
 
     public var nextSince: Int64? { cursor.flatMap { Int64($0) } }
 
-    init(json: ParlorJSON) throws(ParlorError) {
+    init(json: JSONValue) throws(ParlorError) {
         let fields = try JSONFields(json, "events reply")
         roomID = try fields.string("cid")
         events = try fields.array("events").map { (event) throws(ParlorError) in try RoomEvent(json: event) }

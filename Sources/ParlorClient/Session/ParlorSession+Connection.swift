@@ -28,9 +28,9 @@ extension ParlorSession {
 
     /// A reply (has our tid), a room event (has cid), or something this client ignores.
     private func handle(_ text: String) {
-        guard let message = ParlorJSON.parse(text), let type = message["type"]?.stringValue else { return }
+        guard let message = JSONValue.parse(text), let type = message["type"]?.stringValue else { return }
         if let tid = message["tid"]?.stringValue, pending[tid] != nil {
-            if type == "error" {
+            if type == ProtocolFrame.errorType {
                 complete(tid, .failure(ParlorError(body: message["body"], status: nil)))
             } else {
                 complete(tid, .success(message["body"] ?? .object([:])))
@@ -111,15 +111,15 @@ extension ParlorSession {
         let previousSessionID = sessionID
         attach(opened)
         sessionID = hello.sessionID
-        var positions: [String: ParlorJSON] = [:]
+        var positions: [String: JSONValue] = [:]
         for (roomID, room) in joined {
-            positions[roomID] = .integer(max(room.lastEventID, delivered[roomID] ?? 0))
+            positions[roomID] = JSONValue(max(room.lastEventID, delivered[roomID] ?? 0))
         }
         var resumed: [String] = []
         var lost: [String] = []
         do {
-            let reply = try JSONFields(try await send("session:resume", [
-                "session_id": .string(previousSessionID), "last_event_ids": .object(positions),
+            let reply = try JSONFields(try await send(RequestType.sessionResume.rawValue, [
+                "session_id": .string(previousSessionID), "last_event_ids": .object(JSONObject(sortingKeysOf: positions)),
             ]), "session:resume reply")
             for item in try reply.array("resumed") {
                 if let roomID = item["cid"]?.stringValue { resumed.append(roomID) }

@@ -1,26 +1,30 @@
 /// A request waiting for its reply.
 struct PendingRequest: Sendable {
     let type: String
-    let continuation: CheckedContinuation<Result<ParlorJSON, ParlorError>, Never>
+    let continuation: CheckedContinuation<Result<JSONValue, ParlorError>, Never>
     let timer: Task<Void, Never>
 }
 
 extension ParlorSession {
     /// Sends `type` once the session is connected (waiting out a reconnect) and returns the reply body.
-    func request(_ type: String, _ body: [String: ParlorJSON]) async throws(ParlorError) -> ParlorJSON {
+    func request(_ type: String, _ body: [String: JSONValue]) async throws(ParlorError) -> JSONValue {
         try await waitUntilConnected()
         return try await send(type, body)
     }
 
+    func request(_ type: RequestType, _ body: [String: JSONValue]) async throws(ParlorError) -> JSONValue {
+        try await request(type.rawValue, body)
+    }
+
     /// Sends a request on the current connection now and waits for its reply, matched by tid.
     /// Every waiter is resumed exactly once: by its reply, its timeout, cancellation, or the connection ending.
-    func send(_ type: String, _ body: [String: ParlorJSON]) async throws(ParlorError) -> ParlorJSON {
+    func send(_ type: String, _ body: [String: JSONValue]) async throws(ParlorError) -> JSONValue {
         guard let transport else { throw .connectionLost("not connected") }
         tidCounter += 1
         let tid = "c\(tidCounter)"
-        let text = ParlorJSON.object(["type": .string(type), "tid": .string(tid), "body": .object(body)]).encodedString
+        let text = JSONValue.object(["type": .string(type), "tid": .string(tid), "body": .object(JSONObject(sortingKeysOf: body))]).encodedString()
         let timeout = connector.configuration.requestTimeout
-        let result: Result<ParlorJSON, ParlorError> = await withTaskCancellationHandler {
+        let result: Result<JSONValue, ParlorError> = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 guard !Task.isCancelled else {
                     continuation.resume(returning: .failure(.cancelled))
@@ -44,7 +48,7 @@ extension ParlorSession {
     }
 
     /// Resumes the waiter for `tid`, if it is still waiting.
-    func complete(_ tid: String, _ result: Result<ParlorJSON, ParlorError>) {
+    func complete(_ tid: String, _ result: Result<JSONValue, ParlorError>) {
         guard let request = pending.removeValue(forKey: tid) else { return }
         request.timer.cancel()
         request.continuation.resume(returning: result)

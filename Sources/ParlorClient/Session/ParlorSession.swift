@@ -91,7 +91,7 @@ public actor ParlorSession {
     /// conversation:join: become a member of `roomID` (joining again is harmless and returns the same member).
     /// Throws `room:error:not-found`, `room:error:closed`, `room:error:full`, …
     public func join(_ roomID: String) async throws(ParlorError) -> Membership {
-        let membership = try Membership(json: try await request("conversation:join", ["cid": .string(roomID)]))
+        let membership = try Membership(json: try await request(.conversationJoin, ["cid": .string(roomID)]))
         let known = joined[membership.roomID]?.lastEventID ?? 0
         joined[membership.roomID] = JoinedRoom(memberID: membership.memberID, lastEventID: max(known, membership.lastEventID))
         return membership
@@ -99,29 +99,29 @@ public actor ParlorSession {
 
     /// conversation:leave: everyone, you included, gets member:left with reason "left".
     public func leave(_ roomID: String) async throws(ParlorError) {
-        _ = try await request("conversation:leave", ["cid": .string(roomID)])
+        _ = try await request(.conversationLeave, ["cid": .string(roomID)])
         joined[roomID] = nil
     }
 
     /// conversation:members: one page of the room's memberships (`pageSize` nil: the server's default).
     public func members(in roomID: String, pageSize: Int? = nil, cursor: String? = nil,
                         order: MembersPage.Order = .ascending, state: MembersPage.StateFilter = .joined) async throws(ParlorError) -> MembersPage {
-        var body: [String: ParlorJSON] = ["cid": .string(roomID), "order": .string(order.rawValue), "state": .string(state.rawValue)]
-        if let pageSize { body["page_size"] = .integer(Int64(pageSize)) }
+        var body: [String: JSONValue] = ["cid": .string(roomID), "order": .string(order.rawValue), "state": .string(state.rawValue)]
+        if let pageSize { body["page_size"] = JSONValue(pageSize) }
         if let cursor { body["cursor"] = .string(cursor) }
-        return try MembersPage(json: try await request("conversation:members", body))
+        return try MembersPage(json: try await request(.conversationMembers, body))
     }
 
     /// conversation:events: the room's history after event `since` (0: from the start), oldest first.
     public func events(in roomID: String, since: Int64 = 0, pageSize: Int? = nil) async throws(ParlorError) -> EventsPage {
-        var body: [String: ParlorJSON] = ["cid": .string(roomID), "since": .integer(since)]
-        if let pageSize { body["page_size"] = .integer(Int64(pageSize)) }
-        return try EventsPage(json: try await request("conversation:events", body))
+        var body: [String: JSONValue] = ["cid": .string(roomID), "since": JSONValue(since)]
+        if let pageSize { body["page_size"] = JSONValue(pageSize) }
+        return try EventsPage(json: try await request(.conversationEvents, body))
     }
 
     /// Any request of the protocol (audio:enable, rtc:offer, …) that has no typed method yet: the reply's body,
     /// or the server's refusal as a ParlorError. Waits out a reconnect like every other request.
-    public func rawRequest(_ type: String, body: [String: ParlorJSON] = [:]) async throws(ParlorError) -> ParlorJSON {
+    public func rawRequest(_ type: String, body: [String: JSONValue] = [:]) async throws(ParlorError) -> JSONValue {
         try await request(type, body)
     }
 
@@ -134,7 +134,7 @@ public actor ParlorSession {
 
     /// session:ping: a round trip. Replies come in order, so everything sent before it has been received after it.
     public func ping() async throws(ParlorError) {
-        _ = try await request("session:ping", [:])
+        _ = try await request(.sessionPing, [:])
     }
 
     /// Ends the session: a WebSocket close, no reconnecting, waiting requests fail with `client:error:closed`, and

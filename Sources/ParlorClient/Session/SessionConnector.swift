@@ -25,9 +25,9 @@ struct SessionHello: Sendable {
     let user: ParlorUser
 
     init(text: String) throws(ParlorError) {
-        guard let message = ParlorJSON.parse(text) else { throw .invalidResponse("first message is not JSON: \(text)") }
-        guard message["type"]?.stringValue == "session:success" else {
-            if message["type"]?.stringValue == "error" { throw ParlorError(body: message["body"], status: nil) }
+        guard let message = JSONValue.parse(text) else { throw .invalidResponse("first message is not JSON: \(text)") }
+        guard message["type"]?.stringValue == EventType.sessionSuccess.rawValue else {
+            if message["type"]?.stringValue == ProtocolFrame.errorType { throw ParlorError(body: message["body"], status: nil) }
             throw .invalidResponse("expected session:success first, got \(text)")
         }
         let body = try JSONFields(message["body"] ?? .null, "session:success body")

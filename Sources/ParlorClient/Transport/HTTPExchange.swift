@@ -6,7 +6,7 @@ struct HTTPClientResponse: Sendable {
     let headers: HTTPHeaders
     let body: [UInt8]
 
-    var json: ParlorJSON? { ParlorJSON.parse(body) }
+    var json: JSONValue? { JSONValue.parse(body) }
 }
 
 /// Plain HTTP/1.1 over `TCPSocket`: one request per connection (`Connection: close`), the response framed by
@@ -17,13 +17,13 @@ struct HTTPExchange: Sendable {
     let endpoint: ServerEndpoint
     let timeout: Duration
 
-    func send(_ method: String, _ path: String, token: String?, json: ParlorJSON? = nil) async throws(ParlorError) -> HTTPClientResponse {
+    func send(_ method: String, _ path: String, token: String?, json: JSONValue? = nil) async throws(ParlorError) -> HTTPClientResponse {
         var request = "\(method) \(endpoint.basePath)\(path) HTTP/1.1\r\nHost: \(endpoint.hostHeader)\r\n"
         request += "Accept: application/json\r\nConnection: close\r\nUser-Agent: ParlorClient\r\n"
         if let token { request += "Authorization: Bearer \(token)\r\n" }
         let message: [UInt8]
         if let json {
-            let body = Array(json.encodedString.utf8)
+            let body = json.encoded()
             request += "Content-Type: application/json\r\nContent-Length: \(body.count)\r\n\r\n"
             message = Array(request.utf8) + body
         } else {

@@ -96,7 +96,7 @@ final class WebSocketTransport: Sendable {
         while buffer.count - headLength < length {
             do { try receive(from: socket, into: &buffer, waiting: timeout) } catch { break }
         }
-        let body = ParlorJSON.parse(buffer[headLength..<min(buffer.count, headLength + length)])
+        let body = JSONValue.parse(buffer[headLength..<min(buffer.count, headLength + length)])
         return ParlorError(body: body, status: head.status)
     }
 

@@ -26,9 +26,9 @@ enum AdminCommands {
         guard options.positional.count == 1 else { throw UsageError(description: "members takes ROOM") }
         let page = try await ClientCommands.server(options).members(roomID: options.positional[0], pageSize: 1000)
         if options.has("--json") {
-            print(ParlorJSON.array(page.members.map {
+            print(JSONValue.array(page.members.map {
                 .object(["member_id": .string($0.memberID), "user_id": .string($0.user.id), "name": .string($0.user.name)])
-            }).encodedString)
+            }).sortingKeys().encodedString())
         } else {
             TableOutput.print(["MEMBER", "USER", "NAME"], page.members.map { [$0.memberID, $0.user.id, $0.user.name] })
         }

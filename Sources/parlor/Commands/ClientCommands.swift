@@ -31,7 +31,7 @@ enum ClientCommands {
         case "list":
             let rooms = try await server.rooms(pageSize: 1000)
             if options.has("--json") {
-                print(ParlorJSON.array(rooms.map(json)).encodedString)
+                print(JSONValue.array(rooms.map(json)).sortingKeys().encodedString())
             } else {
                 TableOutput.print(["ID", "NAME", "DISPLAY NAME", "MEMBERS"], rooms.map { [$0.id, $0.name, $0.displayName, String($0.memberCount)] })
             }
@@ -40,7 +40,7 @@ enum ClientCommands {
             guard options.positional.count == 2 else { throw UsageError(description: "rooms create takes the display name") }
             let properties = RoomProperties(ttl: options["--ttl"].flatMap { Int($0) }, maxMembers: options["--max-members"].flatMap { Int($0) })
             let room = try await server.createRoom(displayName: options.positional[1], name: options["--name"], properties: properties)
-            if options.has("--json") { print(json(room).encodedString) } else { print(room.id) }
+            if options.has("--json") { print(json(room).sortingKeys().encodedString()) } else { print(room.id) }
             return ExitCode.success
         default:
             throw UsageError(description: "rooms takes list or create")
@@ -61,7 +61,7 @@ enum ClientCommands {
             since = next
         }
         if options.has("--json") {
-            print(ParlorJSON.array(all.map(\.raw)).encodedString)
+            print(JSONValue.array(all.map(\.raw)).sortingKeys().encodedString())
         } else {
             TableOutput.print(["ID", "TYPE", "MEMBER", "NAME", "REASON"], all.map {
                 [$0.id.map(String.init) ?? "-", $0.typeName, $0.memberID ?? "", $0.user?.name ?? "", $0.reason ?? ""]
@@ -70,9 +70,9 @@ enum ClientCommands {
         return ExitCode.success
     }
 
-    static func json(_ room: Room) -> ParlorJSON {
+    static func json(_ room: Room) -> JSONValue {
         .object(["id": .string(room.id), "name": .string(room.name), "display_name": .string(room.displayName),
-                 "member_count": .integer(Int64(room.memberCount))])
+                 "member_count": JSONValue(room.memberCount)])
     }
 }
 

@@ -62,10 +62,10 @@ enum JoinCommand {
         }
         let session = try await server.connect(token: jwt)
         let membership = try await session.join(room)
-        print(ParlorJSON.object([
+        print(JSONValue.object([
             "type": .string("joined"), "cid": .string(room), "member_id": .string(membership.memberID),
             "members": .array(membership.members.map { .object(["member_id": .string($0.memberID), "name": .string($0.user.name)]) }),
-        ]).encodedString)
+        ]).sortingKeys().encodedString())
         flushOutput()
 
         let (outcomes, outcome) = AsyncStream.makeStream(of: Outcome.self)
@@ -76,7 +76,7 @@ enum JoinCommand {
             },
             Task {
                 for await event in session.events where event.roomID == room {
-                    print(event.raw.encodedString)
+                    print(event.raw.sortingKeys().encodedString())
                     flushOutput()
                     if event.typeName == until { outcome.yield(.seen) }
                     if event.type == .memberLeft, event.memberID == membership.memberID {
@@ -89,7 +89,7 @@ enum JoinCommand {
                     switch state {
                     case .connected: continue
                     case .reconnecting(let attempt, let after):
-                        report(json, ["type": .string("session:reconnecting"), "attempt": .integer(Int64(attempt)), "detail": .string(after.detail)],
+                        report(json, ["type": .string("session:reconnecting"), "attempt": JSONValue(attempt), "detail": .string(after.detail)],
                                "reconnecting (attempt \(attempt)): \(after.detail)")
                     case .resumed(let sessionID, let resumed, let lost):
                         report(json, ["type": .string("session:resumed"), "session_id": .string(sessionID),
@@ -130,9 +130,9 @@ enum JoinCommand {
     }
 
     /// A session change: a JSON line on stdout with --json, else a line on stderr.
-    static func report(_ json: Bool, _ fields: [String: ParlorJSON], _ text: String) {
+    static func report(_ json: Bool, _ fields: [String: JSONValue], _ text: String) {
         if json {
-            print(ParlorJSON.object(fields).encodedString)
+            print(JSONValue.object(JSONObject(sortingKeysOf: fields)).encodedString())
             flushOutput()
         } else {
             warn(text)

@@ -75,7 +75,7 @@ enum WatchCommand {
                 last = id
             }
             if json {
-                print(event.raw.encodedString)
+                print(event.raw.sortingKeys().encodedString())
             } else {
                 print([event.id.map(String.init) ?? "-", event.typeName, event.memberID ?? "", event.user?.name ?? "", event.reason ?? ""]
                     .joined(separator: "  ").trimmingCharacters(in: .whitespaces))
@@ -85,7 +85,7 @@ enum WatchCommand {
 
         /// Watches, then prints the history after `last`: live events queued meanwhile are printed after it, once.
         func watchAndCatchUp() async throws -> Bool {
-            _ = try await session.rawRequest("conversation:watch", body: ["cid": .string(room)])
+            _ = try await session.rawRequest(RequestType.conversationWatch.rawValue, body: ["cid": .string(room)])
             while true {
                 let page = try await session.events(in: room, since: last, pageSize: 1000)
                 for event in page.events where show(event) { return true }

@@ -34,7 +34,7 @@ public final class ServerMetrics: Sendable {
     public func rateLimitedCount(_ limit: RateLimit) -> Int { rateLimitedCells[limit]?.load() ?? 0 }
 
     /// Counts one answered request; called on `loop`'s thread.
-    func recordRequest(_ key: RequestKey, on loop: EventLoop) {
+    public func recordRequest(_ key: RequestKey, on loop: EventLoop) {
         requestTables[ObjectIdentifier(loop)]?.counts[key, default: 0] += 1
     }
 

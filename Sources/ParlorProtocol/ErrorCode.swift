@@ -1,0 +1,125 @@
+/// Every error code the server sends, in WebSocket `error` replies and in HTTP error bodies, each with the HTTP
+/// status it is answered with. Codes only ever sent over the WebSocket (marked below) carry the status an HTTP
+/// route refusing the same thing would use, so every code has one. Clients match on these (stable) strings.
+/// A new code is a case here, its status in `httpStatus`, and a row in docs/protocol.md's "Error codes"
+/// (`ProtocolVocabularyTests` checks both).
+public enum ErrorCode: String, CaseIterable, Sendable {
+    // A request that cannot be read or is not well-formed.
+    case requestInvalidJSON = "request:error:invalid-json"
+    case requestMissingField = "request:error:missing-field"
+    case requestInvalidField = "request:error:invalid-field"
+    /// WebSocket only.
+    case requestUnknownType = "request:error:unknown-type"
+    /// WebSocket only (an HTTP body over its limit is `httpBodyTooLarge`).
+    case requestTooLarge = "request:error:too-large"
+    /// WebSocket only.
+    case requestBinaryUnsupported = "request:error:binary-unsupported"
+
+    case roomNotFound = "room:error:not-found"
+    case roomClosed = "room:error:closed"
+    /// WebSocket only.
+    case roomFull = "room:error:full"
+    case roomNameTaken = "room:error:name-taken"
+    case roomForbidden = "room:error:forbidden"
+    case roomTooManyRooms = "room:error:too-many-rooms"
+    case roomServerFull = "room:error:server-full"
+    case roomRateLimited = "room:error:rate-limited"
+
+    case memberNotJoined = "member:error:not-joined"
+    case memberNotFound = "member:error:not-found"
+    /// WebSocket only.
+    case memberUnknownTarget = "member:error:unknown-target"
+    /// WebSocket only.
+    case mediaTooManySenders = "media:error:too-many-senders"
+    /// WebSocket only.
+    case sessionNotFound = "session:error:not-found"
+
+    case serverInternal = "server:error:internal"
+    case serverUnavailable = "server:error:unavailable"
+    case serverShuttingDown = "server:error:shutting-down"
+
+    case authInvalidToken = "auth:error:invalid-token"
+    case authMissingToken = "auth:error:missing-token"
+    case authRateLimited = "auth:error:rate-limited"
+    case authDisabled = "auth:error:disabled"
+    case authInvalidCode = "auth:error:invalid-code"
+    case authBlocked = "auth:error:blocked"
+    case authAdminRequired = "auth:error:admin-required"
+
+    // The HTTP layer: requests that cannot be parsed (see `HTTPParseError`), routing, connection limits.
+    case httpMalformedRequest = "http:error:malformed-request"
+    case httpHeaderTooLarge = "http:error:header-too-large"
+    case httpTooManyHeaders = "http:error:too-many-headers"
+    case httpInvalidContentLength = "http:error:invalid-content-length"
+    case httpBodyTooLarge = "http:error:body-too-large"
+    case httpInvalidChunk = "http:error:invalid-chunk"
+    case httpUnsupportedTransferEncoding = "http:error:unsupported-transfer-encoding"
+    case httpVersionNotSupported = "http:error:version-not-supported"
+    case httpMissingHost = "http:error:missing-host"
+    case httpNotFound = "http:error:not-found"
+    case httpMethodNotAllowed = "http:error:method-not-allowed"
+    case httpTooManyConnections = "http:error:too-many-connections"
+    case httpOriginNotAllowed = "http:error:origin-not-allowed"
+    case httpBodyTimeout = "http:error:body-timeout"
+
+    // A WebSocket upgrade that RFC 6455 does not allow.
+    case wsBadHandshake = "ws:error:bad-handshake"
+    case wsUpgradeRequired = "ws:error:upgrade-required"
+    case wsUnsupportedVersion = "ws:error:unsupported-version"
+
+    /// The status of the HTTP response that carries this code.
+    public var httpStatus: Int {
+        switch self {
+        case .requestInvalidJSON, .requestMissingField, .requestInvalidField, .requestUnknownType: 400
+        case .requestTooLarge: 413
+        case .requestBinaryUnsupported: 415
+        case .roomNotFound, .memberNotFound, .memberUnknownTarget, .sessionNotFound: 404
+        case .roomClosed: 410
+        case .roomFull, .roomNameTaken, .mediaTooManySenders: 409
+        case .roomForbidden, .memberNotJoined: 403
+        case .roomTooManyRooms, .roomRateLimited: 429
+        case .roomServerFull, .serverUnavailable, .serverShuttingDown: 503
+        case .serverInternal: 500
+        case .authInvalidToken, .authMissingToken: 401
+        case .authRateLimited: 429
+        case .authDisabled, .authInvalidCode, .authBlocked, .authAdminRequired: 403
+        case .httpMalformedRequest, .httpInvalidContentLength, .httpInvalidChunk, .httpMissingHost: 400
+        case .httpHeaderTooLarge, .httpTooManyHeaders: 431
+        case .httpBodyTooLarge: 413
+        case .httpUnsupportedTransferEncoding: 501
+        case .httpVersionNotSupported: 505
+        case .httpNotFound: 404
+        case .httpMethodNotAllowed: 405
+        case .httpTooManyConnections: 429
+        case .httpOriginNotAllowed: 403
+        case .httpBodyTimeout: 408
+        case .wsBadHandshake: 400
+        case .wsUpgradeRequired, .wsUnsupportedVersion: 426
+        }
+    }
+}
+
+/// The codes ParlorClient raises itself, when the failure happened on the client's side: never sent by a
+/// server, so no HTTP status. Listed in docs/protocol.md's "Client error codes".
+public enum ClientErrorCode: String, CaseIterable, Sendable {
+    /// The server could not be reached (name resolution, refused, connect timeout).
+    case connectionFailed = "client:error:connection-failed"
+    /// The connection dropped while a request was waiting for its reply; the request may or may not have happened.
+    case connectionLost = "client:error:connection-lost"
+    /// The session was closed by `close()`, or it gave up reconnecting.
+    case closed = "client:error:closed"
+    /// Reconnecting failed `maxAttempts` times in a row; the session is closed.
+    case reconnectFailed = "client:error:reconnect-failed"
+    /// No reply within the configured request timeout.
+    case timedOut = "client:error:timeout"
+    /// The server answered something this client does not understand.
+    case invalidResponse = "client:error:invalid-response"
+    /// The WebSocket upgrade did not complete as RFC 6455 requires.
+    case handshakeFailed = "client:error:handshake-failed"
+    /// The server URL cannot be used (not http:// or ws://, no host).
+    case invalidURL = "client:error:invalid-url"
+    /// The calling task was cancelled while waiting.
+    case cancelled = "client:error:cancelled"
+    /// The server was reset (close code 4004, test mode): the session and its rooms are gone; connect again.
+    case serverReset = "session:error:server-reset"
+}

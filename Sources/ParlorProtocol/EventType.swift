@@ -1,0 +1,42 @@
+/// Every message the server sends without a `tid`: the session greeting, room events, and relayed signalling.
+/// Media and signalling events carry the name of the request that caused them, so those spellings are the
+/// request's (`RequestType`), not repeated here. A new event is a case here and a row in docs/protocol.md's
+/// "Event types" (`ProtocolVocabularyTests` checks).
+public enum EventType: CaseIterable, Sendable, RawRepresentable {
+    /// The first message on every connection: the session id and the user.
+    case sessionSuccess
+    case memberJoined
+    case memberLeft
+    /// A member turned its audio on or off.
+    case memberMedia
+    case audioMuteOn
+    case audioMuteOff
+    /// Speaking changes: broadcast, never stored, no event id.
+    case audioSpeakingOn
+    case audioSpeakingOff
+    /// Signalling relayed to the target member's connections only; never stored.
+    case rtcOffer
+    case rtcAnswer
+    case rtcIce
+
+    public var rawValue: String {
+        switch self {
+        case .sessionSuccess: "session:success"
+        case .memberJoined: "member:joined"
+        case .memberLeft: "member:left"
+        case .memberMedia: "member:media"
+        case .audioMuteOn: RequestType.audioMuteOn.rawValue
+        case .audioMuteOff: RequestType.audioMuteOff.rawValue
+        case .audioSpeakingOn: RequestType.audioSpeakingOn.rawValue
+        case .audioSpeakingOff: RequestType.audioSpeakingOff.rawValue
+        case .rtcOffer: RequestType.rtcOffer.rawValue
+        case .rtcAnswer: RequestType.rtcAnswer.rawValue
+        case .rtcIce: RequestType.rtcIce.rawValue
+        }
+    }
+
+    public init?(rawValue: String) {
+        guard let match = Self.allCases.first(where: { $0.rawValue == rawValue }) else { return nil }
+        self = match
+    }
+}

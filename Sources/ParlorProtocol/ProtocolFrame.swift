@@ -1,0 +1,31 @@
+import ParlorCodec
+
+/// Encodes protocol messages straight to WebSocket text frames, so a frame is built once and shared by every receiver.
+public enum ProtocolFrame {
+    /// The `type` of every refusal; its body carries the `ErrorCode`.
+    public static let errorType = "error"
+
+    public static func message(_ value: JSONValue) -> [UInt8] {
+        WebSocketFrameEncoder.frame(.text, payload: value.encoded())
+    }
+
+    /// `{"type":"T:success","tid":…,"body":…}`
+    public static func success(_ type: RequestType, tid: JSONValue, body: JSONValue) -> [UInt8] {
+        message(["type": .string(type.successType), "tid": tid, "body": body])
+    }
+
+    /// `{"type":"error","tid":…,"body":{"code","detail"}}`, with `request_type` when the refused request had a type
+    /// (echoed as sent, also when it is not a type this server knows).
+    public static func error(tid: JSONValue, code: ErrorCode, detail: String, requestType: String? = nil) -> [UInt8] {
+        var body: JSONObject = ["code": .string(code.rawValue), "detail": .string(detail)]
+        if let requestType { body["request_type"] = .string(requestType) }
+        return message(["type": .string(errorType), "tid": tid, "body": .object(body)])
+    }
+
+    /// `{"type":T, …fields}`: a message the server sends unasked (no `tid`), its type first.
+    public static func event(_ type: EventType, _ fields: JSONObject) -> [UInt8] {
+        var object: JSONObject = ["type": .string(type.rawValue)]
+        for (key, value) in fields.pairs { object.appendParsed(key, value) }  // fields never hold "type"
+        return message(.object(object))
+    }
+}

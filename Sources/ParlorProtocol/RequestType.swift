@@ -1,0 +1,25 @@
+/// Every request a client may send, as its `type` on the wire. A request's success reply has the type
+/// `<request>:success` (`successType`); a refusal is an `error` message with an `ErrorCode`.
+/// A new request is a case here and a row in docs/protocol.md's "Request types" (`ProtocolVocabularyTests` checks).
+public enum RequestType: String, CaseIterable, Sendable {
+    case sessionPing = "session:ping"
+    case sessionResume = "session:resume"
+    case conversationJoin = "conversation:join"
+    case conversationLeave = "conversation:leave"
+    case conversationMembers = "conversation:members"
+    case conversationEvents = "conversation:events"
+    case conversationWatch = "conversation:watch"
+    case conversationUnwatch = "conversation:unwatch"
+    case audioEnable = "audio:enable"
+    case audioDisable = "audio:disable"
+    case audioMuteOn = "audio:mute:on"
+    case audioMuteOff = "audio:mute:off"
+    case audioSpeakingOn = "audio:speaking:on"
+    case audioSpeakingOff = "audio:speaking:off"
+    case rtcOffer = "rtc:offer"
+    case rtcAnswer = "rtc:answer"
+    case rtcIce = "rtc:ice"
+
+    /// The `type` of the reply when the request succeeded.
+    public var successType: String { rawValue + ":success" }
+}
