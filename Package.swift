@@ -47,6 +47,8 @@ let package = Package(
         .testTarget(name: "ParlorLoopTests", dependencies: ["ParlorLoop"]),
         .testTarget(name: "ParlorCodecTests", dependencies: ["ParlorCodec"]),
         .testTarget(name: "ParlorStoreTests", dependencies: ["ParlorStore"]),
+        // The rooms logic without sockets: an in-memory store, a manual clock, deliveries recorded per client.
+        .testTarget(name: "ParlorRoomsTests", dependencies: ["ParlorRooms", "ParlorStore", "ParlorHTTP", "ParlorLoop"]),
         .testTarget(name: "ParlorClientTests", dependencies: ["ParlorClient", "ParlorApp", "ParlorTesting", "ParlorTestServer"]),
         .testTarget(name: "ParlorAppTests", dependencies: ["ParlorApp", "ParlorClient", "ParlorCodec", "ParlorStore", "ParlorRooms", "ParlorLoop", "COpenSSL"]),
     ],
