@@ -5,9 +5,9 @@ import Synchronization
 
 /// The live rooms: one thread owns all room state and the order of everything that happens to it.
 ///
-/// Connections hand it commands; it drains them in batches, applies each inside one `BEGIN IMMEDIATE` transaction
-/// (a savepoint per command, so one failure does not undo the others), commits, and only then sends replies and
-/// events. So an event a client saw is always in the history, and every receiver sees a room's events in one order.
+/// Connections hand it commands; it drains them in batches, applies each batch inside one write transaction of its
+/// `RoomStore` (a savepoint per command, so one failure does not undo the others), commits, and only then sends
+/// replies and events through the Outbox. So an event a client saw is always in the history, and every receiver sees a room's events in one order.
 public final class RoomsService: @unchecked Sendable {  // live state is confined to `loop` (see `state`); `inbox` is behind a lock
     let loop: EventLoop
     /// The record of rooms, members, events and sessions; the REST routes read it from any thread.
@@ -52,14 +52,15 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         case expireSessions
     }
 
-    /// Loads open rooms and treats every membership a previous process left JOINED as disconnected:
-    /// it gets a full grace period to resume, then drops.
+    /// The server's rooms thread: a `SQLiteRoomStore` over `database`, the real clock and the rooms loop's timers.
     public convenience init(database: Database, configuration: RoomsConfiguration, logger: Logger, delivery: any DeliveryChannel,
                             observer: (@Sendable ([RoomNotice]) -> Void)? = nil, metrics: ServerMetrics = ServerMetrics()) throws {
         try self.init(store: SQLiteRoomStore(database: database), configuration: configuration, logger: logger, delivery: delivery,
                       observer: observer, metrics: metrics)
     }
 
+    /// Loads open rooms and treats every membership a previous process left JOINED as disconnected:
+    /// it gets a full grace period to resume, then drops.
     /// `clock` nil: the real clock and the rooms loop's timers. A test passes a manual clock (used on the rooms thread only).
     public init(store: any RoomStore, configuration: RoomsConfiguration, logger: Logger, delivery: any DeliveryChannel,
                 clock: (any RoomsClock)? = nil, observer: (@Sendable ([RoomNotice]) -> Void)? = nil,
