@@ -1,4 +1,3 @@
-import ParlorHTTP
 import ParlorLoop
 
 /// A member as the rooms thread holds it while JOINED.

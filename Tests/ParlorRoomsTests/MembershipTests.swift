@@ -86,6 +86,8 @@ import Testing
         // The refusal undid nothing else: alice is still there, and a place freed is taken.
         rooms.request(.leave(cid: roomID), from: alice)
         #expect(rooms.request(.join(cid: roomID), from: bob).type == "conversation:join:success")
+        // Ids are allocated in the transaction that commits them: a refused command leaves no gap.
+        #expect(try rooms.storedEvents(roomID).map(\.id) == [1, 2, 3])
     }
 
     @Test func requestsOfANonMemberAreRefused() throws {

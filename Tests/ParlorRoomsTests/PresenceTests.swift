@@ -96,6 +96,36 @@ import Testing
         #expect(rooms.messages(back).map(\.type) == ["audio:mute:on"], "the resumed connection receives the room again")
     }
 
+    @Test func aResumeTooFarBehindListsTheRoomAsLost() throws {
+        let rooms = try RoomsHarness { $0.maxReplayEvents = 2 }
+        defer { rooms.stop() }
+        let roomID = try rooms.createRoom()
+        let alice = try rooms.connect("alice")
+        let bob = try rooms.connect("bob")
+        rooms.request(.join(cid: roomID), from: alice)
+        rooms.disconnect(alice)
+        rooms.request(.join(cid: roomID), from: bob)
+        rooms.request(.media(cid: roomID, change: .enable), from: bob)
+        rooms.request(.media(cid: roomID, change: .mute(true)), from: bob)
+        let back = try rooms.connect("alice")
+        let resumed = rooms.request(.resume(sessionID: alice.sessionID, lastEventIDs: [(roomID, Int64(1))]), from: back)
+        #expect(resumed.body?["lost"] == JSONValue.array([.string(roomID)]))
+        #expect(rooms.messages(back).isEmpty, "nothing is replayed for a lost room")
+    }
+
+    @Test func duringShutdownRequestsAreRefusedAndDisconnectsKeepMemberships() throws {
+        let rooms = try RoomsHarness()
+        defer { rooms.stop() }
+        let roomID = try rooms.createRoom()
+        let alice = try rooms.connect("alice")
+        rooms.request(.join(cid: roomID), from: alice)
+        rooms.service.beginShutdown()
+        #expect(rooms.request(.leave(cid: roomID), from: alice).errorCode == "server:error:shutting-down")
+        rooms.disconnect(alice)
+        rooms.advance(seconds: 60)
+        #expect(try rooms.storedMembers(roomID, state: .joined).count == 1, "kept for the next start to recover")
+    }
+
     @Test func resumeAfterTheDropListsTheRoomAsLost() throws {
         let rooms = try RoomsHarness()
         defer { rooms.stop() }
