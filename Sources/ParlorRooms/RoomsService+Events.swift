@@ -11,15 +11,17 @@ extension RoomsService {
     }
 
     func appendMemberJoined(_ member: LiveMember, to room: LiveRoom, at now: Int64, _ step: inout Step) throws -> EventRecord {
-        try appendEvent(to: room, type: "member:joined", from: member.id,
-                        body: ["member_id": .string(member.id), "user": member.user.json], at: now, &step)
+        loop.assertInLoop()
+        return try appendEvent(to: room, type: "member:joined", from: member.id,
+                               body: ["member_id": .string(member.id), "user": member.user.json], at: now, &step)
     }
 
     func appendMemberLeft(_ member: LiveMember, reason: LeaveReason, to room: LiveRoom, at now: Int64,
                           _ step: inout Step) throws -> EventRecord {
-        try appendEvent(to: room, type: "member:left", from: member.id,
-                        body: ["member_id": .string(member.id), "user": member.user.json, "reason": .string(reason.rawValue)],
-                        at: now, &step)
+        loop.assertInLoop()
+        return try appendEvent(to: room, type: "member:left", from: member.id,
+                               body: ["member_id": .string(member.id), "user": member.user.json, "reason": .string(reason.rawValue)],
+                               at: now, &step)
     }
 
     /// Queues one encoding of the event to every connection attached to the room.

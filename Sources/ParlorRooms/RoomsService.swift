@@ -7,7 +7,8 @@ import Synchronization
 ///
 /// Connections hand it commands; it drains them in batches, applies each batch inside one write transaction of its
 /// `RoomStore` (a savepoint per command, so one failure does not undo the others), commits, and only then sends
-/// replies and events through the Outbox. So an event a client saw is always in the history, and every receiver sees a room's events in one order.
+/// replies and events through the Outbox. So an event a client saw is always in the history, and every receiver
+/// sees a room's events in one order.
 public final class RoomsService: @unchecked Sendable {  // live state is confined to `loop` (see `state`); `inbox` is behind a lock
     let loop: EventLoop
     /// The record of rooms, members, events and sessions; the REST routes read it from any thread.
