@@ -132,6 +132,20 @@ import Testing
         #expect(rooms.request(.events(cid: roomID, since: 0, pageSize: 10), from: bob).body?["events"]?.arrayValue?.count == 4)
     }
 
+    @Test func theReaderListsOpenRoomsNewestFirstInPages() throws {
+        let rooms = try RoomsHarness()
+        defer { rooms.stop() }
+        let first = try rooms.createRoom()
+        let second = try rooms.createRoom()
+        let third = try rooms.createRoom()
+        _ = try rooms.perform(.closeRoom(roomID: second, by: .admin)).get()
+        let page = try rooms.store.read { try $0.openRooms(pageSize: 1, cursor: nil) }
+        #expect(page.items.map(\.id) == [third])
+        let rest = try rooms.store.read { try $0.openRooms(pageSize: 10, cursor: page.next) }
+        #expect(rest.items.map(\.id) == [first])
+        #expect(rest.next == nil)
+    }
+
     @Test func membersAndEventsPagesComeFromTheStore() throws {
         let rooms = try RoomsHarness()
         defer { rooms.stop() }
