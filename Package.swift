@@ -35,8 +35,8 @@ let package = Package(
         .executableTarget(name: "ParlorMigrationEmbedder"),
         .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["ParlorMigrationEmbedder"]),
         .target(name: "ParlorStore", dependencies: ["CSQLite"], plugins: ["EmbedMigrations"]),
-        // ParlorHTTP only for `WebSocketConnection` in `Outbox.flush` (ClientRef.swift), until delivery goes through an interface.
-        .target(name: "ParlorRooms", dependencies: ["ParlorStore", "ParlorProtocol", "ParlorMetrics", "ParlorHTTP", "ParlorCodec", "ParlorLoop",
+        // No HTTP module: the rooms domain hands its deliveries to a `DeliveryChannel` that ParlorApp implements.
+        .target(name: "ParlorRooms", dependencies: ["ParlorStore", "ParlorProtocol", "ParlorMetrics", "ParlorCodec", "ParlorLoop",
                                                     "CJWT", "COpenSSL"]),
         .target(name: "ParlorApp", dependencies: ["ParlorRooms", "ParlorHTTP", "ParlorProtocol", "ParlorMetrics", "ParlorStore", "ParlorLoop",
                                                   "ParlorCodec", "COpenSSL"],
@@ -56,6 +56,8 @@ let package = Package(
         .testTarget(name: "ParlorCodecTests", dependencies: ["ParlorCodec", "ParlorProtocol"]),
         .testTarget(name: "ParlorProtocolTests", dependencies: ["ParlorProtocol", "ParlorCodec"]),
         .testTarget(name: "ParlorStoreTests", dependencies: ["ParlorStore"]),
+        // The rooms logic without sockets: an in-memory store, a manual clock, deliveries recorded per client.
+        .testTarget(name: "ParlorRoomsTests", dependencies: ["ParlorRooms", "ParlorStore", "ParlorProtocol", "ParlorLoop"]),
         .testTarget(name: "ParlorClientTests", dependencies: ["ParlorClient", "ParlorApp", "ParlorTesting", "ParlorTestServer"]),
         .testTarget(name: "ParlorAppTests", dependencies: ["ParlorApp", "ParlorClient", "ParlorCodec", "ParlorProtocol", "ParlorStore", "ParlorRooms",
                                                          "ParlorLoop", "COpenSSL"]),

@@ -95,8 +95,8 @@ public final class ParlorApplication: Sendable {
         var observer: (@Sendable ([RoomNotice]) -> Void)?
         if let webhooks { observer = { notices in webhooks.enqueue(notices) } }
         do {
-            rooms = try RoomsService(database: database, configuration: roomsConfiguration, logger: logger, observer: observer,
-                                     metrics: metrics)
+            rooms = try RoomsService(database: database, configuration: roomsConfiguration, logger: logger,
+                                     delivery: WebSocketDelivery(), observer: observer, metrics: metrics)
         } catch {
             group.shutdown()
             webhooks?.stop()

@@ -14,7 +14,7 @@ extension Routes {
         if let cached = roomListCache.entry(key, version: version) {
             entry = cached
         } else {
-            let page = try read { try RoomQueries.openRooms(pageSize: size, cursor: cursor, in: $0) }
+            let page = try read { try $0.openRooms(pageSize: size, cursor: cursor) }
             entry = RoomListCache.Entry(body: JSONValue.array(page.items.map(\.json)).encoded(), next: page.next?.encoded)
             roomListCache.store(entry, for: key, version: version)
         }
@@ -95,8 +95,8 @@ extension Routes {
         let query = try ProtocolFields.membersFilter(order: request.head.query["order"], state: request.head.query["state"])
             .mapError { HTTPError.invalidField($0.field, $0.rule) }.get()
         let page = try read {
-            try RoomQueries.members(roomID: room.id, state: query.allStates ? nil : (query.state ?? .joined), descending: query.descending,
-                                    pageSize: size, cursor: cursor, in: $0)
+            try $0.members(roomID: room.id, state: query.allStates ? nil : (query.state ?? .joined), descending: query.descending,
+                           pageSize: size, cursor: cursor)
         }
         var body: JSONObject = ["cid": .string(room.id), "members": .array(page.items.map(\.json))]
         if let next = page.next { body["cursor"] = .string(next.encoded) }
@@ -112,7 +112,7 @@ extension Routes {
             guard let value = Int64(text), value >= 0 else { throw HTTPError.invalidField("since", "must be a whole number ≥ 0") }
             since = value
         }
-        let page = try read { try RoomQueries.events(roomID: room.id, since: since, pageSize: size, in: $0) }
+        let page = try read { try $0.events(roomID: room.id, since: since, pageSize: size) }
         var body: JSONObject = ["cid": .string(room.id), "events": .array(page.items.map(\.json))]
         let next = page.next.map { String($0.number) }
         if let next { body["cursor"] = .string(next) }
@@ -128,7 +128,7 @@ extension Routes {
         }
         let user = try authenticator.requireUser(for: request)
         let room = try existingRoom(id)
-        guard try read({ try RoomQueries.hasMembership(userID: user.id, roomID: room.id, in: $0) }) else {
+        guard try read({ try $0.hasMembership(userID: user.id, roomID: room.id) }) else {
             throw HTTPError(.memberNotJoined, title: "Forbidden",
                             detail: "only members of room \(room.id) may read its members and history on this server")
         }
@@ -136,7 +136,7 @@ extension Routes {
     }
 
     private func existingRoom(_ id: String) throws(HTTPError) -> RoomRecord {
-        guard let room = try read({ try RoomQueries.room(id: id, in: $0) }) else {
+        guard let room = try read({ try $0.room(id: id) }) else {
             throw HTTPError.notFound(.roomNotFound, "no room with id \(id)")
         }
         return room

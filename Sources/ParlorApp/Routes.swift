@@ -52,10 +52,10 @@ struct Routes: Sendable {
         }
     }
 
-    /// Runs a read on a reader connection, turning store failures into a 500.
-    func read<T>(_ body: (SQLiteConnection) throws -> T) throws(HTTPError) -> T {
+    /// Runs a read of the rooms store on a reader connection, turning store failures into a 500.
+    func read<T>(_ body: (any RoomReader) throws -> T) throws(HTTPError) -> T {
         do {
-            return try database.read(body)
+            return try rooms.store.read(body)
         } catch {
             logger.error("database read failed", ["error": "\(error)"])
             throw HTTPError.internalError()

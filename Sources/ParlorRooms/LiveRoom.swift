@@ -11,7 +11,7 @@ struct LiveMember {
     var speaking = false
     /// Set while none of the user's connections is attached; the member drops when the grace period ends.
     var disconnectedAt: Int64?
-    var dropTimer: TimerID?
+    var dropTimer: RoomsTimer?
 
     var record: MemberRecord {
         MemberRecord(memberID: id, user: user, state: .joined, joinedAt: joinedAt, leftAt: nil,
@@ -33,7 +33,7 @@ final class LiveRoom {
     var createdFrom: String?
     var lastEventID: Int64
     var emptySince: Int64?
-    var ttlTimer: TimerID?
+    var ttlTimer: RoomsTimer?
     /// The newest member's joined_at: members list in join order by it, so it must increase even within a millisecond.
     var lastJoinedAt: Int64 = 0
 

@@ -1,56 +1,50 @@
-import ParlorCodec
 import ParlorProtocol
-import ParlorLoop
-import ParlorStore
 
 extension RoomsService {
-    func run(_ operation: Operation, db: SQLiteConnection, batch: inout Batch) throws -> JSONValue {
+    func run(_ operation: Operation, _ step: inout Step) throws -> JSONValue {
         loop.assertInLoop()
         switch operation {
         case .createRoom(let request):
-            return try create(request, db: db, batch: &batch).json
+            return try create(request, &step).json
         case .closeRoom(let roomID, let requester):
-            try close(roomID, by: requester, db: db, batch: &batch)
+            try close(roomID, by: requester, &step)
             return .object([:])
         case .kick(let roomID, let memberID):
-            let (room, member) = try joinedMember(memberID, in: roomID, db: db)
-            batch.touchedRooms.insert(roomID)
-            try end(member, in: room, reason: .kicked, db: db, batch: &batch)
+            let (room, member) = try joinedMember(memberID, in: roomID, &step)
+            step.batch.touchedRooms.insert(roomID)
+            try end(member, in: room, reason: .kicked, &step)
             return .object([:])
         case .mute(let roomID, let memberID):
-            let (room, member) = try joinedMember(memberID, in: roomID, db: db)
-            batch.touchedRooms.insert(roomID)
-            if let frame = try applyMedia(.mute(true), to: member, in: room, db: db) {
-                for handle in room.allConnections { batch.outbox.sendEvent(frame, to: handle) }
-            }
+            let (room, member) = try joinedMember(memberID, in: roomID, &step)
+            step.batch.touchedRooms.insert(roomID)
+            if let frame = try applyMedia(.mute(true), to: member, in: room, &step) { broadcast(frame, in: room, &step) }
             return .object([:])
         case .dropConnections(let roomID, let memberID):
-            let (room, member) = try joinedMember(memberID, in: roomID, db: db)
+            let (room, member) = try joinedMember(memberID, in: roomID, &step)
             let handles = room.connections(of: member.user.id)
-            for handle in handles {
-                handle.withConnection { $0.close() }
-            }
+            // Cut after the commit, through the outbox, like every other effect on a connection.
+            for handle in handles { step.batch.outbox.drop(handle) }
             return ["connections": JSONValue(handles.count)]
         case .disconnectUser(let userIDs, let reason):
             // Memberships end first, so the users' own connections get member:left before the close frame.
-            for room in rooms.values.sorted(by: { $0.id < $1.id }) {
+            for room in state.rooms.values.sorted(by: { $0.id < $1.id }) {
                 for member in room.sortedMembers where userIDs.contains(member.user.id) {
-                    batch.touchedRooms.insert(room.id)
-                    try end(member, in: room, reason: .kicked, db: db, batch: &batch)
+                    step.batch.touchedRooms.insert(room.id)
+                    try end(member, in: room, reason: .kicked, &step)
                 }
             }
-            let handles = clients.values.filter { userIDs.contains($0.ref.user.id) }.map(\.ref.handle)
-            for handle in handles { batch.outbox.close(handle, code: ParlorCloseCode.tokenRevoked, reason: reason) }
+            let handles = state.clients.values.filter { userIDs.contains($0.ref.user.id) }.map(\.ref.handle)
+            for handle in handles { step.batch.outbox.close(handle, code: ParlorCloseCode.tokenRevoked, reason: reason) }
             return ["connections": JSONValue(handles.count)]
         case .reset:
-            try reset(db: db, batch: &batch)
+            try reset(&step)
             return .object([:])
         }
     }
 
-    private func joinedMember(_ memberID: String, in roomID: String, db: SQLiteConnection) throws -> (LiveRoom, LiveMember) {
+    private func joinedMember(_ memberID: String, in roomID: String, _ step: inout Step) throws -> (LiveRoom, LiveMember) {
         loop.assertInLoop()
-        let room = try openRoom(roomID, db: db)
+        let room = try openRoom(roomID, &step)
         guard let member = room.member(memberID) else {
             throw RoomError(.memberNotFound, "\(memberID) is not a joined member of room \(roomID)")
         }
@@ -58,9 +52,9 @@ extension RoomsService {
     }
 
     /// Ends every membership with reason room_closed, then closes the room.
-    func close(_ roomID: String, by requester: Requester, db: SQLiteConnection, batch: inout Batch) throws {
+    func close(_ roomID: String, by requester: Requester, _ step: inout Step) throws {
         loop.assertInLoop()
-        let room = try openRoom(roomID, db: db)
+        let room = try openRoom(roomID, &step)
         switch requester {
         case .admin: break
         case .user(let user):
@@ -68,31 +62,31 @@ extension RoomsService {
                 throw RoomError(.roomForbidden, "only the room's creator or an admin can close it")
             }
         }
-        batch.touchedRooms.insert(roomID)
+        step.batch.touchedRooms.insert(roomID)
         for member in room.sortedMembers {
-            try end(member, in: room, reason: .roomClosed, db: db, batch: &batch)
+            try end(member, in: room, reason: .roomClosed, &step)
         }
-        if let timer = room.ttlTimer { loop.cancelTimer(timer) }
-        try db.run("UPDATE rooms SET closed_at = ? WHERE id = ?", [.integer(Timestamp.nowMilliseconds()), .text(roomID)])
-        rooms[roomID] = nil
-        batch.notices.append(.roomFinished(room: room.summary, reason: "closed"))
+        if let timer = room.ttlTimer { clock.cancel(timer) }
+        try step.store.closeRoom(id: roomID, at: clock.now())
+        state.rooms[roomID] = nil
+        step.batch.notices.append(.roomFinished(room: room.summary, reason: "closed"))
         logger.info("room closed", ["room": roomID, "reason": "closed by request"])
     }
 
     /// Test mode: forget everything, and close every connection with 4004 (after the commit, through the outbox),
     /// so clients know their sessions and rooms are gone instead of resuming into nothing.
-    private func reset(db: SQLiteConnection, batch: inout Batch) throws {
+    private func reset(_ step: inout Step) throws {
         loop.assertInLoop()
-        try db.execute("DELETE FROM events; DELETE FROM members; DELETE FROM rooms; DELETE FROM sessions; DELETE FROM users;")
-        for room in rooms.values {
-            if let timer = room.ttlTimer { loop.cancelTimer(timer) }
-            for member in room.sortedMembers { if let timer = member.dropTimer { loop.cancelTimer(timer) } }
+        try step.store.deleteEverything()
+        for room in state.rooms.values {
+            if let timer = room.ttlTimer { clock.cancel(timer) }
+            for member in room.sortedMembers { if let timer = member.dropTimer { clock.cancel(timer) } }
         }
-        batch.touchedRooms.formUnion(rooms.keys)
-        rooms.removeAll()
-        for handle in Array(clients.keys) {
-            clients[handle]?.rooms.removeAll()
-            batch.outbox.close(handle, code: ParlorCloseCode.serverReset, reason: "server reset")
+        step.batch.touchedRooms.formUnion(state.rooms.keys)
+        state.rooms.removeAll()
+        for handle in Array(state.clients.keys) {
+            state.clients[handle]?.rooms.removeAll()
+            step.batch.outbox.close(handle, code: ParlorCloseCode.serverReset, reason: "server reset")
         }
     }
 }

@@ -17,9 +17,10 @@ extension RoomsService {
         /// Connections greeted with session:success in this batch: if it fails they are told and closed instead.
         var greeted: [ClientRef] = []
 
-        mutating func reply(to client: ClientRef, _ type: RequestType, tid: JSONValue, body: JSONValue) {
-            outbox.reply(ProtocolFrame.success(type, tid: tid, body: body), to: client.handle)
-            waiters.append((client, tid, type))
+        /// The success reply to a request; if the batch fails to commit, the caller gets an error instead.
+        mutating func reply(to caller: Caller, _ type: RequestType, body: JSONValue) {
+            outbox.reply(ProtocolFrame.success(type, tid: caller.tid, body: body), to: caller.client.handle)
+            waiters.append((caller.client, caller.tid, type))
         }
 
         /// For a burst that may exceed the connection's output limit; the connection paces it (see `sendPaced`).

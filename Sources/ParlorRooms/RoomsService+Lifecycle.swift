@@ -1,16 +1,15 @@
 import ParlorMetrics
 import ParlorProtocol
 import ParlorLoop
-import ParlorStore
 
 extension RoomsService {
-    func create(_ request: NewRoom, db: SQLiteConnection, batch: inout Batch) throws -> RoomRecord {
+    func create(_ request: NewRoom, _ step: inout Step) throws -> RoomRecord {
         loop.assertInLoop()
-        guard rooms.count < configuration.maxOpenRooms else {
+        guard state.rooms.count < configuration.maxOpenRooms else {
             throw RoomError(.roomServerFull, "this server already has \(configuration.maxOpenRooms) open rooms")
         }
         if let creator = request.createdBy,
-           rooms.values.lazy.filter({ $0.createdBy == creator.id }).count >= configuration.maxRoomsPerUser {
+           state.rooms.values.lazy.filter({ $0.createdBy == creator.id }).count >= configuration.maxRoomsPerUser {
             metrics.rateLimited(.roomsPerUser)
             throw RoomError(.roomTooManyRooms, "you already have \(configuration.maxRoomsPerUser) open rooms")
         }
@@ -18,25 +17,17 @@ extension RoomsService {
         if let ttl = request.ttl, ttl > configuration.maxRoomTTL { throw RoomError.ttlTooLong(configuration.maxRoomTTL) }
         let id = Identifier.make(Identifier.room)
         let name = request.name ?? id.lowercased()
-        let now = max(Timestamp.nowMilliseconds(), lastRoomCreatedAt + 1)
+        let now = max(clock.now(), state.lastRoomCreatedAt + 1)
         let ttl = request.ttl ?? configuration.defaultRoomTTL
-        do {
-            try db.run("""
-                INSERT INTO rooms (id, name, display_name, created_by, created_at, ttl, max_members, empty_since, created_from)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """, [.text(id), .text(name), .text(request.displayName), SQLValue(request.createdBy?.id), .integer(now),
-                      .integer(ttl), SQLValue(request.maxMembers), .integer(now), SQLValue(request.createdFrom)])
-        } catch let error as StoreError where error.isUniqueViolation {
-            throw RoomError.nameTaken(name)
-        }
         let record = RoomRecord(id: id, name: name, displayName: request.displayName, createdBy: request.createdBy?.id,
                                 createdAt: now, closedAt: nil, ttl: ttl, maxMembers: request.maxMembers, memberCount: 0, lastEventID: 0)
+        try step.store.createRoom(record, createdFrom: request.createdFrom)
         let room = LiveRoom(record: record, emptySince: now)
         room.createdFrom = request.createdFrom
-        rooms[id] = room
-        lastRoomCreatedAt = now
-        batch.touchedRooms.insert(id)
-        batch.notices.append(.roomStarted(room: room.summary))
+        state.rooms[id] = room
+        state.lastRoomCreatedAt = now
+        step.batch.touchedRooms.insert(id)
+        step.batch.notices.append(.roomStarted(room: room.summary))
         scheduleExpiry(of: room)
         return record
     }
@@ -45,58 +36,55 @@ extension RoomsService {
     func scheduleExpiry(of room: LiveRoom) {
         loop.assertInLoop()
         guard let emptySince = room.emptySince else { return }
-        if let timer = room.ttlTimer { loop.cancelTimer(timer) }
+        if let timer = room.ttlTimer { clock.cancel(timer) }
         let dueAt = emptySince + room.ttl * 1000
-        let delay = max(0, dueAt - Timestamp.nowMilliseconds())
+        let delay = max(0, dueAt - clock.now())
         let roomID = room.id
-        room.ttlTimer = loop.schedule(after: .milliseconds(Int(delay))) { [weak self] in
+        room.ttlTimer = clock.schedule(after: .milliseconds(Int(delay))) { [weak self] in
             self?.submit(.closeIfExpired(roomID: roomID))
         }
     }
 
-    func closeIfExpired(roomID: String, db: SQLiteConnection, batch: inout Batch) throws {
+    func closeIfExpired(roomID: String, _ step: inout Step) throws {
         loop.assertInLoop()
-        guard let room = rooms[roomID], room.memberCount == 0, let emptySince = room.emptySince else { return }
-        let now = Timestamp.nowMilliseconds()
+        guard let room = state.rooms[roomID], room.memberCount == 0, let emptySince = room.emptySince else { return }
+        let now = clock.now()
         guard now >= emptySince + room.ttl * 1000 else {
             scheduleExpiry(of: room)
             return
         }
-        try db.run("UPDATE rooms SET closed_at = ? WHERE id = ? AND closed_at IS NULL", [.integer(now), .text(roomID)])
-        rooms[roomID] = nil
+        try step.store.closeRoom(id: roomID, at: now)
+        state.rooms[roomID] = nil
         room.ttlTimer = nil
-        batch.touchedRooms.insert(roomID)
-        batch.notices.append(.roomFinished(room: room.summary, reason: "ttl"))
+        step.batch.touchedRooms.insert(roomID)
+        step.batch.notices.append(.roomFinished(room: room.summary, reason: "ttl"))
         logger.info("room closed", ["room": roomID, "reason": "ttl"])
     }
 
-    /// After a failed commit, re-reads these rooms' members from the database so memory matches what is stored.
+    /// After a failed commit, re-reads these rooms' members from the store so memory matches what is stored.
     func reload(_ roomIDs: Set<String>) {
         loop.assertInLoop()
         guard !roomIDs.isEmpty else { return }
         do {
-            try database.read { db in
-                for roomID in roomIDs {
-                    guard let stored = try RoomQueries.room(id: roomID, in: db), stored.closedAt == nil else {
-                        rooms[roomID] = nil
-                        continue
-                    }
-                    let previous = rooms[roomID]
-                    let room = LiveRoom(record: stored, emptySince: stored.memberCount == 0 ? Timestamp.nowMilliseconds() : nil)
-                    room.createdFrom = previous?.createdFrom
-                    room.lastJoinedAt = try RoomQueries.lastJoinedAt(roomID: roomID, in: db)
-                    let members = try RoomQueries.members(roomID: roomID, state: .joined, descending: false,
-                                                          pageSize: 100_000, cursor: nil, in: db)
-                    for record in members.items {
-                        var member = LiveMember(id: record.memberID, user: record.user, joinedAt: record.joinedAt,
-                                                audioEnabled: record.audioEnabled, audioMuted: record.audioMuted)
-                        member.dropTimer = previous?.member(record.memberID)?.dropTimer
-                        member.disconnectedAt = previous?.member(record.memberID)?.disconnectedAt
-                        room.add(member)
-                        for handle in previous?.connections(of: record.user.id) ?? [] { room.attach(handle, user: record.user.id) }
-                    }
-                    rooms[roomID] = room
+            let stored = try store.read { reader in try roomIDs.map { ($0, try reader.openRoomState(id: $0)) } }
+            for (roomID, stored) in stored {
+                guard let stored else {
+                    state.rooms[roomID] = nil
+                    continue
                 }
+                let previous = state.rooms[roomID]
+                let room = LiveRoom(record: stored.record, emptySince: stored.record.memberCount == 0 ? clock.now() : nil)
+                room.createdFrom = previous?.createdFrom
+                room.lastJoinedAt = stored.lastJoinedAt
+                for record in stored.members {
+                    var member = LiveMember(id: record.memberID, user: record.user, joinedAt: record.joinedAt,
+                                            audioEnabled: record.audioEnabled, audioMuted: record.audioMuted)
+                    member.dropTimer = previous?.member(record.memberID)?.dropTimer
+                    member.disconnectedAt = previous?.member(record.memberID)?.disconnectedAt
+                    room.add(member)
+                    for handle in previous?.connections(of: record.user.id) ?? [] { room.attach(handle, user: record.user.id) }
+                }
+                state.rooms[roomID] = room
             }
         } catch {
             logger.error("could not reload rooms after a failed write", ["error": "\(error)"])

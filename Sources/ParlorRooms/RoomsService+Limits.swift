@@ -1,13 +1,12 @@
 import ParlorMetrics
 import ParlorProtocol
-import ParlorStore
 
 extension RoomsService {
     /// Refuses a room from an address that already has its share of open rooms.
     func checkAddressCap(_ address: String?) throws {
         loop.assertInLoop()
         guard let address, configuration.maxRoomsPerAddress > 0 else { return }
-        let open = rooms.values.lazy.filter { $0.createdFrom == address }.count
+        let open = state.rooms.values.lazy.filter { $0.createdFrom == address }.count
         if open >= configuration.maxRoomsPerAddress {
             metrics.rateLimited(.roomsPerAddress)
             throw RoomError(.roomTooManyRooms,
@@ -18,10 +17,9 @@ extension RoomsService {
 
     /// At start: rooms stored with a ttl above today's maximum (a flood from before the limit, or a lowered
     /// --max-room-ttl) get the maximum, so they expire instead of holding their places for a year.
-    func limitStoredRooms(now: Int64, db: SQLiteConnection) throws {
+    func limitStoredRooms(_ transaction: any RoomTransaction) throws {
         loop.assertInLoop()
-        let shortened = try db.run("UPDATE rooms SET ttl = ? WHERE closed_at IS NULL AND ttl > ?",
-                                   [.integer(configuration.maxRoomTTL), .integer(configuration.maxRoomTTL)])
+        let shortened = try transaction.limitOpenRoomTTLs(to: configuration.maxRoomTTL)
         if shortened > 0 {
             logger.warning("open rooms had a ttl above --max-room-ttl and were given the maximum",
                            ["rooms": String(shortened), "ttl": String(configuration.maxRoomTTL)])

@@ -49,7 +49,7 @@ extension RoomsService {
     func syncLiveUsers(_ roomIDs: Set<String>) {
         loop.assertInLoop()
         for roomID in roomIDs {
-            liveUsers.sync(room: roomID, members: rooms[roomID].map { Set($0.memberIDByUser.keys) } ?? [])
+            liveUsers.sync(room: roomID, members: state.rooms[roomID].map { Set($0.memberIDByUser.keys) } ?? [])
         }
     }
 }

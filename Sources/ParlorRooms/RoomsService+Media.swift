@@ -1,14 +1,12 @@
 import ParlorProtocol
-import ParlorStore
 
 extension RoomsService {
     /// Relays WebRTC signalling to the connections of member `to` in room `cid`, adding `from`. The sender's connection
     /// must be attached to the room and the target must be a joined member there. Nothing is stored.
-    func relay(_ kind: RequestType, cid: String, to target: String, payload: JSONObject, tid: JSONValue, client: ClientRef,
-               db: SQLiteConnection, batch: inout Batch) throws {
+    func relay(_ kind: RequestType, cid: String, to target: String, payload: JSONObject, for caller: Caller, _ step: inout Step) throws {
         loop.assertInLoop()
-        let room = try openRoom(cid, db: db)
-        guard let sender = room.member(forUser: client.user.id), room.connections(of: client.user.id).contains(client.handle) else {
+        let room = try openRoom(cid, &step)
+        guard let sender = room.member(forUser: caller.user.id), room.connections(of: caller.user.id).contains(caller.client.handle) else {
             throw RoomError.notJoined(cid)
         }
         guard let receiver = room.member(target), receiver.id != sender.id else {
@@ -18,25 +16,24 @@ extension RoomsService {
         body["from"] = .string(sender.id)
         body["to"] = .string(receiver.id)
         let frame = ProtocolFrame.message(["type": .string(kind.rawValue), "cid": .string(cid), "from": .string(sender.id), "body": .object(body)])
-        batch.reply(to: client, kind, tid: tid, body: .object([:]))
-        for handle in room.connections(of: receiver.user.id) { batch.outbox.send(frame, to: handle) }
+        step.batch.reply(to: caller, kind, body: .object([:]))
+        for handle in room.connections(of: receiver.user.id) { step.batch.outbox.send(frame, to: handle) }
     }
 
     /// Audio on/off, mute and speaking requested by the member itself: reply, then the event to the room.
-    func changeMedia(_ change: MediaChange, cid: String, tid: JSONValue, client: ClientRef, db: SQLiteConnection,
-                     batch: inout Batch) throws {
+    func changeMedia(_ change: MediaChange, cid: String, for caller: Caller, _ step: inout Step) throws {
         loop.assertInLoop()
-        let room = try openRoom(cid, db: db)
-        guard let member = room.member(forUser: client.user.id) else { throw RoomError.notJoined(cid) }
-        let frame = try applyMedia(change, to: member, in: room, db: db)
-        batch.touchedRooms.insert(cid)
-        batch.reply(to: client, change.requestType, tid: tid, body: .object([:]))
-        if let frame { for handle in room.allConnections { batch.outbox.sendEvent(frame, to: handle) } }
+        let room = try openRoom(cid, &step)
+        guard let member = room.member(forUser: caller.user.id) else { throw RoomError.notJoined(cid) }
+        let frame = try applyMedia(change, to: member, in: room, &step)
+        step.batch.touchedRooms.insert(cid)
+        step.batch.reply(to: caller, change.requestType, body: .object([:]))
+        if let frame { broadcast(frame, in: room, &step) }
     }
 
     /// Applies a media change and returns the event frame to broadcast, or nil when nothing changed.
     /// Audio on/off and mute are stored and take sequence ids; speaking is only broadcast.
-    func applyMedia(_ change: MediaChange, to member: LiveMember, in room: LiveRoom, db: SQLiteConnection) throws -> [UInt8]? {
+    func applyMedia(_ change: MediaChange, to member: LiveMember, in room: LiveRoom, _ step: inout Step) throws -> [UInt8]? {
         loop.assertInLoop()
         var updated = member
         switch change {
@@ -59,18 +56,17 @@ extension RoomsService {
             room.update(member.id) { $0.speaking = on }
             return ProtocolFrame.message([
                 "type": .string(change.eventType.rawValue), "cid": .string(room.id), "from": .string(member.id),
-                "timestamp": .string(Timestamp.iso8601(milliseconds: Timestamp.nowMilliseconds())),
+                "timestamp": .string(Timestamp.iso8601(milliseconds: clock.now())),
                 "body": ["member_id": .string(member.id), "user": member.user.json],
             ])
         }
 
-        try db.run("UPDATE members SET audio_enabled = ?, audio_muted = ? WHERE id = ?",
-                   [.integer(updated.audioEnabled ? 1 : 0), .integer(updated.audioMuted ? 1 : 0), .text(member.id)])
+        try step.store.setMedia(memberID: member.id, audioEnabled: updated.audioEnabled, audioMuted: updated.audioMuted)
         let eventType = change.eventType.rawValue
         let event = try appendEvent(to: room, type: eventType, from: member.id, body: [
             "member_id": .string(member.id), "user": member.user.json,
             "media": ["audio_settings": ["enabled": .bool(updated.audioEnabled), "muted": .bool(updated.audioMuted)]],
-        ], at: Timestamp.nowMilliseconds(), db: db)
+        ], at: clock.now(), &step)
         room.update(member.id) {
             $0.audioEnabled = updated.audioEnabled
             $0.audioMuted = updated.audioMuted

@@ -7,12 +7,12 @@ extension RoomsService {
     func publishRoomGauges(changed: Set<String>) {
         loop.assertInLoop()
         for roomID in changed {
-            let now = rooms[roomID]?.memberCount ?? 0
-            publishedMemberTotal += now - (publishedMemberCounts[roomID] ?? 0)
-            publishedMemberCounts[roomID] = now > 0 ? now : nil
+            let now = state.rooms[roomID]?.memberCount ?? 0
+            state.publishedMemberTotal += now - (state.publishedMemberCounts[roomID] ?? 0)
+            state.publishedMemberCounts[roomID] = now > 0 ? now : nil
         }
-        metrics.roomsOpen.set(rooms.count)
-        metrics.membersJoined.set(publishedMemberTotal)
+        metrics.roomsOpen.set(state.rooms.count)
+        metrics.membersJoined.set(state.publishedMemberTotal)
     }
 
     /// parlor_join_seconds: each join of the batch, from its arrival to its reply being handed to the loops.

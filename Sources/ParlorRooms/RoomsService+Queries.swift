@@ -1,42 +1,39 @@
 import ParlorProtocol
-import ParlorStore
 
 extension RoomsService {
-    func listMembers(_ cid: String, query: MembersQuery, tid: JSONValue, client: ClientRef, db: SQLiteConnection,
-                     batch: inout Batch) throws {
+    func listMembers(_ cid: String, query: MembersQuery, for caller: Caller, _ step: inout Step) throws {
         loop.assertInLoop()
-        try requireRoomExists(cid, db: db)
-        try requireVisible(cid, to: client.user, db: db)
-        let state: MemberState? = query.allStates ? nil : (query.state ?? .joined)
-        let page = try RoomQueries.members(roomID: cid, state: state, descending: query.descending,
-                                           pageSize: query.pageSize, cursor: query.cursor, in: db)
+        try requireRoomExists(cid, &step)
+        try requireVisible(cid, to: caller.user, &step)
+        let memberState: MemberState? = query.allStates ? nil : (query.state ?? .joined)
+        let page = try step.store.members(roomID: cid, state: memberState, descending: query.descending,
+                                          pageSize: query.pageSize, cursor: query.cursor)
         var body: JSONObject = ["cid": .string(cid), "members": .array(page.items.map(\.json))]
         if let next = page.next { body["cursor"] = .string(next.encoded) }
-        batch.reply(to: client, .conversationMembers, tid: tid, body: .object(body))
+        step.batch.reply(to: caller, .conversationMembers, body: .object(body))
     }
 
-    func listEvents(_ cid: String, since: Int64, pageSize: Int, tid: JSONValue, client: ClientRef, db: SQLiteConnection,
-                    batch: inout Batch) throws {
+    func listEvents(_ cid: String, since: Int64, pageSize: Int, for caller: Caller, _ step: inout Step) throws {
         loop.assertInLoop()
-        try requireRoomExists(cid, db: db)
-        try requireVisible(cid, to: client.user, db: db)
-        let page = try RoomQueries.events(roomID: cid, since: since, pageSize: pageSize, in: db)
+        try requireRoomExists(cid, &step)
+        try requireVisible(cid, to: caller.user, &step)
+        let page = try step.store.events(roomID: cid, since: since, pageSize: pageSize)
         var body: JSONObject = ["cid": .string(cid), "events": .array(page.items.map(\.json))]
         if let next = page.next { body["cursor"] = .string(String(next.number)) }
-        batch.reply(to: client, .conversationEvents, tid: tid, body: .object(body))
+        step.batch.reply(to: caller, .conversationEvents, body: .object(body))
     }
 
     /// With members-only visibility, only a current or former member may read the room's members and history.
-    func requireVisible(_ cid: String, to user: User, db: SQLiteConnection) throws {
+    func requireVisible(_ cid: String, to user: User, _ step: inout Step) throws {
         loop.assertInLoop()
-        guard configuration.visibility == .members, rooms[cid]?.member(forUser: user.id) == nil else { return }
-        guard try RoomQueries.hasMembership(userID: user.id, roomID: cid, in: db) else { throw RoomError.notJoined(cid) }
+        guard configuration.visibility == .members, state.rooms[cid]?.member(forUser: user.id) == nil else { return }
+        guard try step.store.hasMembership(userID: user.id, roomID: cid) else { throw RoomError.notJoined(cid) }
     }
 
     /// Open or closed, the room must exist (history stays readable after a room closes).
-    private func requireRoomExists(_ cid: String, db: SQLiteConnection) throws {
+    private func requireRoomExists(_ cid: String, _ step: inout Step) throws {
         loop.assertInLoop()
-        if rooms[cid] != nil { return }
-        guard try RoomQueries.room(id: cid, in: db) != nil else { throw RoomError.notFound(cid) }
+        if state.rooms[cid] != nil { return }
+        guard try step.store.room(id: cid) != nil else { throw RoomError.notFound(cid) }
     }
 }

@@ -1,5 +1,4 @@
 import ParlorLoop
-import ParlorStore
 
 /// A presence change that must reach the database, whatever it takes: a member whose connection dropped while the
 /// disk was full would otherwise stay JOINED (a ghost) until a restart.
@@ -16,13 +15,13 @@ extension RoomsService {
     /// What to try again if `command` does not commit; computed before it runs, from the state it starts from.
     func retryOnFailure(of command: Command) -> (Settlement, attempt: Int)? {
         loop.assertInLoop()
-        let now = Timestamp.nowMilliseconds()
+        let now = clock.now()
         switch command {
         case .disconnected(let client):
-            let roomIDs = clients[client.handle].map { Array($0.rooms) } ?? []
+            let roomIDs = state.clients[client.handle].map { Array($0.rooms) } ?? []
             return (Settlement(client: client, userID: client.user.id, awaySince: now, roomIDs: roomIDs), 1)
         case .dropIfStillAway(let roomID, let memberID):
-            guard let member = rooms[roomID]?.member(memberID) else { return nil }
+            guard let member = state.rooms[roomID]?.member(memberID) else { return nil }
             let awaySince = member.disconnectedAt ?? now - Int64(configuration.gracePeriod.seconds * 1000)
             return (Settlement(client: nil, userID: member.user.id, awaySince: awaySince, roomIDs: [roomID]), 1)
         case .settle(let settlement, let attempt):
@@ -39,7 +38,7 @@ extension RoomsService {
         if attempt == 1 || attempt % 20 == 0 {
             logger.warning("a presence change did not commit; retrying", ["user": settlement.userID, "attempt": String(attempt)])
         }
-        _ = loop.schedule(after: .milliseconds(delay)) { [weak self] in
+        _ = clock.schedule(after: .milliseconds(delay)) { [weak self] in
             self?.submit(.settle(settlement, attempt: attempt))
         }
     }
@@ -47,27 +46,27 @@ extension RoomsService {
     /// Brings the user's memberships in `roomIDs` to where the failed change would have left them: the closed
     /// connection detached and its session ended; each member with no connection left is away (with its drop
     /// timer), or dropped once its grace period has passed.
-    func settle(_ settlement: Settlement, db: SQLiteConnection, batch: inout Batch) throws {
+    func settle(_ settlement: Settlement, _ step: inout Step) throws {
         loop.assertInLoop()
-        let now = Timestamp.nowMilliseconds()
+        let now = clock.now()
         if let client = settlement.client {
             // Still known if the failed batch never ran: this does what its disconnect would have done.
-            try clientDisconnected(client, db: db, batch: &batch)
+            try clientDisconnected(client, &step)
             // And wherever the failure stopped it halfway, the closed connection must not count as present.
-            for roomID in settlement.roomIDs { _ = rooms[roomID]?.detach(client.handle, user: client.user.id) }
-            try endSession(client.sessionID, at: settlement.awaySince, db: db)
+            for roomID in settlement.roomIDs { _ = state.rooms[roomID]?.detach(client.handle, user: client.user.id) }
+            try step.store.endSession(id: client.sessionID, at: settlement.awaySince)
         }
         let dueAt = settlement.awaySince + Int64(configuration.gracePeriod.seconds * 1000)
         for roomID in settlement.roomIDs {
-            guard let room = rooms[roomID], let member = room.member(forUser: settlement.userID),
+            guard let room = state.rooms[roomID], let member = room.member(forUser: settlement.userID),
                   room.connections(of: settlement.userID).isEmpty else { continue }
-            batch.touchedRooms.insert(roomID)
+            step.batch.touchedRooms.insert(roomID)
             if now >= dueAt {
-                try end(member, in: room, reason: .dropped, db: db, batch: &batch)
+                try end(member, in: room, reason: .dropped, &step)
                 continue
             }
             let awaySince = member.disconnectedAt ?? settlement.awaySince
-            try db.run("UPDATE members SET disconnected_at = ? WHERE id = ?", [.integer(awaySince), .text(member.id)])
+            try step.store.setDisconnected(memberID: member.id, since: awaySince)
             room.update(member.id) { $0.disconnectedAt = awaySince }
             if member.dropTimer == nil { scheduleDrop(member.id, in: room, after: .milliseconds(Int(dueAt - now))) }
         }

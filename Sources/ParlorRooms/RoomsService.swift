@@ -6,12 +6,18 @@ import Synchronization
 
 /// The live rooms: one thread owns all room state and the order of everything that happens to it.
 ///
-/// Connections hand it commands; it drains them in batches, applies each inside one `BEGIN IMMEDIATE` transaction
-/// (a savepoint per command, so one failure does not undo the others), commits, and only then sends replies and
-/// events. So an event a client saw is always in the history, and every receiver sees a room's events in one order.
-public final class RoomsService: @unchecked Sendable {  // mutable state is confined to `loop`; `inbox` is behind a lock
+/// Connections hand it commands; it drains them in batches, applies each batch inside one write transaction of its
+/// `RoomStore` (a savepoint per command, so one failure does not undo the others), commits, and only then sends
+/// replies and events through the Outbox. So an event a client saw is always in the history, and every receiver
+/// sees a room's events in one order.
+public final class RoomsService: @unchecked Sendable {  // live state is confined to `loop` (see `state`); `inbox` is behind a lock
     let loop: EventLoop
-    let database: Database
+    /// The record of rooms, members, events and sessions; the REST routes read it from any thread.
+    public let store: any RoomStore
+    /// Wall-clock time and timers (the rooms loop's, or a test's manual clock); rooms thread only.
+    let clock: any RoomsClock
+    /// Where committed deliveries go (ParlorApp: the WebSocket connections).
+    private let delivery: any DeliveryChannel
     let configuration: RoomsConfiguration
     let logger: Logger
     /// Told about joins, leaves and room lifecycle after each commit (webhooks); called on the rooms thread.
@@ -25,20 +31,12 @@ public final class RoomsService: @unchecked Sendable {  // mutable state is conf
     /// Rooms, members, deliveries and latencies for /metrics; also where the app layer counts what it refuses.
     public let metrics: ServerMetrics
 
-    // Rooms-thread state.
-    var rooms: [String: LiveRoom] = [:]
-    var clients: [ConnectionHandle: ClientState] = [:]
-    /// The newest room's created_at: rooms list newest first by it, so it must increase even within a millisecond.
-    var lastRoomCreatedAt: Int64 = 0
-    /// Member counts as last published to the metrics, per room, and their sum (RoomsService+Metrics.swift).
-    var publishedMemberCounts: [String: Int] = [:]
-    var publishedMemberTotal = 0
+    private let liveState = RoomsState()
 
-    struct ClientState {
-        let ref: ClientRef
-        var rooms: Set<String> = []
-        /// Rooms this connection watches without being a member (conversation:watch).
-        var watching: Set<String> = []
+    /// The live rooms and clients: reaching them off the rooms thread is a bug, stopped in debug builds.
+    var state: RoomsState {
+        loop.assertInLoop()
+        return liveState
     }
 
     enum Command {
@@ -56,24 +54,36 @@ public final class RoomsService: @unchecked Sendable {  // mutable state is conf
         case expireSessions
     }
 
+    /// The server's rooms thread: a `SQLiteRoomStore` over `database`, the real clock and the rooms loop's timers.
+    public convenience init(database: Database, configuration: RoomsConfiguration, logger: Logger, delivery: any DeliveryChannel,
+                            observer: (@Sendable ([RoomNotice]) -> Void)? = nil, metrics: ServerMetrics = ServerMetrics()) throws {
+        try self.init(store: SQLiteRoomStore(database: database), configuration: configuration, logger: logger, delivery: delivery,
+                      observer: observer, metrics: metrics)
+    }
+
     /// Loads open rooms and treats every membership a previous process left JOINED as disconnected:
     /// it gets a full grace period to resume, then drops.
-    public init(database: Database, configuration: RoomsConfiguration, logger: Logger,
-                observer: (@Sendable ([RoomNotice]) -> Void)? = nil, metrics: ServerMetrics = ServerMetrics()) throws {
-        self.database = database
+    /// `clock` nil: the real clock and the rooms loop's timers. A test passes a manual clock (used on the rooms thread only).
+    public init(store: any RoomStore, configuration: RoomsConfiguration, logger: Logger, delivery: any DeliveryChannel,
+                clock: (any RoomsClock)? = nil, observer: (@Sendable ([RoomNotice]) -> Void)? = nil,
+                metrics: ServerMetrics = ServerMetrics()) throws {
+        self.store = store
+        self.delivery = delivery
         self.metrics = metrics
         self.observer = observer
         self.configuration = configuration
         self.logger = logger
-        loop = try EventLoop(name: "parlor-rooms")
+        let loop = try EventLoop(name: "parlor-rooms")
+        self.loop = loop
+        self.clock = clock ?? LoopClock(loop: loop)
         loop.start()
         let recovered: Result<Int, Error> = loop.submitAndWait { [self] in
             Result { try self.recover() }
         }
         let count = try recovered.get()
         loop.submitAndWait { [self] in
-            self.syncLiveUsers(Set(self.rooms.keys))
-            self.publishRoomGauges(changed: Set(self.rooms.keys))
+            self.syncLiveUsers(Set(self.state.rooms.keys))
+            self.publishRoomGauges(changed: Set(self.state.rooms.keys))
         }
         if count > 0 { logger.info("recovered memberships from a previous run", ["members": String(count)]) }
         loop.execute { [self] in self.scheduleSessionExpiry() }
@@ -150,11 +160,11 @@ public final class RoomsService: @unchecked Sendable {  // mutable state is conf
         var inProgress: (Settlement, attempt: Int)?
         let transactionStartedAt = MonotonicClock.now()
         do {
-            try database.write { db in
+            try store.write { transaction in
                 for command in commands {
                     inProgress = retryOnFailure(of: command)
                     started += 1
-                    if try apply(command, db: db, batch: &batch) {
+                    if try apply(command, in: transaction, batch: &batch) {
                         if let inProgress { retriesIfTheBatchFails.append(inProgress) }
                     } else if let inProgress {
                         retries.append(inProgress)
@@ -166,7 +176,7 @@ public final class RoomsService: @unchecked Sendable {  // mutable state is conf
             // The commit failed: nothing of this batch happened. Tell everyone waiting, and re-read the rooms it touched.
             logger.error("rooms batch failed to commit", ["error": "\(error)", "commands": String(commands.count)])
             batch.roomsToReload.formUnion(batch.touchedRooms)
-            batch.failAll(with: Self.roomError(for: error))
+            batch.failAll(with: roomError(for: error))
             // Those that ran, the one that ended the transaction, and those that never ran.
             retries += retriesIfTheBatchFails + [inProgress].compactMap { $0 }
                 + commands[started...].compactMap { retryOnFailure(of: $0) }
@@ -180,7 +190,7 @@ public final class RoomsService: @unchecked Sendable {  // mutable state is conf
             changeCounter.add(1, ordering: .releasing)
             publishRoomGauges(changed: batch.touchedRooms.union(batch.roomsToReload))
         }
-        batch.outbox.flush()
+        batch.outbox.flush(through: delivery)
         metrics.eventsDelivered.add(batch.outbox.eventCount)
         observeJoinLatency(received)
         for completion in batch.completions { completion() }
@@ -189,79 +199,71 @@ public final class RoomsService: @unchecked Sendable {  // mutable state is conf
 
     /// Runs one command in its own savepoint. Returns false if it failed for a reason other than a refusal
     /// (RoomError); throws if that failure also ended the transaction (SQLite does on some storage errors).
-    private func apply(_ command: Command, db: SQLiteConnection, batch: inout Batch) throws -> Bool {
+    private func apply(_ command: Command, in transaction: any RoomTransaction, batch: inout Batch) throws -> Bool {
         loop.assertInLoop()
-        var step = Batch()
+        var step = Step(store: transaction, batch: Batch())
         do {
-            try db.execute("SAVEPOINT command")
-            do {
-                try perform(command, db: db, batch: &step)
-                try db.execute("RELEASE command")
-            } catch {
-                try db.execute("ROLLBACK TO command")
-                try db.execute("RELEASE command")
-                throw error
-            }
-            batch.merge(step)
+            try transaction.withSavepoint { try perform(command, &step) }
+            batch.merge(step.batch)
         } catch let error as RoomError {
             batch.fail(command, with: error)
         } catch {
             logger.error("rooms command failed", ["error": "\(error)"])
-            batch.roomsToReload.formUnion(step.touchedRooms)
-            if !db.isInTransaction { throw error }
-            batch.fail(command, with: Self.roomError(for: error))
+            batch.roomsToReload.formUnion(step.batch.touchedRooms)
+            if !transaction.isActive { throw error }
+            batch.fail(command, with: roomError(for: error))
             return false
         }
         return true
     }
 
     /// What a requester is told when the store failed: unavailable (try later) for a full or failing disk.
-    static func roomError(for error: Error) -> RoomError {
-        (error as? StoreError)?.isStorageFailure == true ? .unavailable : .internalError
+    func roomError(for error: Error) -> RoomError {
+        store.isStorageFailure(error) ? .unavailable : .internalError
     }
 
-    private func perform(_ command: Command, db: SQLiteConnection, batch: inout Batch) throws {
+    private func perform(_ command: Command, _ step: inout Step) throws {
         loop.assertInLoop()
         switch command {
         case .connect(let client):
-            try openSession(client, db: db, batch: &batch)
+            try openSession(client, &step)
         case .request(let client, let tid, let request):
             if shuttingDown.load(ordering: .acquiring) { throw RoomError.shuttingDown }
-            try serve(request, tid: tid, from: client, db: db, batch: &batch)
+            try serve(request, from: Caller(client: client, tid: tid), &step)
         case .disconnected(let client):
-            try clientDisconnected(client, db: db, batch: &batch)
+            try clientDisconnected(client, &step)
         case .closeAfterReplies(let client, let code, let reason):
-            batch.outbox.close(client.handle, code: code, reason: reason)
+            step.batch.outbox.close(client.handle, code: code, reason: reason)
         case .operation(let operation, _):
             if shuttingDown.load(ordering: .acquiring) { throw RoomError.shuttingDown }
-            let result = try run(operation, db: db, batch: &batch)
-            batch.complete(command, with: result)
+            let result = try run(operation, &step)
+            step.batch.complete(command, with: result)
         case .dropIfStillAway(let roomID, let memberID):
-            try dropIfStillAway(roomID: roomID, memberID: memberID, db: db, batch: &batch)
+            try dropIfStillAway(roomID: roomID, memberID: memberID, &step)
         case .closeIfExpired(let roomID):
-            try closeIfExpired(roomID: roomID, db: db, batch: &batch)
+            try closeIfExpired(roomID: roomID, &step)
         case .settle(let settlement, _):
             // During shutdown memberships stay as they are, for the next start to recover.
             if shuttingDown.load(ordering: .acquiring) { return }
-            try settle(settlement, db: db, batch: &batch)
+            try settle(settlement, &step)
         case .expireSessions:
-            try expireSessions(db: db)
+            try expireSessions(&step)
         }
     }
 
-    private func serve(_ request: RoomRequest, tid: JSONValue, from client: ClientRef, db: SQLiteConnection, batch: inout Batch) throws {
+    private func serve(_ request: RoomRequest, from caller: Caller, _ step: inout Step) throws {
         loop.assertInLoop()
         switch request {
-        case .join(let cid): try join(cid, tid: tid, client: client, db: db, batch: &batch)
-        case .leave(let cid): try leave(cid, tid: tid, client: client, db: db, batch: &batch)
-        case .members(let cid, let query): try listMembers(cid, query: query, tid: tid, client: client, db: db, batch: &batch)
-        case .events(let cid, let since, let pageSize): try listEvents(cid, since: since, pageSize: pageSize, tid: tid, client: client, db: db, batch: &batch)
-        case .resume(let sessionID, let last): try resume(sessionID, lastEventIDs: last, tid: tid, client: client, db: db, batch: &batch)
-        case .signal(let kind, let cid, let to, let payload): try relay(kind, cid: cid, to: to, payload: payload, tid: tid, client: client, db: db, batch: &batch)
-        case .media(let cid, let change): try changeMedia(change, cid: cid, tid: tid, client: client, db: db, batch: &batch)
-        case .watch(let cid): try watch(cid, tid: tid, client: client, db: db, batch: &batch)
-        case .unwatch(let cid): unwatch(cid, tid: tid, client: client, batch: &batch)
-        case .ping: batch.reply(to: client, .sessionPing, tid: tid, body: .object([:]))
+        case .join(let cid): try join(cid, for: caller, &step)
+        case .leave(let cid): try leave(cid, for: caller, &step)
+        case .members(let cid, let query): try listMembers(cid, query: query, for: caller, &step)
+        case .events(let cid, let since, let pageSize): try listEvents(cid, since: since, pageSize: pageSize, for: caller, &step)
+        case .resume(let sessionID, let last): try resume(sessionID, lastEventIDs: last, for: caller, &step)
+        case .signal(let kind, let cid, let to, let payload): try relay(kind, cid: cid, to: to, payload: payload, for: caller, &step)
+        case .media(let cid, let change): try changeMedia(change, cid: cid, for: caller, &step)
+        case .watch(let cid): try watch(cid, for: caller, &step)
+        case .unwatch(let cid): unwatch(cid, for: caller, &step)
+        case .ping: step.batch.reply(to: caller, .sessionPing, body: .object([:]))
         }
     }
 }

@@ -31,6 +31,17 @@ extension SQLiteConnection {
         }
     }
 
+    /// Runs one statement and returns the first column of its first row as an integer, without building a row
+    /// (`UPDATE … RETURNING n` on a hot path).
+    public func queryInteger(_ sql: String, _ parameters: [SQLValue] = []) throws -> Int64? {
+        try withStatement(sql, parameters) { statement in
+            guard try step(statement, sql: sql), sqlite3_column_type(statement, 0) != SQLITE_NULL else { return nil }
+            let value = sqlite3_column_int64(statement, 0)
+            while try step(statement, sql: sql) {}
+            return value
+        }
+    }
+
     // MARK: - Statement cache
 
     /// Beyond this many distinct SQL texts the cache starts over, so SQL built at run time

@@ -1,0 +1,33 @@
+import ParlorHTTP
+import ParlorLoop
+import ParlorRooms
+
+/// Where the rooms thread's Outbox ends: each loop writes what a committed batch gave its WebSocket connections.
+struct WebSocketDelivery: DeliveryChannel {
+    func deliver(_ deliveries: [(ConnectionHandle, Delivery)], on loop: EventLoop) {
+        loop.execute {
+            // Frames are queued, then each connection writes once: one writev for all this batch gave it.
+            var touched: [WebSocketConnection] = []
+            var seen = Set<ObjectIdentifier>()
+            for (handle, delivery) in deliveries {
+                guard let connection = handle.resolve() else { continue }
+                if case .drop = delivery {
+                    connection.close()
+                    continue
+                }
+                guard let socket = connection.handler as? WebSocketConnection else { continue }
+                if seen.insert(ObjectIdentifier(socket)).inserted { touched.append(socket) }
+                switch delivery {
+                case .frame(let frame): socket.send(frame: frame, writeNow: false)
+                case .pacedFrame(let frame): socket.sendPaced(frame: frame)
+                case .reply(let frame): socket.sendReply(frame: frame, writeNow: false)
+                case .close(let code, let reason):
+                    socket.writeQueued()
+                    socket.close(code: code, reason: reason)
+                case .drop: break
+                }
+            }
+            for socket in touched { socket.writeQueued() }
+        }
+    }
+}

@@ -1,0 +1,80 @@
+import ParlorLoop
+
+/// What a batch hands a connection: a frame, or a close once the frames before it are out.
+public enum Delivery: Sendable {
+    case frame([UInt8])
+    /// Part of a burst the connection paces under its output limit (a resume's replay).
+    case pacedFrame([UInt8])
+    /// The one answer to a request (success or error), which the connection counts.
+    case reply([UInt8])
+    /// A close frame with `code` after the frames queued before it.
+    case close(code: UInt16, reason: String)
+    /// The connection is cut without a close frame, like a network failure (test mode).
+    case drop
+}
+
+/// The only way out of the rooms domain: after each commit the Outbox hands every connection's deliveries to the
+/// channel. ParlorApp's channel writes them to the WebSocket connections; tests record them.
+public protocol DeliveryChannel: Sendable {
+    /// Called on the rooms thread, after the commit, once per loop with that loop's deliveries in the order queued.
+    func deliver(_ deliveries: [(ConnectionHandle, Delivery)], on loop: EventLoop)
+}
+
+/// Frames to send after a batch commits, grouped by loop so each loop gets one task per batch, in order.
+struct Outbox {
+    private var loops: [EventLoop] = []
+    private var items: [ObjectIdentifier: [(ConnectionHandle, Delivery)]] = [:]
+    /// Room events queued, one per receiver (parlor_events_delivered_total).
+    private(set) var eventCount = 0
+
+    var isEmpty: Bool { items.isEmpty }
+
+    mutating func send(_ frame: [UInt8], to handle: ConnectionHandle) {
+        add(.frame(frame), to: handle)
+    }
+
+    /// A room event (history, media or speaking change): counted as delivered.
+    mutating func sendEvent(_ frame: [UInt8], to handle: ConnectionHandle) {
+        eventCount += 1
+        add(.frame(frame), to: handle)
+    }
+
+    /// A replayed event, paced by the connection.
+    mutating func sendPacedEvent(_ frame: [UInt8], to handle: ConnectionHandle) {
+        eventCount += 1
+        add(.pacedFrame(frame), to: handle)
+    }
+
+    mutating func reply(_ frame: [UInt8], to handle: ConnectionHandle) {
+        add(.reply(frame), to: handle)
+    }
+
+    mutating func close(_ handle: ConnectionHandle, code: UInt16, reason: String) {
+        add(.close(code: code, reason: reason), to: handle)
+    }
+
+    mutating func drop(_ handle: ConnectionHandle) {
+        add(.drop, to: handle)
+    }
+
+    private mutating func add(_ delivery: Delivery, to handle: ConnectionHandle) {
+        let key = ObjectIdentifier(handle.loop)
+        if items[key] == nil { loops.append(handle.loop) }
+        items[key, default: []].append((handle, delivery))
+    }
+
+    mutating func append(_ other: Outbox) {
+        for loop in other.loops {
+            for (handle, delivery) in other.items[ObjectIdentifier(loop)] ?? [] { add(delivery, to: handle) }
+        }
+        eventCount += other.eventCount
+    }
+
+    /// Hands every loop its deliveries; each connection writes its own, in the order queued.
+    func flush(through channel: any DeliveryChannel) {
+        for loop in loops {
+            guard let batch = items[ObjectIdentifier(loop)] else { continue }
+            channel.deliver(batch, on: loop)
+        }
+    }
+}

@@ -1,0 +1,38 @@
+import ParlorMetrics
+import ParlorProtocol
+import ParlorLoop
+
+/// The rooms thread's live state: the open rooms (members, attached connections, timers) and the connected
+/// clients. The store is the record; this is what only lives in memory. One owner, `RoomsService`, hands it out
+/// on the rooms thread only (`RoomsService.state` asserts so in debug builds); it is not Sendable.
+final class RoomsState {
+    var rooms: [String: LiveRoom] = [:]
+    var clients: [ConnectionHandle: ClientState] = [:]
+    /// The newest room's created_at: rooms list newest first by it, so it must increase even within a millisecond.
+    var lastRoomCreatedAt: Int64 = 0
+    /// Member counts as last published to the metrics, per room, and their sum (RoomsService+Metrics.swift).
+    var publishedMemberCounts: [String: Int] = [:]
+    var publishedMemberTotal = 0
+}
+
+/// A connected client as the rooms thread tracks it.
+struct ClientState {
+    let ref: ClientRef
+    var rooms: Set<String> = []
+    /// Rooms this connection watches without being a member (conversation:watch).
+    var watching: Set<String> = []
+}
+
+/// What one command works with: the store transaction it writes in (inside its own savepoint) and the batch
+/// collecting what it sends once everything has committed.
+struct Step {
+    let store: any RoomTransaction
+    var batch: RoomsService.Batch
+}
+
+/// Who sent a request and how its reply is addressed.
+struct Caller {
+    let client: ClientRef
+    let tid: JSONValue
+    var user: User { client.user }
+}

@@ -1,0 +1,31 @@
+import ParlorProtocol
+import ParlorStore
+
+// Events: a room's history, numbered per room in commit order.
+extension SQLiteRoomReading {
+    func events(roomID: String, since: Int64, pageSize: Int) throws -> Page<EventRecord> {
+        let rows = try db.query("""
+            SELECT seq, type, from_member, body, created_at FROM events
+            WHERE room_id = ? AND seq > ? ORDER BY seq LIMIT ?
+            """, [.text(roomID), .integer(since), .integer(Int64(pageSize + 1))])
+        let events = rows.map { row in
+            EventRecord(roomID: roomID, id: row.int("seq") ?? 0, type: row.string("type") ?? "", from: row.string("from_member"),
+                        body: (try? JSONParser.parse(row.string("body") ?? "{}")) ?? .object([:]), createdAt: row.int("created_at") ?? 0)
+        }
+        return Page(items: events, pageSize: pageSize) { PageCursor(number: $0.id, id: "") }
+    }
+}
+
+extension SQLiteRoomTransaction {
+    /// The id comes from the room's row, incremented in this transaction: the writer holds SQLite's one write lock
+    /// until the commit, so ids are handed out in commit order.
+    func appendEvent(roomID: String, type: String, from: String?, body: JSONValue, at time: Int64) throws -> EventRecord {
+        guard let id = try db.queryInteger("UPDATE rooms SET last_event_id = last_event_id + 1 WHERE id = ? RETURNING last_event_id",
+                                           [.text(roomID)]) else {
+            throw RoomError.notFound(roomID)
+        }
+        try db.run("INSERT INTO events (room_id, seq, type, from_member, body, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                   [.text(roomID), .integer(id), .text(type), SQLValue(from), .text(body.encodedString()), .integer(time)])
+        return EventRecord(roomID: roomID, id: id, type: type, from: from, body: body, createdAt: time)
+    }
+}

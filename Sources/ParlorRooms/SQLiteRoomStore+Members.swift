@@ -1,0 +1,67 @@
+import ParlorStore
+
+// Memberships: JOINED → (disconnected within the grace period) → LEFT with a reason, and their media state.
+extension SQLiteRoomReading {
+    static var memberColumns: String {
+        """
+        m.id, m.user_id, COALESCE(u.display_name, u.name) AS user_name, m.state, m.joined_at, m.left_at, m.audio_enabled, m.audio_muted
+        """
+    }
+
+    static func member(from row: Row) -> MemberRecord {
+        MemberRecord(memberID: row.string("id") ?? "", user: User(id: row.string("user_id") ?? "", name: row.string("user_name") ?? ""),
+                     state: MemberState(rawValue: row.string("state") ?? "") ?? .left, joinedAt: row.int("joined_at") ?? 0,
+                     leftAt: row.int("left_at"), audioEnabled: row.int("audio_enabled") == 1, audioMuted: row.int("audio_muted") == 1)
+    }
+
+    func members(roomID: String, state: MemberState?, descending: Bool, pageSize: Int, cursor: PageCursor?) throws -> Page<MemberRecord> {
+        var sql = "SELECT \(Self.memberColumns) FROM members m JOIN users u ON u.id = m.user_id WHERE m.room_id = ?"
+        var params: [SQLValue] = [.text(roomID)]
+        if let state {
+            sql += " AND m.state = ?"
+            params.append(.text(state.rawValue))
+        }
+        if let cursor {
+            sql += descending ? " AND (m.joined_at, m.id) < (?, ?)" : " AND (m.joined_at, m.id) > (?, ?)"
+            params += [.integer(cursor.number), .text(cursor.id)]
+        }
+        sql += descending ? " ORDER BY m.joined_at DESC, m.id DESC" : " ORDER BY m.joined_at, m.id"
+        sql += " LIMIT ?"
+        params.append(.integer(Int64(pageSize + 1)))
+        let members = try db.query(sql, params).map(Self.member(from:))
+        return Page(items: members, pageSize: pageSize) { PageCursor(number: $0.joinedAt, id: $0.memberID) }
+    }
+
+    func hasMembership(userID: String, roomID: String) throws -> Bool {
+        try db.queryOne("SELECT 1 AS found FROM members WHERE room_id = ? AND user_id = ? LIMIT 1", [.text(roomID), .text(userID)]) != nil
+    }
+}
+
+extension SQLiteRoomTransaction {
+    func addMember(id: String, roomID: String, userID: String, joinedAt: Int64) throws {
+        try db.run("INSERT INTO members (id, room_id, user_id, state, joined_at) VALUES (?, ?, ?, 'JOINED', ?)",
+                   [.text(id), .text(roomID), .text(userID), .integer(joinedAt)])
+    }
+
+    func endMembership(memberID: String, reason: LeaveReason, at time: Int64) throws {
+        try db.run("""
+            UPDATE members SET state = 'LEFT', left_at = ?, left_reason = ?, disconnected_at = NULL
+            WHERE id = ? AND state = 'JOINED'
+            """, [.integer(time), .text(reason.rawValue), .text(memberID)])
+    }
+
+    func setDisconnected(memberID: String, since time: Int64?) throws {
+        try db.run("UPDATE members SET disconnected_at = ? WHERE id = ?", [SQLValue(time), .text(memberID)])
+    }
+
+    func setMedia(memberID: String, audioEnabled: Bool, audioMuted: Bool) throws {
+        try db.run("UPDATE members SET audio_enabled = ?, audio_muted = ? WHERE id = ?",
+                   [.integer(audioEnabled ? 1 : 0), .integer(audioMuted ? 1 : 0), .text(memberID)])
+    }
+
+    func markPreviousRunAway(at time: Int64) throws -> Int {
+        let members = try db.run("UPDATE members SET disconnected_at = ? WHERE state = 'JOINED'", [.integer(time)])
+        try db.run("UPDATE sessions SET ended_at = ? WHERE ended_at IS NULL", [.integer(time)])
+        return members
+    }
+}

@@ -1,0 +1,183 @@
+import ParlorProtocol
+@testable import ParlorRooms
+import Testing
+
+/// Kick, mute, connection drops, revocation, reset, media state and watching, without a socket.
+@Suite struct AdminAndMediaTests {
+    @Test func kickEndsTheMembershipWithReasonKicked() throws {
+        let rooms = try RoomsHarness()
+        defer { rooms.stop() }
+        let roomID = try rooms.createRoom()
+        let alice = try rooms.connect("alice")
+        let bob = try rooms.connect("bob")
+        let joined = rooms.request(.join(cid: roomID), from: alice)
+        rooms.request(.join(cid: roomID), from: bob)
+        _ = rooms.messages(alice)
+        _ = rooms.messages(bob)
+        let memberID = try #require(joined.body?["member_id"]?.stringValue)
+
+        #expect(try rooms.perform(.kick(roomID: roomID, memberID: memberID)).get() == .object([:]))
+        for client in [alice, bob] {
+            let kicked = rooms.messages(client)
+            #expect(kicked.map(\.type) == ["member:left"])
+            #expect(kicked.first?.body?["reason"]?.stringValue == "kicked")
+        }
+        #expect(throws: RoomError(.memberNotFound, "\(memberID) is not a joined member of room \(roomID)")) {
+            try rooms.perform(.kick(roomID: roomID, memberID: memberID)).get()
+        }
+    }
+
+    @Test func muteIsStoredAndSeenByEveryone() throws {
+        let rooms = try RoomsHarness()
+        defer { rooms.stop() }
+        let roomID = try rooms.createRoom()
+        let alice = try rooms.connect("alice")
+        let bob = try rooms.connect("bob")
+        let joined = rooms.request(.join(cid: roomID), from: alice)
+        rooms.request(.join(cid: roomID), from: bob)
+        _ = rooms.messages(bob)
+        let memberID = try #require(joined.body?["member_id"]?.stringValue)
+
+        _ = try rooms.perform(.mute(roomID: roomID, memberID: memberID)).get()
+        let muted = rooms.messages(bob)
+        #expect(muted.map(\.type) == ["audio:mute:on"])
+        #expect(muted.first?.body?["media"]?["audio_settings"]?["muted"] == .bool(true))
+        #expect(try rooms.storedMembers(roomID).first { $0.memberID == memberID }?.audioMuted == true)
+        _ = try rooms.perform(.mute(roomID: roomID, memberID: memberID)).get()
+        #expect(rooms.messages(bob).isEmpty, "muting a muted member changes nothing")
+    }
+
+    @Test func mediaStateIsStoredAndSpeakingIsOnlyBroadcast() throws {
+        let rooms = try RoomsHarness { $0.maxAudioSenders = 1 }
+        defer { rooms.stop() }
+        let roomID = try rooms.createRoom()
+        let alice = try rooms.connect("alice")
+        let bob = try rooms.connect("bob")
+        rooms.request(.join(cid: roomID), from: alice)
+        rooms.request(.join(cid: roomID), from: bob)
+        _ = rooms.messages(bob)
+
+        #expect(rooms.request(.media(cid: roomID, change: .enable), from: alice).type == "audio:enable:success")
+        let enabled = rooms.messages(bob)
+        #expect(enabled.map(\.type) == ["member:media"])
+        #expect(enabled.first?.body?["media"]?["audio_settings"]?["enabled"] == .bool(true))
+        #expect(rooms.request(.media(cid: roomID, change: .enable), from: bob).errorCode == "media:error:too-many-senders")
+
+        rooms.request(.media(cid: roomID, change: .speaking(true)), from: alice)
+        #expect(rooms.messages(bob).map(\.type) == ["audio:speaking:on"])
+        rooms.request(.media(cid: roomID, change: .mute(true)), from: alice)
+        #expect(rooms.messages(bob).map(\.type) == ["audio:mute:on"])
+        #expect(try rooms.storedEvents(roomID).map(\.type) == ["member:joined", "member:joined", "member:media", "audio:mute:on"])
+        let stored = try #require(try rooms.storedMembers(roomID).first { $0.user.name == "alice" })
+        #expect(stored.audioEnabled && stored.audioMuted)
+
+        rooms.request(.media(cid: roomID, change: .disable), from: alice)
+        #expect(rooms.request(.media(cid: roomID, change: .enable), from: bob).type == "audio:enable:success", "a sender's place is free again")
+    }
+
+    @Test func signallingGoesOnlyToItsTarget() throws {
+        let rooms = try RoomsHarness()
+        defer { rooms.stop() }
+        let roomID = try rooms.createRoom()
+        let alice = try rooms.connect("alice")
+        let bob = try rooms.connect("bob")
+        let carol = try rooms.connect("carol")
+        let aliceJoin = rooms.request(.join(cid: roomID), from: alice)
+        let bobJoin = rooms.request(.join(cid: roomID), from: bob)
+        rooms.request(.join(cid: roomID), from: carol)
+        for client in [alice, bob, carol] { _ = rooms.messages(client) }
+        let bobMember = try #require(bobJoin.body?["member_id"]?.stringValue)
+
+        let sent = rooms.request(.signal(kind: .rtcOffer, cid: roomID, to: bobMember, payload: ["sdp": "v=0"]), from: alice)
+        #expect(sent.type == "rtc:offer:success")
+        let offer = rooms.messages(bob)
+        #expect(offer.map(\.type) == ["rtc:offer"])
+        #expect(offer.first?["from"] == aliceJoin.body?["member_id"])
+        #expect(offer.first?.body?["sdp"] == .string("v=0"))
+        #expect(rooms.messages(carol).isEmpty)
+        #expect(try rooms.storedEvents(roomID).count == 3, "signalling is not stored")
+    }
+
+    @Test func watchersReceiveEventsWithoutAMembershipUntilTheyUnwatch() throws {
+        let rooms = try RoomsHarness()
+        defer { rooms.stop() }
+        let roomID = try rooms.createRoom()
+        let alice = try rooms.connect("alice")
+        let dashboard = try rooms.connect("dashboard")
+        let watch = rooms.request(.watch(cid: roomID), from: dashboard)
+        #expect(watch.type == "conversation:watch:success")
+        #expect(watch.body?["last_event_id"] == JSONValue(0))
+
+        rooms.request(.join(cid: roomID), from: alice)
+        #expect(rooms.messages(dashboard).map(\.type) == ["member:joined"])
+        #expect(try rooms.storedMembers(roomID).count == 1, "a watcher is no member")
+
+        #expect(rooms.request(.unwatch(cid: roomID), from: dashboard).type == "conversation:unwatch:success")
+        rooms.request(.leave(cid: roomID), from: alice)
+        #expect(rooms.messages(dashboard).isEmpty)
+        #expect(rooms.request(.watch(cid: "RM-nope"), from: dashboard).errorCode == "room:error:not-found")
+    }
+
+    @Test func droppedConnectionsAreCutAfterTheCommitAndTheMemberGetsItsGracePeriod() throws {
+        let rooms = try RoomsHarness()
+        defer { rooms.stop() }
+        let roomID = try rooms.createRoom()
+        let alice = try rooms.connect("alice")
+        let aliceElsewhere = try rooms.connect("alice")
+        let joined = rooms.request(.join(cid: roomID), from: alice)
+        rooms.request(.join(cid: roomID), from: aliceElsewhere)
+        _ = rooms.messages(alice)
+        _ = rooms.messages(aliceElsewhere)
+        let memberID = try #require(joined.body?["member_id"]?.stringValue)
+
+        #expect(try rooms.perform(.dropConnections(roomID: roomID, memberID: memberID)).get() == ["connections": JSONValue(2)])
+        for client in [alice, aliceElsewhere] {
+            guard case .drop = try #require(rooms.deliveries(client).last) else {
+                Issue.record("the connection was not dropped")
+                continue
+            }
+        }
+        #expect(try rooms.storedMembers(roomID, state: .joined).count == 1, "a cut connection is a disconnect, not a leave")
+    }
+
+    @Test func revokingAUserEndsItsMembershipsThenClosesItsConnections() throws {
+        let rooms = try RoomsHarness()
+        defer { rooms.stop() }
+        let roomID = try rooms.createRoom()
+        let alice = try rooms.connect("alice")
+        let bob = try rooms.connect("bob")
+        rooms.request(.join(cid: roomID), from: alice)
+        rooms.request(.join(cid: roomID), from: bob)
+        _ = rooms.messages(alice)
+        _ = rooms.messages(bob)
+
+        let result = try rooms.perform(.disconnectUser(userIDs: [alice.user.id], reason: "revoked")).get()
+        #expect(result == ["connections": JSONValue(1)])
+        let seen = rooms.deliveries(alice)
+        guard seen.count == 2, case .message(let left, _) = seen[0], case .close(let code) = seen[1] else {
+            Issue.record("expected member:left then a close, got \(seen)")
+            return
+        }
+        #expect(left.body?["reason"]?.stringValue == "kicked")
+        #expect(code == ParlorCloseCode.tokenRevoked)
+        #expect(rooms.messages(bob).map(\.type) == ["member:left"])
+    }
+
+    @Test func resetForgetsEverythingAndClosesEveryConnection() throws {
+        let rooms = try RoomsHarness()
+        defer { rooms.stop() }
+        let roomID = try rooms.createRoom()
+        let alice = try rooms.connect("alice")
+        rooms.request(.join(cid: roomID), from: alice)
+        _ = rooms.messages(alice)
+
+        _ = try rooms.perform(.reset).get()
+        guard case .close(let code) = try #require(rooms.deliveries(alice).last) else {
+            Issue.record("no close after the reset")
+            return
+        }
+        #expect(code == ParlorCloseCode.serverReset)
+        #expect(try rooms.storedRoom(roomID) == nil)
+        #expect(rooms.pendingTimers == 1, "only the session sweep is left")
+    }
+}

@@ -1,0 +1,46 @@
+import ParlorProtocol
+import ParlorLoop
+import ParlorRooms
+
+/// The tests' delivery channel: what the Outbox hands each connection after a commit, recorded in order.
+final class RecordingChannel: DeliveryChannel {
+    private let received = Locked<[ConnectionHandle: [Received]]>([:])
+
+    /// One delivery as a client would see it.
+    enum Received: Sendable {
+        /// A text frame's JSON; `isReply` for the answer to a request.
+        case message(JSONValue, isReply: Bool)
+        case close(code: UInt16)
+        case drop
+    }
+
+    func deliver(_ deliveries: [(ConnectionHandle, Delivery)], on loop: EventLoop) {
+        received.withLock { received in
+            for (handle, delivery) in deliveries {
+                let item: Received = switch delivery {
+                case .frame(let frame), .pacedFrame(let frame): .message(Self.decode(frame), isReply: false)
+                case .reply(let frame): .message(Self.decode(frame), isReply: true)
+                case .close(let code, _): .close(code: code)
+                case .drop: .drop
+                }
+                received[handle, default: []].append(item)
+            }
+        }
+    }
+
+    /// Everything delivered to `handle` since the last call.
+    func take(_ handle: ConnectionHandle) -> [Received] {
+        received.withLock { $0.removeValue(forKey: handle) ?? [] }
+    }
+
+    /// The JSON of an unmasked server text frame (the payload length takes 7, 7+16 or 7+64 bits).
+    static func decode(_ frame: [UInt8]) -> JSONValue {
+        var offset = 2
+        switch frame[1] & 0x7F {
+        case 126: offset = 4
+        case 127: offset = 10
+        default: break
+        }
+        return (try? JSONParser.parse(Array(frame[offset...]))) ?? .null
+    }
+}

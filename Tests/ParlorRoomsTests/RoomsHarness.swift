@@ -1,0 +1,145 @@
+@testable import ParlorLoop
+import ParlorProtocol
+@testable import ParlorRooms
+import ParlorStore
+import Testing
+
+/// One RoomsService over an in-memory SQLite store, a manual clock and a recording delivery channel: the rooms
+/// logic without a socket. Every call waits on the rooms thread until what it started has run (no sleeps).
+final class RoomsHarness {
+    let database: Database
+    let store: SQLiteRoomStore
+    let users: UserDirectory
+    let channel = RecordingChannel()
+    let configuration: RoomsConfiguration
+    private(set) var clock: ManualClock
+    private(set) var service: RoomsService
+    /// Messages taken from the channel while looking for a reply, kept for `messages(_:)`.
+    private var unread: [ConnectionHandle: [RecordingChannel.Received]] = [:]
+    private var lastFD: Int32 = 1000
+    private var lastTID = 0
+
+    init(_ configure: (inout RoomsConfiguration) -> Void = { _ in }) throws {
+        var configuration = RoomsConfiguration()
+        configuration.gracePeriod = .seconds(10)
+        configure(&configuration)
+        self.configuration = configuration
+        database = try Database(DatabaseConfiguration(path: ":memory:"))
+        store = SQLiteRoomStore(database: database)
+        users = UserDirectory(database: database)
+        clock = ManualClock()
+        service = try RoomsService(store: store, configuration: configuration, logger: Logger(level: .off), delivery: channel,
+                                   clock: clock)
+    }
+
+    /// Stops the rooms thread as a shutdown does (memberships stay as they are), then starts a new service over the
+    /// same store, as the next process would; its clock starts where the old one stood, plus `after` seconds.
+    func restart(after seconds: Double = 1) throws {
+        let now = service.loop.submitAndWait { [clock] in clock.now() }
+        service.beginShutdown()
+        service.stop()
+        clock = ManualClock(start: now + Int64(seconds * 1000))
+        service = try RoomsService(store: store, configuration: configuration, logger: Logger(level: .off), delivery: channel,
+                                   clock: clock)
+        sync()
+    }
+
+    func stop() {
+        service.stop()
+        database.close()
+    }
+
+    /// Returns once everything queued on the rooms thread before it has run (and its deliveries are recorded).
+    func sync() {
+        service.loop.submitAndWait {}
+    }
+
+    /// Moves the clock on; every timer that falls due fires at its own time, and what it started runs.
+    func advance(seconds: Double) {
+        let target = service.loop.submitAndWait { [clock] in clock.now() } + Int64(seconds * 1000)
+        while service.loop.submitAndWait({ [clock] in clock.fireNext(upTo: target) }) { sync() }
+        sync()
+    }
+
+    var pendingTimers: Int { service.loop.submitAndWait { [clock] in clock.pendingTimers } }
+
+    /// A new connection of user `name`, greeted with session:success.
+    func connect(_ name: String) throws -> ClientRef {
+        lastFD += 1
+        let client = ClientRef(handle: ConnectionHandle(loop: service.loop, fd: lastFD, registrationID: 1),
+                               sessionID: Identifier.make(Identifier.session), user: try users.findOrCreate(name: name))
+        service.connect(client)
+        sync()
+        let greeting = messages(client)
+        #expect(greeting.map(\.type) == ["session:success"])
+        return client
+    }
+
+    func disconnect(_ client: ClientRef) {
+        service.disconnected(client)
+        sync()
+    }
+
+    /// Sends a request and returns its reply (`T:success` or `error`); other messages stay for `messages(_:)`.
+    @discardableResult
+    func request(_ request: RoomRequest, from client: ClientRef) -> JSONValue {
+        lastTID += 1
+        service.handle(request, tid: .string("t\(lastTID)"), from: client)
+        sync()
+        var reply: JSONValue = .null
+        for item in channel.take(client.handle) {
+            if case .message(let message, true) = item, message["tid"]?.stringValue == "t\(lastTID)" {
+                reply = message
+            } else {
+                unread[client.handle, default: []].append(item)
+            }
+        }
+        #expect(reply != .null, "no reply to \(request.type)")
+        return reply
+    }
+
+    /// Runs an HTTP-side operation (create, close, kick, …) and returns its result.
+    func perform(_ operation: Operation) -> Result<JSONValue, RoomError> {
+        let result = Locked<Result<JSONValue, RoomError>?>(nil)
+        service.perform(operation) { outcome in result.withLock { $0 = outcome } }
+        sync()
+        return result.withLock { $0 } ?? .failure(RoomError(.serverInternal, "the operation did not complete (test harness)"))
+    }
+
+    /// Creates a room and returns its id.
+    func createRoom(ttl: Int64? = nil, maxMembers: Int64? = nil, by creator: ClientRef? = nil) throws -> String {
+        let room = try perform(.createRoom(NewRoom(name: nil, displayName: "Test room", ttl: ttl, maxMembers: maxMembers,
+                                                   createdBy: creator?.user))).get()
+        return try #require(room["id"]?.stringValue)
+    }
+
+    /// Everything but replies delivered to the client since the last look.
+    func messages(_ client: ClientRef) -> [JSONValue] {
+        deliveries(client).compactMap { if case .message(let message, _) = $0 { message } else { nil } }
+    }
+
+    /// Every delivery to the client since the last look (closes and drops included), replies aside.
+    func deliveries(_ client: ClientRef) -> [RecordingChannel.Received] {
+        let items = (unread.removeValue(forKey: client.handle) ?? []) + channel.take(client.handle)
+        return items.filter { if case .message(_, true) = $0 { false } else { true } }
+    }
+
+    /// The room's stored history.
+    func storedEvents(_ roomID: String) throws -> [EventRecord] {
+        try store.read { try $0.events(roomID: roomID, since: 0, pageSize: 1000) }.items
+    }
+
+    func storedMembers(_ roomID: String, state: MemberState? = nil) throws -> [MemberRecord] {
+        try store.read { try $0.members(roomID: roomID, state: state, descending: false, pageSize: 1000, cursor: nil) }.items
+    }
+
+    func storedRoom(_ roomID: String) throws -> RoomRecord? {
+        try store.read { try $0.room(id: roomID) }
+    }
+}
+
+extension JSONValue {
+    var type: String? { self["type"]?.stringValue }
+    var body: JSONValue? { self["body"] }
+    var errorCode: String? { self["type"]?.stringValue == "error" ? self["body"]?["code"]?.stringValue : nil }
+}
