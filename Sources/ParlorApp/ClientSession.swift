@@ -217,13 +217,15 @@ final class ClientSession: WebSocketDelegate {
 }
 
 extension Routes {
-    /// GET /ws: authenticate (401 before any upgrade), then speak the protocol.
+    /// GET /ws: authenticate (401 before any upgrade), then speak the protocol. A token whose user is not cached
+    /// upgrades once the write thread has loaded (or created) the user.
     func webSocket(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
-        let identity = try authenticator.requireIdentity(for: request)
         let rooms = self.rooms
         let configuration = self.configuration
-        return .upgrade(WebSocketUpgrade { _, _ in
-            ClientSession(user: identity.user, tokenExpiresAt: identity.claims.expiresAt, rooms: rooms, configuration: configuration)
-        })
+        return try withRequiredIdentity(request, context) { identity in
+            .upgrade(WebSocketUpgrade { _, _ in
+                ClientSession(user: identity.user, tokenExpiresAt: identity.claims.expiresAt, rooms: rooms, configuration: configuration)
+            })
+        }
     }
 }

@@ -17,6 +17,21 @@ public struct RequestContext: Sendable {
     /// Completes a `.pending` route from any thread.
     public func respond(_ response: HTTPResponse) { responder.send(response) }
     public func respond(_ error: HTTPError) { responder.send(error.response()) }
+
+    /// Completes a `.pending` route from any thread with what a handler returns or throws, treated as if the route
+    /// had returned it at once: a response, an upgrade (the handshake is checked then, the 101 written on the loop),
+    /// or an error, answered with its status (any other error: logged, 500). `.pending` leaves the request waiting
+    /// for a later `respond` or `complete`.
+    public func complete(_ body: () throws -> RouteResult) {
+        let result: Result<RouteResult, any Error>
+        do {
+            result = .success(try body())
+        } catch {
+            result = .failure(error)
+        }
+        if case .success(.pending) = result { return }
+        responder.send(result)
+    }
 }
 
 /// Delivers a late response to its connection's loop; a connection that has gone away drops it.
@@ -32,6 +47,17 @@ struct ResponseSink: Sendable {
         }
         connection.withConnection { live in
             (live.handler as? HTTPConnectionHandler)?.complete(requestNumber: requestNumber, response: response)
+        }
+    }
+
+    func send(_ result: Result<RouteResult, any Error>) {
+        let requestNumber = self.requestNumber
+        if let live = connection.resolve(), let handler = live.handler as? HTTPConnectionHandler {
+            handler.complete(requestNumber: requestNumber, result: result)
+            return
+        }
+        connection.withConnection { live in
+            (live.handler as? HTTPConnectionHandler)?.complete(requestNumber: requestNumber, result: result)
         }
     }
 }

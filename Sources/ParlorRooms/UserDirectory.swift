@@ -55,11 +55,29 @@ public final class UserDirectory: Sendable {
         try status(handle: name).user
     }
 
+    /// What the cache alone says about the identity a token names (see `status(subject:userID:)`).
+    public enum CachedStatus: Sendable {
+        /// Decided without the database: the identity, or nil when the token names a user that does not exist.
+        case decided(UserStatus?)
+        /// Not cached: `status(subject:userID:)` must ask the database (and may create the user).
+        case notCached
+    }
+
+    /// `status(subject:userID:)` from the cache only: never touches the database, so an event loop may call it.
+    public func cachedStatus(subject: String, userID: String?) -> CachedStatus {
+        cache.withLock { cache in
+            guard let userID else { return cache.idByHandle[subject].flatMap { cache.byID[$0] }.map { .decided($0) } ?? .notCached }
+            guard let cached = cache.byID[userID] else { return .notCached }
+            return .decided(cached.user.name == subject ? cached : nil)
+        }
+    }
+
     /// The identity a verified token names: `uid` when present (it must show the token's `sub` as its name), else
     /// the name's own identity. Nil when the token names a user that does not exist (or no longer, after a reset).
+    /// On a cache miss this writes (the name's own identity is created on first use): call it off the event loops.
     public func status(subject: String, userID: String?) throws -> UserStatus? {
+        if case .decided(let status) = cachedStatus(subject: subject, userID: userID) { return status }
         guard let userID else { return try status(handle: subject) }
-        if let cached = cache.withLock({ $0.byID[userID] }) { return cached.user.name == subject ? cached : nil }
         guard let found = try database.write({ db in
             try db.queryOne("SELECT \(Self.columns) FROM users WHERE id = ?", [.text(userID)]).map(Self.status(from:))
         }) else { return nil }
