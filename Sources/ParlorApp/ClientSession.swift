@@ -220,12 +220,12 @@ extension Routes {
     /// GET /ws: authenticate (401 before any upgrade), then speak the protocol. A token whose user is not cached
     /// upgrades once the write thread has loaded (or created) the user.
     func webSocket(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
+        guard case .known(let found) = try lookUpIdentity(request, context, route: { webSocket }) else { return .pending }
+        let identity = try Authenticator.require(found)
         let rooms = self.rooms
         let configuration = self.configuration
-        return try withRequiredIdentity(request, context) { identity in
-            .upgrade(WebSocketUpgrade { _, _ in
-                ClientSession(user: identity.user, tokenExpiresAt: identity.claims.expiresAt, rooms: rooms, configuration: configuration)
-            })
-        }
+        return .upgrade(WebSocketUpgrade { _, _ in
+            ClientSession(user: identity.user, tokenExpiresAt: identity.claims.expiresAt, rooms: rooms, configuration: configuration)
+        })
     }
 }

@@ -35,11 +35,14 @@ extension Routes {
 
     /// DELETE /rooms/{id}: members get member:left reason room_closed, then the room is gone from GET /rooms.
     func closeRoom(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
-        let roomID = context.parameter("id")
-        if isAdmin(request) { return perform(.closeRoom(roomID: roomID, by: .admin), context, status: 204) }
-        return try withRequiredIdentity(request, context) { identity in
-            perform(.closeRoom(roomID: roomID, by: .user(identity.user)), context, status: 204)
+        let requester: Requester
+        if isAdmin(request) {
+            requester = .admin
+        } else {
+            guard case .known(let identity) = try lookUpIdentity(request, context, route: { closeRoom }) else { return .pending }
+            requester = .user(try Authenticator.require(identity).user)
         }
+        return perform(.closeRoom(roomID: context.parameter("id"), by: requester), context, status: 204)
     }
 
     func kickMember(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {

@@ -3,40 +3,42 @@ import ParlorHTTP
 import ParlorRooms
 
 /// How routes keep the database off the event loops: what needs SQLite runs on the `DatabaseExecutor`'s threads
-/// and answers through `RequestContext.complete`; what the caches answer stays on the loop, with no hop.
+/// and answers through `RequestContext.complete`; what the caches answer stays on the loop, with no hop and no
+/// closure to allocate.
 extension Routes {
-    /// Runs `next` with the request's user, as `GET /rooms` and `POST /rooms` want it: required in the `code` and
-    /// `closed` access modes (401 without a token), optional in `open`.
-    func withUser(_ request: HTTPRequest, _ context: RequestContext,
-                  _ next: @escaping @Sendable (User?) throws -> RouteResult) throws -> RouteResult {
-        let required = configuration.access != .open
-        return try withIdentity(request, context) { identity throws(HTTPError) in
-            required ? try Authenticator.require(identity).user : identity?.user
-        } then: { try next($0) }
+    /// What the loop can tell about a request's identity without the database.
+    enum IdentityLookup {
+        /// Decided on the loop: the identity, or nil when the request carries no token.
+        case known(Authenticator.Identity?)
+        /// The token's user is not cached: the write thread loads it, creating it on first use, and then runs the
+        /// route again there, where it finds the user cached. The route returns `.pending` meanwhile.
+        case loading
     }
 
-    /// Runs `next` with the request's identity; 401 without a token.
-    func withRequiredIdentity(_ request: HTTPRequest, _ context: RequestContext,
-                              _ next: @escaping @Sendable (Authenticator.Identity) throws -> RouteResult) throws -> RouteResult {
-        try withIdentity(request, context, { identity throws(HTTPError) in try Authenticator.require(identity) }, then: next)
-    }
-
-    /// Runs `next` with what `decide` makes of the request's identity. When the token's user is cached (or there is
-    /// no token) that is decided here, on the loop; otherwise the user is loaded, and created on first use, on the
-    /// write thread, and `next` runs there after it (it hands database work on to the right thread itself).
-    private func withIdentity<Decided>(_ request: HTTPRequest, _ context: RequestContext,
-                                       _ decide: @escaping @Sendable (Authenticator.Identity?) throws(HTTPError) -> Decided,
-                                       then next: @escaping @Sendable (Decided) throws -> RouteResult) throws -> RouteResult {
+    /// The request's identity, checked on the loop when the token's user is cached (or there is no token); 401 for a
+    /// bad token. `route` is the calling route, asked for only when its user must be loaded first.
+    func lookUpIdentity(_ request: HTTPRequest, _ context: RequestContext,
+                        route: () -> RouteHandler) throws(HTTPError) -> IdentityLookup {
         let authenticator = self.authenticator
         switch try authenticator.resolve(request) {
         case .decided(let identity):
-            return try next(try decide(identity))
+            return .known(identity)
         case .needsUser(let claims):
+            let route = route()
             executor.write {
-                context.complete { try next(try decide(try authenticator.load(claims))) }
+                context.complete {
+                    _ = try authenticator.load(claims)
+                    return try route(request, context)
+                }
             }
-            return .pending
+            return .loading
         }
+    }
+
+    /// The user as `GET /rooms` and `POST /rooms` want it: required in the `code` and `closed` access modes (401
+    /// without a token), optional in `open`.
+    func user(_ identity: Authenticator.Identity?) throws(HTTPError) -> User? {
+        configuration.access != .open ? try Authenticator.require(identity).user : identity?.user
     }
 
     /// Runs `body`, which reads the database, on a read thread and answers with what it returns or throws.

@@ -6,17 +6,17 @@ extension Routes {
     /// GET /rooms: open rooms, newest first, as a bare array (the tutorial decodes `[RoomResponse]`). A page the
     /// cache holds is answered on the loop; otherwise it is read on a read thread.
     func listRooms(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
-        try withUser(request, context) { _ in
-            let (size, cursor) = (try pageSize(request), try self.cursor(request))
-            let key = RoomListCache.Key(pageSize: size, cursor: request.head.query["cursor"])
-            let version = rooms.roomsVersion
-            if let cached = roomListCache.entry(key, version: version) { return .response(roomList(request, cached)) }
-            return onReader(context) {
-                let page = try read { try RoomQueries.openRooms(pageSize: size, cursor: cursor, in: $0) }
-                let entry = RoomListCache.Entry(body: JSONValue.array(page.items.map(\.json)).encoded(), next: page.next?.encoded)
-                roomListCache.store(entry, for: key, version: version)
-                return .response(roomList(request, entry))
-            }
+        guard case .known(let identity) = try lookUpIdentity(request, context, route: { listRooms }) else { return .pending }
+        _ = try user(identity)
+        let (size, cursor) = (try pageSize(request), try self.cursor(request))
+        let key = RoomListCache.Key(pageSize: size, cursor: request.head.query["cursor"])
+        let version = rooms.roomsVersion
+        if let cached = roomListCache.entry(key, version: version) { return .response(roomList(request, cached)) }
+        return onReader(context) {
+            let page = try read { try RoomQueries.openRooms(pageSize: size, cursor: cursor, in: $0) }
+            let entry = RoomListCache.Entry(body: JSONValue.array(page.items.map(\.json)).encoded(), next: page.next?.encoded)
+            roomListCache.store(entry, for: key, version: version)
+            return .response(roomList(request, entry))
         }
     }
 
@@ -28,10 +28,8 @@ extension Routes {
 
     /// POST /rooms `{"display_name":"Friday chat"}` → 201 with the room (its `id` is what the tutorial reads).
     func createRoom(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
-        try withUser(request, context) { creator in try createRoom(request, context, by: creator) }
-    }
-
-    private func createRoom(_ request: HTTPRequest, _ context: RequestContext, by creator: User?) throws -> RouteResult {
+        guard case .known(let identity) = try lookUpIdentity(request, context, route: { createRoom }) else { return .pending }
+        let creator = try user(identity)
         let address = ClientAddress.limitKey(context.clientAddress)
         if let wait = roomCreationLimiter?.check(address) {
             rooms.metrics.rateLimited(.roomCreate)
@@ -89,14 +87,16 @@ extension Routes {
 
     /// GET /rooms/{id}
     func getRoom(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
-        try withUser(request, context) { _ in
-            onReader(context) { .response(.json(try existingRoom(context.parameter("id")).json)) }
-        }
+        guard case .known(let identity) = try lookUpIdentity(request, context, route: { getRoom }) else { return .pending }
+        _ = try user(identity)
+        let id = context.parameter("id")
+        return onReader(context) { .response(.json(try existingRoom(id).json)) }
     }
 
     /// GET /rooms/{id}/members: the same page shape as conversation:members.
     func listMembers(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
-        try withVisibleRoom(request, context) { room in
+        guard case .known(let identity) = try lookUpIdentity(request, context, route: { listMembers }) else { return .pending }
+        return try withVisibleRoom(context.parameter("id"), identity, context) { room in
             let (size, cursor) = (try pageSize(request), try self.cursor(request))
             let query = try ProtocolFields.membersFilter(order: request.head.query["order"], state: request.head.query["state"])
                 .mapError { HTTPError.invalidField($0.field, $0.rule) }.get()
@@ -112,7 +112,8 @@ extension Routes {
 
     /// GET /rooms/{id}/events?since=N: the same page shape as conversation:events.
     func listEvents(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
-        try withVisibleRoom(request, context) { room in
+        guard case .known(let identity) = try lookUpIdentity(request, context, route: { listEvents }) else { return .pending }
+        return try withVisibleRoom(context.parameter("id"), identity, context) { room in
             let size = try pageSize(request)
             var since: Int64 = 0
             if let text = request.head.query["since"] {
@@ -127,24 +128,23 @@ extension Routes {
         }
     }
 
-    /// Runs `body` on a read thread with the room whose members or history the request may read: with
-    /// members-only visibility its token's user must be or have been a member (401 without a token, 403
-    /// `member:error:not-joined` otherwise).
-    private func withVisibleRoom(_ request: HTTPRequest, _ context: RequestContext,
-                                 _ body: @escaping @Sendable (RoomRecord) throws -> RouteResult) throws -> RouteResult {
-        let id = context.parameter("id")
+    /// Runs `body` on a read thread with the room whose members or history the request may read: with members-only
+    /// visibility its token's user must be or have been a member (401 without a token, 403 `member:error:not-joined`
+    /// otherwise).
+    private func withVisibleRoom(_ id: String, _ identity: Authenticator.Identity?, _ context: RequestContext,
+                                 _ body: @escaping @Sendable (RoomRecord) throws -> RouteResult) throws(HTTPError) -> RouteResult {
         guard configuration.resolvedRoomVisibility == .members else {
-            return try withUser(request, context) { _ in onReader(context) { try body(try existingRoom(id)) } }
+            _ = try user(identity)
+            return onReader(context) { try body(try existingRoom(id)) }
         }
-        return try withRequiredIdentity(request, context) { identity in
-            onReader(context) {
-                let room = try existingRoom(id)
-                guard try read({ try RoomQueries.hasMembership(userID: identity.user.id, roomID: room.id, in: $0) }) else {
-                    throw HTTPError(status: 403, code: "member:error:not-joined", title: "Forbidden",
-                                    detail: "only members of room \(room.id) may read its members and history on this server")
-                }
-                return try body(room)
+        let user = try Authenticator.require(identity).user
+        return onReader(context) {
+            let room = try existingRoom(id)
+            guard try read({ try RoomQueries.hasMembership(userID: user.id, roomID: room.id, in: $0) }) else {
+                throw HTTPError(status: 403, code: "member:error:not-joined", title: "Forbidden",
+                                detail: "only members of room \(room.id) may read its members and history on this server")
             }
+            return try body(room)
         }
     }
 
