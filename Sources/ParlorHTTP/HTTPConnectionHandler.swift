@@ -215,7 +215,9 @@ final class HTTPConnectionHandler: ConnectionHandler {
     private func finish(_ request: HTTPRequest, _ result: Result<RouteResult, any Error>, _ flight: InFlight) {
         switch result {
         case .success(.response(let response)): complete(requestNumber: flight.number, response: response)
-        case .success(.pending): pendingRequest = request  // kept for an upgrade decided later
+        case .success(.pending):
+            // Kept for an upgrade decided later, unless a `respond` on this thread has already answered it.
+            if inFlight?.number == flight.number { pendingRequest = request }
         case .success(.upgrade(let upgrade)): performUpgrade(request, upgrade, flight)
         case .failure(let error as HTTPError): complete(requestNumber: flight.number, response: error.response())
         case .failure(let error):

@@ -50,12 +50,9 @@ struct ResponseSink: Sendable {
         }
     }
 
+    /// Always a task on the loop, even from the loop itself: the route has returned `.pending` by the time it runs.
     func send(_ result: Result<RouteResult, any Error>) {
         let requestNumber = self.requestNumber
-        if let live = connection.resolve(), let handler = live.handler as? HTTPConnectionHandler {
-            handler.complete(requestNumber: requestNumber, result: result)
-            return
-        }
         connection.withConnection { live in
             (live.handler as? HTTPConnectionHandler)?.complete(requestNumber: requestNumber, result: result)
         }
