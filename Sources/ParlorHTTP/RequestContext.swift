@@ -32,6 +32,10 @@ public struct RequestContext: Sendable {
         if case .success(.pending) = result { return }
         responder.send(result)
     }
+
+    /// Like `complete`, but `body` runs on the connection's loop: for the part of a late answer that needs no
+    /// database (signing a token once its user is written), so it does not hold a database thread.
+    public func complete(onLoop body: @escaping @Sendable () throws -> RouteResult) { responder.send(body) }
 }
 
 /// Delivers a late response to its connection's loop; a connection that has gone away drops it.
@@ -55,6 +59,21 @@ struct ResponseSink: Sendable {
         let requestNumber = self.requestNumber
         connection.withConnection { live in
             (live.handler as? HTTPConnectionHandler)?.complete(requestNumber: requestNumber, result: result)
+        }
+    }
+
+    /// Runs `body` as a task on the loop and completes the request with what it returns or throws.
+    func send(_ body: @escaping @Sendable () throws -> RouteResult) {
+        let requestNumber = self.requestNumber
+        connection.withConnection { live in
+            guard let handler = live.handler as? HTTPConnectionHandler else { return }
+            let result: Result<RouteResult, any Error>
+            do {
+                result = .success(try body())
+            } catch {
+                result = .failure(error)
+            }
+            handler.complete(requestNumber: requestNumber, result: result)
         }
     }
 }
