@@ -3,7 +3,7 @@ import Foundation
 /// A fixed set of threads running closures from a locked queue, first in first out: the place for work that
 /// blocks (a database call), which must never run on an event loop. Threads are made once, at init; a job costs
 /// one closure and a wake-up, never a thread.
-public final class BlockingWorkPool: @unchecked Sendable {  // jobs, head and isStopped are only touched holding `condition`
+public final class BlockingWorkPool: @unchecked Sendable {  // jobs, head, isStopped and running are only touched holding `condition`
     public typealias Job = @Sendable () -> Void
 
     private let condition = NSCondition()
@@ -11,15 +11,16 @@ public final class BlockingWorkPool: @unchecked Sendable {  // jobs, head and is
     private var jobs: [Job] = []
     private var head = 0
     private var isStopped = false
-    private let threadCount: Int
-    private let finished = DispatchSemaphore(value: 0)
+    /// Threads not yet ended.
+    private var running: Int
 
     /// Starts `threadCount` threads (at least one) named `name`, or `name-0`, `name-1`, … when there are several.
     public init(name: String, threadCount: Int) {
-        self.threadCount = max(1, threadCount)
-        for index in 0..<self.threadCount {
+        let count = max(1, threadCount)
+        running = count
+        for index in 0..<count {
             let thread = Thread { [self] in self.run() }
-            thread.name = self.threadCount == 1 ? name : "\(name)-\(index)"
+            thread.name = count == 1 ? name : "\(name)-\(index)"
             thread.start()
         }
     }
@@ -36,12 +37,11 @@ public final class BlockingWorkPool: @unchecked Sendable {  // jobs, head and is
     /// Lets the threads finish the jobs already queued, then waits for them to end. Idempotent.
     public func stop() {
         condition.lock()
-        let alreadyStopped = isStopped
+        defer { condition.unlock() }
         isStopped = true
         condition.broadcast()
-        condition.unlock()
-        guard !alreadyStopped else { return }
-        for _ in 0..<threadCount { finished.wait() }
+        // Safe to wait on the same condition: once stopped, nothing signals it but the threads as they end.
+        while running > 0 { condition.wait() }
     }
 
     private func run() {
@@ -63,7 +63,8 @@ public final class BlockingWorkPool: @unchecked Sendable {  // jobs, head and is
                 condition.wait()
             }
         }
+        running -= 1
+        condition.broadcast()
         condition.unlock()
-        finished.signal()
     }
 }
