@@ -23,6 +23,8 @@ public final class ParlorApplication: Sendable {
     public let metrics: ServerMetrics
     public let logger: Logger
     private let group: EventLoopGroup
+    /// The threads that run the routes' database work, off the loops.
+    let executor: DatabaseExecutor
     private let stopped = Atomic<Bool>(false)
     private let webhooks: WebhookDispatcher?
 
@@ -107,8 +109,10 @@ public final class ParlorApplication: Sendable {
             ? AddressRateLimiter(rate: configuration.authRatePerIP, burst: configuration.authRatePerIP * 3) : nil
         let roomCreationLimiter = configuration.roomCreationsPerMinute > 0
             ? AddressRateLimiter(rate: configuration.roomCreationsPerMinute / 60, burst: configuration.roomCreationsPerMinute * 2) : nil
-        let routes = Routes(configuration: configuration, database: database, rooms: rooms, users: users, tokens: tokens,
-                            logger: logger, authLimiter: authLimiter, roomCreationLimiter: roomCreationLimiter)
+        let executor = DatabaseExecutor(readerCount: configuration.readerCount)
+        self.executor = executor
+        let routes = Routes(configuration: configuration, database: database, executor: executor, rooms: rooms, users: users,
+                            tokens: tokens, logger: logger, authLimiter: authLimiter, roomCreationLimiter: roomCreationLimiter)
         var mainServer: HTTPServer?
         do {
             let server = try HTTPServer(configuration: configuration.http, group: group, router: routes.router(), logger: logger,
@@ -122,6 +126,7 @@ public final class ParlorApplication: Sendable {
             }
         } catch {
             mainServer?.shutdown()
+            executor.stop()
             group.shutdown()
             rooms.stop()
             webhooks?.stop()
@@ -137,6 +142,7 @@ public final class ParlorApplication: Sendable {
         rooms.beginShutdown()
         metricsServer?.shutdown()
         server.shutdown()
+        executor.stop()  // after the servers: in-flight requests finished; before the database closes
         rooms.stop()
         webhooks?.stop()
         group.shutdown()

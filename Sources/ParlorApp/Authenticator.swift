@@ -16,21 +16,44 @@ struct Authenticator: Sendable {
         let claims: TokenClaims
     }
 
-    /// The token's identity; nil when the request carries no token; 401 when it carries a bad one.
-    func identity(for request: HTTPRequest) throws(HTTPError) -> Identity? {
-        guard let token = Self.token(in: request.head) else { return nil }
+    /// What the request's token says without the database.
+    enum Resolution {
+        /// Decided on the spot: the identity, or nil when the request carries no token.
+        case decided(Identity?)
+        /// A valid token whose user is not cached: `load` it, off the event loops.
+        case needsUser(TokenClaims)
+    }
+
+    /// Checks the request's token and decides from the user cache when it can, so an event loop may call it;
+    /// 401 when the token is bad or names a user the cache knows is not there, revoked or blocked.
+    func resolve(_ request: HTTPRequest) throws(HTTPError) -> Resolution {
+        guard let token = Self.token(in: request.head) else { return .decided(nil) }
         let claims: TokenClaims
         do {
             claims = try verified.claims(of: token, service: tokens)
         } catch {
             throw HTTPError.unauthorized("invalid token: \(error.reason)")
         }
+        switch users.cachedStatus(subject: claims.subject, userID: claims.userID) {
+        case .decided(let status): return .decided(try accept(status, claims: claims))
+        case .notCached: return .needsUser(claims)
+        }
+    }
+
+    /// The identity `claims` names, loading its user and creating it on first use: this writes to the database,
+    /// so it runs off the event loops (`DatabaseExecutor.write`).
+    func load(_ claims: TokenClaims) throws(HTTPError) -> Identity {
         let status: UserDirectory.UserStatus?
         do {
             status = try users.status(subject: claims.subject, userID: claims.userID)
         } catch {
             throw HTTPError.internalError("could not load the token's user")
         }
+        return try accept(status, claims: claims)
+    }
+
+    /// The identity, unless its user does not exist, revoked the token or is blocked (401).
+    private func accept(_ status: UserDirectory.UserStatus?, claims: TokenClaims) throws(HTTPError) -> Identity {
         guard let status else { throw HTTPError.unauthorized("invalid token: its user does not exist") }
         // iat has whole seconds: a token from the second of the revocation is refused too, to be safe.
         // (Claims are bounded to year 9999, so iat * 1000 cannot overflow.)
@@ -43,23 +66,14 @@ struct Authenticator: Sendable {
         return Identity(user: status.user, claims: claims)
     }
 
-    /// The token's user; in `code` and `closed` access modes a token is required.
-    func user(for request: HTTPRequest) throws(HTTPError) -> User? {
-        if access != .open { return try requireUser(for: request) }
-        return try identity(for: request)?.user
-    }
-
-    func requireIdentity(for request: HTTPRequest) throws(HTTPError) -> Identity {
-        guard let identity = try identity(for: request) else {
+    /// The identity, or 401 when the request carried no token.
+    static func require(_ identity: Identity?) throws(HTTPError) -> Identity {
+        guard let identity else {
             throw HTTPError(.authMissingToken, title: "Unauthorized",
                             detail: "send a token from POST /auth as Authorization: Bearer <jwt> or ?token=<jwt>",
                             headers: HTTPHeaders([("WWW-Authenticate", "Bearer")]))
         }
         return identity
-    }
-
-    func requireUser(for request: HTTPRequest) throws(HTTPError) -> User {
-        try requireIdentity(for: request).user
     }
 
     static func token(in head: HTTPRequestHead) -> String? {

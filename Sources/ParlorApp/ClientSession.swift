@@ -217,9 +217,11 @@ final class ClientSession: WebSocketDelegate {
 }
 
 extension Routes {
-    /// GET /ws: authenticate (401 before any upgrade), then speak the protocol.
+    /// GET /ws: authenticate (401 before any upgrade), then speak the protocol. A token whose user is not cached
+    /// upgrades once the write thread has loaded (or created) the user.
     func webSocket(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
-        let identity = try authenticator.requireIdentity(for: request)
+        guard case .known(let found) = try lookUpIdentity(request, context, route: { webSocket }) else { return .pending }
+        let identity = try Authenticator.require(found)
         let rooms = self.rooms
         let configuration = self.configuration
         return .upgrade(WebSocketUpgrade { _, _ in

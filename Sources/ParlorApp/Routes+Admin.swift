@@ -35,7 +35,13 @@ extension Routes {
 
     /// DELETE /rooms/{id}: members get member:left reason room_closed, then the room is gone from GET /rooms.
     func closeRoom(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
-        let requester: Requester = isAdmin(request) ? .admin : .user(try authenticator.requireUser(for: request))
+        let requester: Requester
+        if isAdmin(request) {
+            requester = .admin
+        } else {
+            guard case .known(let identity) = try lookUpIdentity(request, context, route: { closeRoom }) else { return .pending }
+            requester = .user(try Authenticator.require(identity).user)
+        }
         return perform(.closeRoom(roomID: context.parameter("id"), by: requester), context, status: 204)
     }
 
@@ -52,16 +58,19 @@ extension Routes {
     /// Refuses every token issued until now to the user's identities (the name's own and any separate ones of that
     /// name), blocks them for --revoke-block seconds (POST /auth answers 403 auth:error:blocked), and in the same
     /// operation ends their memberships (member:left reason kicked) and closes their sessions (4003 "token revoked").
+    /// The users are written on the write thread.
     func revokeTokens(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
         try requireAdmin(request)
-        let revoked: [User]
-        do {
-            revoked = try users.revokeTokens(name: context.parameter("name"),
-                                             blockMilliseconds: configuration.revokeBlockSeconds * 1000)
-        } catch {
-            throw HTTPError.internalError("could not revoke the tokens")
+        let (name, blockMilliseconds) = (context.parameter("name"), configuration.revokeBlockSeconds * 1000)
+        return onWriter(context) {
+            let revoked: [User]
+            do {
+                revoked = try users.revokeTokens(name: name, blockMilliseconds: blockMilliseconds)
+            } catch {
+                throw HTTPError.internalError("could not revoke the tokens")
+            }
+            return perform(.disconnectUser(userIDs: Set(revoked.map(\.id)), reason: "token revoked"), context, status: 200)
         }
-        return perform(.disconnectUser(userIDs: Set(revoked.map(\.id)), reason: "token revoked"), context, status: 200)
     }
 
     func dropMember(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {

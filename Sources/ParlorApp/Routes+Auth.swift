@@ -5,7 +5,8 @@ import ParlorRooms
 extension Routes {
     /// POST /auth `{"name":"alice"}` → `{"name":"alice","jwt":"…"}` (the tutorial app's contract), plus extras:
     /// `user_id`, `expires_at` and `claim`, the secret that gets this identity back while it is in live use
-    /// (send it as `"claim"` on the next /auth; see UserDirectory.authenticate for the rules).
+    /// (send it as `"claim"` on the next /auth; see UserDirectory.authenticate for the rules). The input is checked and
+    /// the token signed on the loop; the user row is written on the write thread.
     func auth(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
         if let wait = authLimiter?.check(context.clientAddress) {
             rooms.metrics.rateLimited(.auth)
@@ -40,22 +41,29 @@ extension Routes {
         case .string(let text)?: claim = text
         case let other?: throw HTTPError.invalidField("claim", "must be the string an earlier /auth returned, not \(other.typeName)")
         }
-        let grant: UserDirectory.Grant
-        do {
-            let liveUsers = rooms.liveUsers
-            grant = try users.authenticate(name: name, claim: claim, isLive: { liveUsers.contains($0) })
-        } catch let blocked as UserDirectory.Blocked {
-            throw HTTPError(.authBlocked, title: "Forbidden",
-                            detail: "this name's tokens were revoked by an admin; it is blocked until \(Timestamp.iso8601(milliseconds: blocked.until))")
-        } catch {
-            logger.error("could not create user", ["error": "\(error)"])
-            throw HTTPError.internalError()
+        let (users, liveUsers, tokens, logger) = (self.users, rooms.liveUsers, self.tokens, self.logger)
+        // The user row is written on the write thread; the token is signed back on the loop, beside the other loops.
+        executor.write {
+            let grant: Result<UserDirectory.Grant, HTTPError>
+            do {
+                grant = .success(try users.authenticate(name: name, claim: claim, isLive: { liveUsers.contains($0) }))
+            } catch let blocked as UserDirectory.Blocked {
+                grant = .failure(HTTPError(.authBlocked, title: "Forbidden",
+                                           detail: "this name's tokens were revoked by an admin; it is blocked until \(Timestamp.iso8601(milliseconds: blocked.until))"))
+            } catch {
+                logger.error("could not create user", ["error": "\(error)"])
+                grant = .failure(HTTPError.internalError())
+            }
+            context.complete(onLoop: {
+                let grant = try grant.get()
+                let issued = try tokens.issue(name: name, userID: grant.isSeparateIdentity ? grant.user.id : nil, now: grant.issuedAt)
+                return .response(.json([
+                    "name": .string(name), "jwt": .string(issued.token), "user_id": .string(grant.user.id),
+                    "expires_at": .string(Timestamp.iso8601(milliseconds: issued.claims.expiresAt * 1000)),
+                    "claim": .string(grant.claim),
+                ]))
+            })
         }
-        let issued = try tokens.issue(name: name, userID: grant.isSeparateIdentity ? grant.user.id : nil, now: grant.issuedAt)
-        return .response(.json([
-            "name": .string(name), "jwt": .string(issued.token), "user_id": .string(grant.user.id),
-            "expires_at": .string(Timestamp.iso8601(milliseconds: issued.claims.expiresAt * 1000)),
-            "claim": .string(grant.claim),
-        ]))
+        return .pending
     }
 }

@@ -4,28 +4,33 @@ import ParlorProtocol
 import ParlorRooms
 
 extension Routes {
-    /// GET /rooms: open rooms, newest first, as a bare array (the tutorial decodes `[RoomResponse]`).
+    /// GET /rooms: open rooms, newest first, as a bare array (the tutorial decodes `[RoomResponse]`). A page the
+    /// cache holds is answered on the loop; otherwise it is read on a read thread.
     func listRooms(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
-        _ = try authenticator.user(for: request)
+        guard case .known(let identity) = try lookUpIdentity(request, context, route: { listRooms }) else { return .pending }
+        _ = try user(identity)
         let (size, cursor) = (try pageSize(request), try self.cursor(request))
         let key = RoomListCache.Key(pageSize: size, cursor: request.head.query["cursor"])
         let version = rooms.roomsVersion
-        let entry: RoomListCache.Entry
-        if let cached = roomListCache.entry(key, version: version) {
-            entry = cached
-        } else {
+        if let cached = roomListCache.entry(key, version: version) { return .response(roomList(request, cached)) }
+        return onReader(context) {
             let page = try read { try $0.openRooms(pageSize: size, cursor: cursor) }
-            entry = RoomListCache.Entry(body: JSONValue.array(page.items.map(\.json)).encoded(), next: page.next?.encoded)
+            let entry = RoomListCache.Entry(body: JSONValue.array(page.items.map(\.json)).encoded(), next: page.next?.encoded)
             roomListCache.store(entry, for: key, version: version)
+            return .response(roomList(request, entry))
         }
+    }
+
+    private func roomList(_ request: HTTPRequest, _ entry: RoomListCache.Entry) -> HTTPResponse {
         var headers = linkHeader(request, next: entry.next)
         headers.add("Content-Type", "application/json; charset=utf-8")
-        return .response(HTTPResponse(status: 200, headers: headers, body: entry.body))
+        return HTTPResponse(status: 200, headers: headers, body: entry.body)
     }
 
     /// POST /rooms `{"display_name":"Friday chat"}` → 201 with the room (its `id` is what the tutorial reads).
     func createRoom(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
-        let creator = try authenticator.user(for: request)
+        guard case .known(let identity) = try lookUpIdentity(request, context, route: { createRoom }) else { return .pending }
+        let creator = try user(identity)
         let address = ClientAddress.limitKey(context.clientAddress)
         if let wait = roomCreationLimiter?.check(address) {
             rooms.metrics.rateLimited(.roomCreate)
@@ -83,56 +88,65 @@ extension Routes {
 
     /// GET /rooms/{id}
     func getRoom(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
-        _ = try authenticator.user(for: request)
-        let room = try existingRoom(context.parameter("id"))
-        return .response(.json(room.json))
+        guard case .known(let identity) = try lookUpIdentity(request, context, route: { getRoom }) else { return .pending }
+        _ = try user(identity)
+        let id = context.parameter("id")
+        return onReader(context) { .response(.json(try existingRoom(id).json)) }
     }
 
     /// GET /rooms/{id}/members: the same page shape as conversation:members.
     func listMembers(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
-        let room = try visibleRoom(context.parameter("id"), for: request)
-        let (size, cursor) = (try pageSize(request), try self.cursor(request))
-        let query = try ProtocolFields.membersFilter(order: request.head.query["order"], state: request.head.query["state"])
-            .mapError { HTTPError.invalidField($0.field, $0.rule) }.get()
-        let page = try read {
-            try $0.members(roomID: room.id, state: query.allStates ? nil : (query.state ?? .joined), descending: query.descending,
-                           pageSize: size, cursor: cursor)
+        guard case .known(let identity) = try lookUpIdentity(request, context, route: { listMembers }) else { return .pending }
+        return try withVisibleRoom(context.parameter("id"), identity, context) { room in
+            let (size, cursor) = (try pageSize(request), try self.cursor(request))
+            let query = try ProtocolFields.membersFilter(order: request.head.query["order"], state: request.head.query["state"])
+                .mapError { HTTPError.invalidField($0.field, $0.rule) }.get()
+            let page = try read {
+                try $0.members(roomID: room.id, state: query.allStates ? nil : (query.state ?? .joined), descending: query.descending,
+                               pageSize: size, cursor: cursor)
+            }
+            var body: JSONObject = ["cid": .string(room.id), "members": .array(page.items.map(\.json))]
+            if let next = page.next { body["cursor"] = .string(next.encoded) }
+            return .response(.json(.object(body), headers: linkHeader(request, next: page.next?.encoded)))
         }
-        var body: JSONObject = ["cid": .string(room.id), "members": .array(page.items.map(\.json))]
-        if let next = page.next { body["cursor"] = .string(next.encoded) }
-        return .response(.json(.object(body), headers: linkHeader(request, next: page.next?.encoded)))
     }
 
     /// GET /rooms/{id}/events?since=N: the same page shape as conversation:events.
     func listEvents(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
-        let room = try visibleRoom(context.parameter("id"), for: request)
-        let size = try pageSize(request)
-        var since: Int64 = 0
-        if let text = request.head.query["since"] {
-            guard let value = Int64(text), value >= 0 else { throw HTTPError.invalidField("since", "must be a whole number ≥ 0") }
-            since = value
+        guard case .known(let identity) = try lookUpIdentity(request, context, route: { listEvents }) else { return .pending }
+        return try withVisibleRoom(context.parameter("id"), identity, context) { room in
+            let size = try pageSize(request)
+            var since: Int64 = 0
+            if let text = request.head.query["since"] {
+                guard let value = Int64(text), value >= 0 else { throw HTTPError.invalidField("since", "must be a whole number ≥ 0") }
+                since = value
+            }
+            let page = try read { try $0.events(roomID: room.id, since: since, pageSize: size) }
+            var body: JSONObject = ["cid": .string(room.id), "events": .array(page.items.map(\.json))]
+            let next = page.next.map { String($0.number) }
+            if let next { body["cursor"] = .string(next) }
+            return .response(.json(.object(body), headers: linkHeader(request, next: next, parameter: "since")))
         }
-        let page = try read { try $0.events(roomID: room.id, since: since, pageSize: size) }
-        var body: JSONObject = ["cid": .string(room.id), "events": .array(page.items.map(\.json))]
-        let next = page.next.map { String($0.number) }
-        if let next { body["cursor"] = .string(next) }
-        return .response(.json(.object(body), headers: linkHeader(request, next: next, parameter: "since")))
     }
 
-    /// The room whose members or history the request may read: with members-only visibility its token's user must
-    /// be or have been a member (401 without a token, 403 `member:error:not-joined` otherwise).
-    private func visibleRoom(_ id: String, for request: HTTPRequest) throws(HTTPError) -> RoomRecord {
+    /// Runs `body` on a read thread with the room whose members or history the request may read: with members-only
+    /// visibility its token's user must be or have been a member (401 without a token, 403 `member:error:not-joined`
+    /// otherwise).
+    private func withVisibleRoom(_ id: String, _ identity: Authenticator.Identity?, _ context: RequestContext,
+                                 _ body: @escaping @Sendable (RoomRecord) throws -> RouteResult) throws(HTTPError) -> RouteResult {
         guard configuration.resolvedRoomVisibility == .members else {
-            _ = try authenticator.user(for: request)
-            return try existingRoom(id)
+            _ = try user(identity)
+            return onReader(context) { try body(try existingRoom(id)) }
         }
-        let user = try authenticator.requireUser(for: request)
-        let room = try existingRoom(id)
-        guard try read({ try $0.hasMembership(userID: user.id, roomID: room.id) }) else {
-            throw HTTPError(.memberNotJoined, title: "Forbidden",
-                            detail: "only members of room \(room.id) may read its members and history on this server")
+        let user = try Authenticator.require(identity).user
+        return onReader(context) {
+            let room = try existingRoom(id)
+            guard try read({ try $0.hasMembership(userID: user.id, roomID: room.id) }) else {
+                throw HTTPError(.memberNotJoined, title: "Forbidden",
+                                detail: "only members of room \(room.id) may read its members and history on this server")
+            }
+            return try body(room)
         }
-        return room
     }
 
     private func existingRoom(_ id: String) throws(HTTPError) -> RoomRecord {

@@ -9,6 +9,8 @@ import ParlorStore
 struct Routes: Sendable {
     let configuration: AppConfiguration
     let database: Database
+    /// Where the routes' database work runs: never on the loop thread (`Routes+OffLoop.swift`).
+    let executor: DatabaseExecutor
     let rooms: RoomsService
     let users: UserDirectory
     let tokens: TokenService
@@ -40,19 +42,24 @@ struct Routes: Sendable {
     }
 
     /// 200 while the database answers and writes get through; 503 with the reason otherwise (a full disk too).
+    /// On a read thread: a reader answers `SELECT 1`, and while writes fail a probe write runs at most once a second.
     func health(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
-        if let failure = database.writeFailure() {
-            return .response(.json(["status": "unavailable", "detail": .string(failure)], status: 503))
-        }
-        do {
-            _ = try database.read { try $0.queryOne("SELECT 1 AS ok") }
-            return .response(.json(["status": "ok"]))
-        } catch {
-            return .response(.json(["status": "unavailable", "detail": .string("\(error)")], status: 503))
+        let database = self.database
+        return onReader(context) {
+            if let failure = database.writeFailure() {
+                return .response(.json(["status": "unavailable", "detail": .string(failure)], status: 503))
+            }
+            do {
+                _ = try database.read { try $0.queryOne("SELECT 1 AS ok") }
+                return .response(.json(["status": "ok"]))
+            } catch {
+                return .response(.json(["status": "unavailable", "detail": .string("\(error)")], status: 503))
+            }
         }
     }
 
-    /// Runs a read of the rooms store on a reader connection, turning store failures into a 500.
+    /// Runs a read of the rooms store on a reader connection, turning store failures into a 500. It blocks: call it
+    /// off the loop (`onReader`).
     func read<T>(_ body: (any RoomReader) throws -> T) throws(HTTPError) -> T {
         do {
             return try rooms.store.read(body)

@@ -14,6 +14,8 @@ final class HTTPConnectionHandler: ConnectionHandler {
     private var parser: HTTPRequestParser
     private var requestCount: UInt64 = 0
     private var inFlight: InFlight?
+    /// The request in flight while its route's answer is pending.
+    private var pendingRequest: HTTPRequest?
     private var isProcessing = false
     private var closeWhenDone = false
     private var upgraded = false
@@ -201,20 +203,39 @@ final class HTTPConnectionHandler: ConnectionHandler {
             let requestContext = RequestContext(peerIP: connection.peerIP, clientAddress: forwarded.clientIP,
                                                 requestID: flight.requestID, pathParameters: parameters,
                                                 responder: ResponseSink(connection: connection.handle, requestNumber: flight.number))
+            let result: Result<RouteResult, any Error>
             do {
-                switch try route.handler(request, requestContext) {
-                case .response(let response): complete(requestNumber: flight.number, response: response)
-                case .pending: break
-                case .upgrade(let upgrade): performUpgrade(request, upgrade, inFlight ?? flight)
-                }
-            } catch let error as HTTPError {
-                complete(requestNumber: flight.number, response: error.response())
+                result = .success(try route.handler(request, requestContext))
             } catch {
-                context.logger.error("handler failed", ["path": LogRedaction.path(head.path), "error": "\(error)",
-                                                        "request_id": flight.requestID])
-                complete(requestNumber: flight.number, response: HTTPError.internalError().response())
+                result = .failure(error)
             }
+            finish(request, result, inFlight ?? flight)
         }
+    }
+
+    /// Acts on what a route returned or threw, at once or later (`complete(requestNumber:result:)`).
+    private func finish(_ request: HTTPRequest, _ result: Result<RouteResult, any Error>, _ flight: InFlight) {
+        switch result {
+        case .success(.response(let response)): complete(requestNumber: flight.number, response: response)
+        case .success(.pending):
+            // Kept for an upgrade decided later, unless a `respond` on this thread has already answered it.
+            if inFlight?.number == flight.number { pendingRequest = request }
+        case .success(.upgrade(let upgrade)): performUpgrade(request, upgrade, flight)
+        case .failure(let error as HTTPError): complete(requestNumber: flight.number, response: error.response())
+        case .failure(let error):
+            context.logger.error("handler failed", ["path": LogRedaction.path(request.head.path), "error": "\(error)",
+                                                    "request_id": flight.requestID])
+            complete(requestNumber: flight.number, response: HTTPError.internalError().response())
+        }
+    }
+
+    /// Completes pending request `requestNumber` with a route's late result (ignored if that request is no longer
+    /// the one in flight).
+    func complete(requestNumber: UInt64, result: Result<RouteResult, any Error>) {
+        connection.loop.assertInLoop()
+        guard let flight = inFlight, flight.number == requestNumber, let request = pendingRequest, connection.isOpen else { return }
+        pendingRequest = nil
+        finish(request, result, flight)
     }
 
     private func preflight(_ request: HTTPRequest) -> HTTPResponse {
@@ -242,6 +263,7 @@ final class HTTPConnectionHandler: ConnectionHandler {
         accessLog(flight, status: response.status, bytes: response.body.count)
         countRequest(flight, status: response.status)
         inFlight = nil
+        pendingRequest = nil
         lastActivity = MonotonicClock.now()
         if !keepAlive {
             connection.closeAfterFlush()

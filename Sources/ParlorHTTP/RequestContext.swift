@@ -17,6 +17,25 @@ public struct RequestContext: Sendable {
     /// Completes a `.pending` route from any thread.
     public func respond(_ response: HTTPResponse) { responder.send(response) }
     public func respond(_ error: HTTPError) { responder.send(error.response()) }
+
+    /// Completes a `.pending` route from any thread with what a handler returns or throws, treated as if the route
+    /// had returned it at once: a response, an upgrade (the handshake is checked then, the 101 written on the loop),
+    /// or an error, answered with its status (any other error: logged, 500). `.pending` leaves the request waiting
+    /// for a later `respond` or `complete`.
+    public func complete(_ body: () throws -> RouteResult) {
+        let result: Result<RouteResult, any Error>
+        do {
+            result = .success(try body())
+        } catch {
+            result = .failure(error)
+        }
+        if case .success(.pending) = result { return }
+        responder.send(result)
+    }
+
+    /// Like `complete`, but `body` runs on the connection's loop: for the part of a late answer that needs no
+    /// database (signing a token once its user is written), so it does not hold a database thread.
+    public func complete(onLoop body: @escaping @Sendable () throws -> RouteResult) { responder.send(body) }
 }
 
 /// Delivers a late response to its connection's loop; a connection that has gone away drops it.
@@ -32,6 +51,29 @@ struct ResponseSink: Sendable {
         }
         connection.withConnection { live in
             (live.handler as? HTTPConnectionHandler)?.complete(requestNumber: requestNumber, response: response)
+        }
+    }
+
+    /// Always a task on the loop, even from the loop itself: the route has returned `.pending` by the time it runs.
+    func send(_ result: Result<RouteResult, any Error>) {
+        let requestNumber = self.requestNumber
+        connection.withConnection { live in
+            (live.handler as? HTTPConnectionHandler)?.complete(requestNumber: requestNumber, result: result)
+        }
+    }
+
+    /// Runs `body` as a task on the loop and completes the request with what it returns or throws.
+    func send(_ body: @escaping @Sendable () throws -> RouteResult) {
+        let requestNumber = self.requestNumber
+        connection.withConnection { live in
+            guard let handler = live.handler as? HTTPConnectionHandler else { return }
+            let result: Result<RouteResult, any Error>
+            do {
+                result = .success(try body())
+            } catch {
+                result = .failure(error)
+            }
+            handler.complete(requestNumber: requestNumber, result: result)
         }
     }
 }

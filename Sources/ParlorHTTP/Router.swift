@@ -5,7 +5,7 @@ import ParlorProtocol
 public enum RouteResult: Sendable {
     /// The response, written now.
     case response(HTTPResponse)
-    /// The handler will call `context.respond` later, from any thread.
+    /// The handler will call `context.respond` or `context.complete` later, from any thread.
     case pending
     /// Switch the connection to WebSocket; the HTTP layer validates the handshake and writes the 101.
     case upgrade(WebSocketUpgrade)

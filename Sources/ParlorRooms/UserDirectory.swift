@@ -7,7 +7,7 @@ import ParlorStore
 /// Each user has a revocation time (tokens issued up to it are refused) and a block time (nothing is issued or
 /// accepted until it).
 public final class UserDirectory: Sendable {
-    private let database: Database
+    private let store: any UserStore
     /// Users are never deleted (except by a test-mode reset), so found users are cached by id, with their handle's
     /// id; the revocation and block times are updated here whenever they change.
     private let cache = Locked<Cache>(Cache())
@@ -24,6 +24,12 @@ public final class UserDirectory: Sendable {
         public var tokensValidAfter: Int64
         /// Unix milliseconds; until then the user gets no token and no token of theirs is accepted (0: never).
         public var blockedUntil: Int64
+
+        public init(user: User, tokensValidAfter: Int64, blockedUntil: Int64) {
+            self.user = user
+            self.tokensValidAfter = tokensValidAfter
+            self.blockedUntil = blockedUntil
+        }
     }
 
     /// POST /auth's decision: who the caller is, and the claim secret to keep for next time.
@@ -43,11 +49,14 @@ public final class UserDirectory: Sendable {
     }
 
     static let separateHandlePrefix = "\u{1F}"
-    private static let missingRow = StoreError(code: 1, message: "the user row is missing right after its insert")
-    private static let columns = "id, name, display_name, tokens_valid_after, blocked_until"
 
-    public init(database: Database) {
-        self.database = database
+    public init(store: any UserStore) {
+        self.store = store
+    }
+
+    /// The directory of Parlor's SQLite database.
+    public convenience init(database: Database) {
+        self.init(store: SQLiteUserStore(database: database))
     }
 
     /// The name's own identity (tokens with `sub` = name and no `uid`), created on first use.
@@ -55,14 +64,30 @@ public final class UserDirectory: Sendable {
         try status(handle: name).user
     }
 
+    /// What the cache alone says about the identity a token names (see `status(subject:userID:)`).
+    public enum CachedStatus: Sendable {
+        /// Decided without the database: the identity, or nil when the token names a user that does not exist.
+        case decided(UserStatus?)
+        /// Not cached: `status(subject:userID:)` must ask the database (and may create the user).
+        case notCached
+    }
+
+    /// `status(subject:userID:)` from the cache only: never touches the database, so an event loop may call it.
+    public func cachedStatus(subject: String, userID: String?) -> CachedStatus {
+        cache.withLock { cache in
+            guard let userID else { return cache.idByHandle[subject].flatMap { cache.byID[$0] }.map { .decided($0) } ?? .notCached }
+            guard let cached = cache.byID[userID] else { return .notCached }
+            return .decided(cached.user.name == subject ? cached : nil)
+        }
+    }
+
     /// The identity a verified token names: `uid` when present (it must show the token's `sub` as its name), else
     /// the name's own identity. Nil when the token names a user that does not exist (or no longer, after a reset).
+    /// On a cache miss this writes (the name's own identity is created on first use): call it off the event loops.
     public func status(subject: String, userID: String?) throws -> UserStatus? {
+        if case .decided(let status) = cachedStatus(subject: subject, userID: userID) { return status }
         guard let userID else { return try status(handle: subject) }
-        if let cached = cache.withLock({ $0.byID[userID] }) { return cached.user.name == subject ? cached : nil }
-        guard let found = try database.write({ db in
-            try db.queryOne("SELECT \(Self.columns) FROM users WHERE id = ?", [.text(userID)]).map(Self.status(from:))
-        }) else { return nil }
+        guard let found = try store.write({ try $0.user(id: userID) }) else { return nil }
         remember(found, handle: nil)
         return found.user.name == subject ? found : nil
     }
@@ -74,36 +99,28 @@ public final class UserDirectory: Sendable {
     /// with an old token). A blocked identity is refused.
     public func authenticate(name: String, claim: String?, isLive: (String) -> Bool) throws -> Grant {
         let now = Timestamp.nowMilliseconds()
-        let grant = try database.write { db throws -> (Grant, UserStatus) in
-            if let claim, !claim.isEmpty, claim.utf8.count <= 128,
-               let row = try db.queryOne("SELECT \(Self.columns) FROM users WHERE claim_hash = ?", [.text(Self.hash(claim))]) {
-                let holder = Self.status(from: row)
+        let grant = try store.write { users throws -> (Grant, UserStatus) in
+            if let claim, !claim.isEmpty, claim.utf8.count <= 128, let holder = try users.user(claimHash: Self.hash(claim)) {
                 if holder.user.name == name {
                     if holder.blockedUntil > now { throw Blocked(until: holder.blockedUntil) }
                     return (Grant(user: holder.user, claim: claim, isSeparateIdentity: false, issuedAt: now / 1000), holder)
                 }
             }
             let fresh = Self.newClaim()
-            try db.run("INSERT INTO users (id, name, created_at) VALUES (?, ?, ?) ON CONFLICT(name) DO NOTHING",
-                       [.text(Identifier.make(Identifier.user)), .text(name), .integer(now)])
-            guard let row = try db.queryOne("SELECT \(Self.columns), claim_hash FROM users WHERE name = ?", [.text(name)]) else {
-                throw Self.missingRow
-            }
-            var own = Self.status(from: row)
+            let found = try users.findOrInsert(handle: name, newID: Identifier.make(Identifier.user), now: now)
+            var own = found.status
             if own.blockedUntil > now { throw Blocked(until: own.blockedUntil) }
             if !isLive(own.user.id) {
                 // Anyone may take a name nobody is using; whoever held it before keeps nothing: their claim and tokens end.
-                let handedOver = row.string("claim_hash") != nil
+                let handedOver = found.hasClaim
                 if handedOver { own.tokensValidAfter = now }
-                try db.run("UPDATE users SET claim_hash = ?, tokens_valid_after = ? WHERE id = ?",
-                           [.text(Self.hash(fresh)), .integer(own.tokensValidAfter), .text(own.user.id)])
+                try users.setClaim(userID: own.user.id, claimHash: Self.hash(fresh), tokensValidAfter: own.tokensValidAfter)
                 // iat counts whole seconds and tokens with iat * 1000 <= tokens_valid_after are refused: the next second.
                 let issuedAt = handedOver ? now / 1000 + 1 : now / 1000
                 return (Grant(user: own.user, claim: fresh, isSeparateIdentity: false, issuedAt: issuedAt), own)
             }
             let id = Identifier.make(Identifier.user)
-            try db.run("INSERT INTO users (id, name, display_name, claim_hash, created_at) VALUES (?, ?, ?, ?, ?)",
-                       [.text(id), .text(Self.separateHandlePrefix + id), .text(name), .text(Self.hash(fresh)), .integer(now)])
+            try users.insertSeparate(id: id, handle: Self.separateHandlePrefix + id, displayName: name, claimHash: Self.hash(fresh), now: now)
             let separate = UserStatus(user: User(id: id, name: name), tokensValidAfter: 0, blockedUntil: 0)
             return (Grant(user: separate.user, claim: fresh, isSeparateIdentity: true, issuedAt: now / 1000), separate)
         }
@@ -117,11 +134,8 @@ public final class UserDirectory: Sendable {
         let now = Timestamp.nowMilliseconds()
         let own = try findOrCreate(name: name)
         let blockedUntil = blockMilliseconds > 0 ? now + blockMilliseconds : 0
-        let revoked = try database.write { db -> [UserStatus] in
-            _ = try db.run("UPDATE users SET tokens_valid_after = ?, blocked_until = ? WHERE id = ? OR display_name = ?",
-                           [.integer(now), .integer(blockedUntil), .text(own.id), .text(name)])
-            return try db.query("SELECT \(Self.columns) FROM users WHERE id = ? OR display_name = ?", [.text(own.id), .text(name)])
-                .map(Self.status(from:))
+        let revoked = try store.write {
+            try $0.revoke(userID: own.id, displayName: name, tokensValidAfter: now, blockedUntil: blockedUntil)
         }
         for status in revoked { remember(status, handle: status.user.id == own.id ? name : nil) }
         return revoked.map(\.user)
@@ -132,13 +146,8 @@ public final class UserDirectory: Sendable {
 
     private func status(handle: String) throws -> UserStatus {
         if let cached = cache.withLock({ cache in cache.idByHandle[handle].flatMap { cache.byID[$0] } }) { return cached }
-        let found = try database.write { db -> UserStatus in
-            try db.run("INSERT INTO users (id, name, created_at) VALUES (?, ?, ?) ON CONFLICT(name) DO NOTHING",
-                       [.text(Identifier.make(Identifier.user)), .text(handle), .integer(Timestamp.nowMilliseconds())])
-            guard let row = try db.queryOne("SELECT \(Self.columns) FROM users WHERE name = ?", [.text(handle)]) else {
-                throw Self.missingRow
-            }
-            return Self.status(from: row)
+        let found = try store.write {
+            try $0.findOrInsert(handle: handle, newID: Identifier.make(Identifier.user), now: Timestamp.nowMilliseconds()).status
         }
         remember(found, handle: handle)
         return found
@@ -149,12 +158,6 @@ public final class UserDirectory: Sendable {
             cache.byID[status.user.id] = status
             if let handle { cache.idByHandle[handle] = status.user.id }
         }
-    }
-
-    private static func status(from row: Row) -> UserStatus {
-        let handle = row.string("name") ?? ""
-        return UserStatus(user: User(id: row.string("id") ?? "", name: row.string("display_name") ?? handle),
-                          tokensValidAfter: row.int("tokens_valid_after") ?? 0, blockedUntil: row.int("blocked_until") ?? 0)
     }
 
     /// 256 random bits as hex: guessing one is hopeless, so its SHA-256 is all the server needs to keep.
