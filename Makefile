@@ -21,7 +21,7 @@ SWIFT_TEST_FLAGS ?=
 RUN_ARGS ?=
 
 PARLOR_BIN := .build/debug/parlor
-APT_PACKAGES := libsqlite3-dev libssl-dev libjwt-dev pkg-config python3-venv
+APT_PACKAGES := libsqlite3-dev libssl-dev libjwt-dev libsrtp2-dev pkg-config python3-venv
 # What only the tests need: a real browser and its driver, coturn (a real TURN server), and iproute2 for the
 # loopback-only network namespace.
 TEST_APT_PACKAGES := chromium chromium-driver coturn iproute2

@@ -20,12 +20,16 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CJWT", pkgConfig: "libjwt", providers: [.apt(["libjwt-dev"])]),
+        .systemLibrary(name: "CSRTP", pkgConfig: "libsrtp2", providers: [.apt(["libsrtp2-dev"])]),
         // epoll, eventfd, timerfd and accept4: Glibc does not expose them to Swift.
         .target(name: "CParlorSystem"),
 
         // Layers, in one dependency direction: loop → codec/protocols → store → rooms → app → executable.
         .target(name: "ParlorLoop", dependencies: ["CParlorSystem", "COpenSSL"]),
         .target(name: "ParlorCodec"),
+        // Media forwarding's building blocks: STUN/ICE-lite, SDP, DTLS (OpenSSL), SRTP (libsrtp2), RTP/RTCP, batched
+        // UDP. No HTTP and no rooms: those use it, not the other way round.
+        .target(name: "ParlorMedia", dependencies: ["ParlorLoop", "CParlorSystem", "COpenSSL", "CSRTP"]),
         .target(name: "ParlorHTTP", dependencies: ["ParlorLoop", "ParlorCodec", "COpenSSL"]),
         .executableTarget(name: "ParlorMigrationEmbedder"),
         .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["ParlorMigrationEmbedder"]),
@@ -46,6 +50,7 @@ let package = Package(
 
         .testTarget(name: "ParlorLoopTests", dependencies: ["ParlorLoop"]),
         .testTarget(name: "ParlorCodecTests", dependencies: ["ParlorCodec"]),
+        .testTarget(name: "ParlorMediaTests", dependencies: ["ParlorMedia", "ParlorLoop", "COpenSSL"]),
         .testTarget(name: "ParlorStoreTests", dependencies: ["ParlorStore"]),
         .testTarget(name: "ParlorClientTests", dependencies: ["ParlorClient", "ParlorApp", "ParlorTesting", "ParlorTestServer"]),
         .testTarget(name: "ParlorAppTests", dependencies: ["ParlorApp", "ParlorClient", "ParlorCodec", "ParlorStore", "ParlorRooms", "ParlorLoop", "COpenSSL"]),
