@@ -40,7 +40,7 @@ help:
 	@echo "make consumer only the scratch package written from docs/testing.md (builds Parlor again in a temp dir)"
 	@echo "make interop  only the Python interop test (builds first)"
 	@echo "make browser  only the two-browser WebRTC tests, direct and through coturn (headless Chromium in a loopback-only namespace; root)"
-	@echo "make fuzz     libFuzzer on the HTTP parser, WebSocket decoder, JSON decoder and JWT claims (FUZZ_SECONDS each, default 60)"
+	@echo "make fuzz     libFuzzer on the HTTP parser, WebSocket decoder, JSON decoder, JWT claims and the STUN, RTP/RTCP and SDP parsers (FUZZ_SECONDS each, default 60)"
 	@echo "make asan     swift test under AddressSanitizer"
 	@echo "make tsan     swift test under ThreadSanitizer"
 	@echo "make readme-options  regenerate README.md's configuration table from parlor serve --help"
