@@ -80,7 +80,7 @@ public struct ICELiteResponder: Sendable {
         }
         let ufrag = session.local.usernameFragment
         session.lastValidCheck[source] = now
-        if let owner = sessionByAddress[source], owner != ufrag { sessions[owner]?.lastValidCheck[source] = nil }
+        if let owner = sessionByAddress[source], owner != ufrag { release(source, from: owner) }
         sessionByAddress[source] = ufrag
         var event: Event?
         if request.hasUseCandidate, !(session.nominated && session.selected == source) {
@@ -115,6 +115,18 @@ public struct ICELiteResponder: Sendable {
             sessions[ufrag] = session
         }
         return lost.sorted()
+    }
+
+    /// Another session proved the address is now its own (a NAT reused the port): the old owner loses it, and its
+    /// selection if that was the address.
+    private mutating func release(_ address: TransportAddress, from owner: String) {
+        guard var session = sessions[owner] else { return }
+        session.lastValidCheck[address] = nil
+        if session.selected == address {
+            session.selected = nil
+            session.nominated = false
+        }
+        sessions[owner] = session
     }
 
     /// Error responses to unauthenticated requests carry no MESSAGE-INTEGRITY (RFC 8489 §9.1.3).

@@ -97,6 +97,18 @@ import Testing
         #expect(outcome.event == .selected(usernameFragment: "srvU", address: Self.browser, nominated: false))
     }
 
+    @Test func anAddressProvenByAnotherSessionMovesToIt() {
+        var responder = Self.responder()
+        let other = ICECredentials(usernameFragment: "oth2", password: "otherpassword01234567890")
+        responder.addSession(local: other, remoteUsernameFragment: "brw2")
+        _ = responder.handle(Self.check(useCandidate: true), from: Self.browser, now: 0)
+        let outcome = responder.handle(Self.check(username: "oth2:brw2", password: other.password, id: 2), from: Self.browser, now: 1)
+        #expect(outcome.event == .selected(usernameFragment: "oth2", address: Self.browser, nominated: false))
+        #expect(responder.session(at: Self.browser) == "oth2")
+        #expect(responder.selectedAddress(ofSession: "srvU") == nil)
+        #expect(!responder.isNominated("srvU"))
+    }
+
     @Test func removingASessionForgetsItsAddresses() {
         var responder = Self.responder()
         _ = responder.handle(Self.check(), from: Self.browser, now: 0)
