@@ -40,6 +40,7 @@ import Testing
         }
     }
 
+    @discardableResult
     static func onLoop<T: Sendable>(_ loop: EventLoop, _ body: @escaping @Sendable () throws -> T) throws -> T {
         let result = LockedResult<T>()
         loop.execute { result.set(Result { try body() }) }
