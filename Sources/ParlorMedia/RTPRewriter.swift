@@ -5,6 +5,7 @@
 public struct RTPRewriter: Sendable {
     /// The SSRC the subscriber sees.
     public let outgoingSSRC: UInt32
+    public let clockRate: UInt32
     /// Timestamp units of one packet when nothing better is known: 20 ms of Opus at 48 kHz.
     public let defaultTimestampStep: UInt32
     private var source: UInt32?
@@ -14,7 +15,6 @@ public struct RTPRewriter: Sendable {
     private var lastTimestamp: UInt32 = 0
     private var lastSentAt: UInt64 = 0
     private var started = false
-    public let clockRate: UInt32
 
     public init(outgoingSSRC: UInt32, clockRate: UInt32 = 48000, defaultTimestampStep: UInt32 = 960) {
         self.outgoingSSRC = outgoingSSRC
