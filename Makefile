@@ -21,7 +21,7 @@ SWIFT_TEST_FLAGS ?=
 RUN_ARGS ?=
 
 PARLOR_BIN := .build/debug/parlor
-APT_PACKAGES := libsqlite3-dev libssl-dev libjwt-dev pkg-config python3-venv
+APT_PACKAGES := libsqlite3-dev libssl-dev libjwt-dev libsrtp2-dev pkg-config python3-venv
 # What only the tests need: a real browser and its driver, coturn (a real TURN server), and iproute2 for the
 # loopback-only network namespace.
 TEST_APT_PACKAGES := chromium chromium-driver coturn iproute2
@@ -40,7 +40,7 @@ help:
 	@echo "make consumer only the scratch package written from docs/testing.md (builds Parlor again in a temp dir)"
 	@echo "make interop  only the Python interop test (builds first)"
 	@echo "make browser  only the two-browser WebRTC tests, direct and through coturn (headless Chromium in a loopback-only namespace; root)"
-	@echo "make fuzz     libFuzzer on the HTTP parser, WebSocket decoder, JSON decoder and JWT claims (FUZZ_SECONDS each, default 60)"
+	@echo "make fuzz     libFuzzer on the HTTP parser, WebSocket decoder, JSON decoder, JWT claims and the STUN, RTP/RTCP and SDP parsers (FUZZ_SECONDS each, default 60)"
 	@echo "make asan     swift test under AddressSanitizer"
 	@echo "make tsan     swift test under ThreadSanitizer"
 	@echo "make readme-options  regenerate README.md's configuration table from parlor serve --help"

@@ -20,7 +20,8 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CJWT", pkgConfig: "libjwt", providers: [.apt(["libjwt-dev"])]),
-        // epoll, eventfd, timerfd and accept4: Glibc does not expose them to Swift.
+        .systemLibrary(name: "CSRTP", pkgConfig: "libsrtp2", providers: [.apt(["libsrtp2-dev"])]),
+        // epoll, eventfd, timerfd, accept4, recvmmsg and sendmmsg: Glibc does not expose them to Swift.
         .target(name: "CParlorSystem"),
 
         // Layers, in one dependency direction: loop → codec/protocols → store → rooms → app → executable.
@@ -32,6 +33,9 @@ let package = Package(
         // The metrics registry every server layer records into, and its Prometheus text.
         .target(name: "ParlorMetrics", dependencies: ["ParlorLoop"]),
         .target(name: "ParlorHTTP", dependencies: ["ParlorLoop", "ParlorCodec", "ParlorProtocol", "ParlorMetrics", "COpenSSL"]),
+        // Media forwarding's building blocks: STUN/ICE-lite, SDP, DTLS (OpenSSL), SRTP (libsrtp2), RTP/RTCP, batched
+        // UDP. No HTTP and no rooms: those use it, not the other way round.
+        .target(name: "ParlorMedia", dependencies: ["ParlorLoop", "CParlorSystem", "COpenSSL", "CSRTP"]),
         .executableTarget(name: "ParlorMigrationEmbedder"),
         .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["ParlorMigrationEmbedder"]),
         .target(name: "ParlorStore", dependencies: ["CSQLite"], plugins: ["EmbedMigrations"]),
@@ -55,6 +59,7 @@ let package = Package(
         .testTarget(name: "ParlorLoopTests", dependencies: ["ParlorLoop"]),
         .testTarget(name: "ParlorCodecTests", dependencies: ["ParlorCodec", "ParlorProtocol"]),
         .testTarget(name: "ParlorProtocolTests", dependencies: ["ParlorProtocol", "ParlorCodec"]),
+        .testTarget(name: "ParlorMediaTests", dependencies: ["ParlorMedia", "ParlorLoop", "COpenSSL"]),
         .testTarget(name: "ParlorStoreTests", dependencies: ["ParlorStore"]),
         // The rooms logic without sockets: an in-memory store, a manual clock, deliveries recorded per client.
         .testTarget(name: "ParlorRoomsTests", dependencies: ["ParlorRooms", "ParlorStore", "ParlorProtocol", "ParlorLoop"]),

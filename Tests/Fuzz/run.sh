@@ -3,7 +3,7 @@
 #
 #   Tests/Fuzz/run.sh [seconds-per-target] [target...]
 #
-# Targets: http-parser, websocket-decoder, json, jwt-claims (default: all four, one after the other).
+# Targets: http-parser, websocket-decoder, json, jwt-claims, stun, rtp, sdp (default: all seven, one after the other).
 # Environment:
 #   FUZZ_WORK   build and work directory (default: .build/fuzz, git-ignored); the corpus each target
 #               grows lives there, copied afresh from Tests/Fuzz/corpus on every run
@@ -17,12 +17,13 @@ set -euo pipefail
 seconds=${1:-60}
 [[ $seconds =~ ^[1-9][0-9]*$ ]] || { echo "usage: $0 [seconds-per-target] [target...]" >&2; exit 2; }
 shift $(( $# > 0 ? 1 : 0 ))
-all_targets=(http-parser websocket-decoder json jwt-claims)
+all_targets=(http-parser websocket-decoder json jwt-claims stun rtp sdp)
 targets=("$@")
 (( ${#targets[@]} > 0 )) || targets=("${all_targets[@]}")
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 fuzz_dir=$root/Tests/Fuzz
+media=$root/Sources/ParlorMedia
 work=${FUZZ_WORK:-$root/.build/fuzz}
 jobs=${FUZZ_JOBS:-1}
 swiftc=${SWIFTC:-$(command -v swiftc || echo /opt/swift/usr/bin/swiftc)}
@@ -39,6 +40,18 @@ sources_for() {
         jwt-claims) echo "ParlorJWTClaims $root/Sources/ParlorProtocol/JSON/JSONParser.swift $root/Sources/ParlorProtocol/JSON/JSONValue.swift" \
                          "$root/Sources/ParlorProtocol/JSON/JSONWriter.swift $root/Sources/ParlorRooms/TokenClaims.swift" \
                          "$root/Sources/ParlorRooms/TextRules.swift $fuzz_dir/JWTClaimsFuzz.swift" ;;
+        # ParlorMedia's parsers, each with only the files it needs; -I finds the COpenSSL module (HMAC-SHA1 for
+        # STUN's MESSAGE-INTEGRITY, RAND_bytes for ICE credentials), which links libssl/libcrypto itself.
+        stun) echo "ParlorMediaSTUN -I $root/Sources/COpenSSL $media/BigEndian.swift $media/TransportAddress.swift" \
+                   "$media/CRC32.swift $media/HMACSHA1.swift $media/STUNMessage.swift $media/STUNAttribute.swift" \
+                   "$media/STUNMessage+Parsing.swift $media/STUNMessage+Serializing.swift $media/ICECredentials.swift" \
+                   "$media/ICELiteResponder.swift $fuzz_dir/STUNFuzz.swift" ;;
+        rtp) echo "ParlorMediaRTP $media/BigEndian.swift $media/RTPHeader.swift $media/RTPHeaderExtensions.swift" \
+                  "$media/RTPRewriter.swift $media/RTCPPacket.swift $media/RTCPReports.swift $fuzz_dir/RTPFuzz.swift" ;;
+        sdp) echo "ParlorMediaSDP -I $root/Sources/COpenSSL $media/BigEndian.swift $media/TransportAddress.swift" \
+                  "$media/ICECredentials.swift $media/DTLSFingerprint.swift $media/MediaDirection.swift" \
+                  "$media/SessionDescription.swift $media/SessionDescription+Parsing.swift" \
+                  "$media/ServerSessionDescription.swift $fuzz_dir/SDPFuzz.swift" ;;
         *) echo "unknown target: $1 (known: ${all_targets[*]})" >&2; return 1 ;;
     esac
 }

@@ -13,6 +13,7 @@
 #include <arpa/inet.h>
 #include <signal.h>
 #include <stdint.h>
+#include "CParlorSystemUDP.h"
 
 // epoll_event is packed on x86_64; Swift cannot read its union reliably, so these helpers do.
 static inline struct epoll_event parlor_epoll_event(uint32_t events, uint64_t data) {
