@@ -208,6 +208,7 @@ final class ClientSession: WebSocketDelegate {
         case .audioMuteOff: return .media(cid: try fields.string("cid"), change: .mute(false))
         case .audioSpeakingOn: return .media(cid: try fields.string("cid"), change: .speaking(true))
         case .audioSpeakingOff: return .media(cid: try fields.string("cid"), change: .speaking(false))
+        default: return nil
         }
     }
 
