@@ -41,7 +41,7 @@ public struct RoomProperties: Sendable, Hashable {
     public var ttl: Int?
     /// nil: no limit.
     public var maxMembers: Int?
-    /// `.stage`: moderators and speakers on a stage, listeners raise hands; nil when creating means open.
+    /// `.stage`: moderators and speakers on a stage, listeners raise hands; nil: open (the default).
     public var mode: RoomMode?
 
     public init(ttl: Int? = nil, maxMembers: Int? = nil, mode: RoomMode? = nil) {
@@ -53,7 +53,8 @@ public struct RoomProperties: Sendable, Hashable {
     init(json: JSONValue?) {
         ttl = json?["ttl"]?.integerValue.map { Int($0) }
         maxMembers = json?["max_members"]?.integerValue.map { Int($0) }
-        mode = json?["mode"]?.stringValue.flatMap(RoomMode.init(rawValue:))
+        // Open is the default, read back as nil: properties equal those a room was created with.
+        mode = json?["mode"]?.stringValue.flatMap(RoomMode.init(rawValue:)).flatMap { $0 == .open ? nil : $0 }
     }
 
     var json: JSONValue {
