@@ -5,10 +5,13 @@ import ParlorProtocol
 /// room's creator over REST, or the server itself).
 extension RoomsService {
     /// A stage request from a member: its membership and role are checked, the action's events go out, then the reply.
-    func serveStage(_ action: StageAction, cid: String, for caller: Caller, _ step: inout Step) throws {
+    func serveStage(_ request: StageAction, cid: String, for caller: Caller, _ step: inout Step) throws {
         loop.assertInLoop()
         let room = try openRoom(cid, &step)
         guard let member = room.member(forUser: caller.user.id) else { throw RoomError.notJoined(cid) }
+        var action = request
+        // Naming oneself is lowering one's own hand, which needs no moderator.
+        if case .lowerHand(let memberID?) = action, memberID == member.id { action = .lowerHand(memberID: nil) }
         if action.needsModerator, room.role(of: member.user.id) != .moderator {
             throw RoomError(.memberNotAllowed, "only a moderator of room \(cid) may do that")
         }

@@ -213,4 +213,27 @@ import ParlorApp
             #expect(errorCode(try bob.request("message:send", ["cid": room, "text": "one too many"])) == "message:error:rate-limited")
         }
     }
+
+    @Test func webhooksCarryTheStoredStageEvents() throws {
+        let receiver = try WebhookReceiver(failFirst: 0)
+        defer { receiver.stop() }
+        try withServer({
+            $0.webhookURLs = ["http://127.0.0.1:\(receiver.port)/hooks"]
+            $0.webhookSecret = "webhook-secret-for-tests"
+        }) { app in
+            let stage = try Stage(app)
+            let (room, alice, bob) = (stage.room, stage.alice, stage.bob)
+            _ = try bob.call("member:hand:raise", ["cid": room])
+            _ = try alice.call("member:role", ["cid": room, "member_id": stage.bobMember, "role": "speaker"])
+            _ = try alice.call("room:lock", ["cid": room])
+            _ = try bob.call("message:send", ["cid": room, "text": "hello"])
+            _ = try bob.call("reaction:send", ["cid": room, "emoji": "👍"])
+            // room_started, two member_joined, then the stage events (a reaction is not stored and sends none).
+            let received = try receiver.waitFor(count: 8)
+            #expect(received.map(\.event).suffix(5) == ["member_hand", "member_hand", "member_role", "room_locked", "message_text"])
+            let message = try #require(try JSONSerialization.jsonObject(with: Data(received[7].body)) as? [String: Any])
+            #expect((message["body"] as? [String: Any])?["text"] as? String == "hello")
+            #expect(message["room_event_id"] as? Int != nil)
+        }
+    }
 }

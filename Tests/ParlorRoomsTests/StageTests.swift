@@ -72,11 +72,25 @@ import Testing
 
         #expect(rooms.request(.stage(cid: roomID, action: .lowerHand(memberID: ids["carol"])), from: bob).errorCode
                 == "member:error:not-allowed")
+        #expect(rooms.request(.stage(cid: roomID, action: .lowerHand(memberID: ids["bob"])), from: bob).type
+                == "member:hand:lower:success", "naming oneself needs no moderator")
         rooms.request(.stage(cid: roomID, action: .lowerHand(memberID: ids["carol"])), from: alice)
         let lowered = rooms.messages(carol).filter { $0.type == "member:hand" }.last
         #expect(lowered?.body?["raised"] == .bool(false))
         #expect(lowered?.body?["by"]?.stringValue == ids["alice"])
-        #expect(try rooms.storedEvents(roomID).filter { $0.type == "member:hand" }.count == 3, "hand changes are stored")
+        #expect(try rooms.storedEvents(roomID).filter { $0.type == "member:hand" }.count == 4, "hand changes are stored")
+    }
+
+    @Test func aMemberWhoLeavesLeavesTheQueueOfHands() throws {
+        let rooms = try RoomsHarness()
+        defer { rooms.stop() }
+        let (roomID, _, bob, _, _) = try stage(rooms)
+        rooms.request(.stage(cid: roomID, action: .raiseHand), from: bob)
+        rooms.request(.leave(cid: roomID), from: bob)
+        rooms.request(.join(cid: roomID), from: bob)
+        let bobListed = try rooms.storedMembers(roomID, state: .joined).first { $0.user.name == "bob" }
+        #expect(bobListed?.handRaisedAt == nil)
+        #expect(bobListed?.role == .listener)
     }
 
     @Test func promotionLowersTheHandAndDemotionStopsTheAudio() throws {
