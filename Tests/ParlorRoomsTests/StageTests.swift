@@ -146,6 +146,9 @@ import Testing
         #expect(rooms.request(.media(cid: roomID, change: .mute(false)), from: bob).type == "audio:mute:off:success",
                 "a muted member may unmute itself")
         #expect(rooms.request(.stage(cid: roomID, action: .muteAll), from: bob).errorCode == "member:error:not-allowed")
+        // An open room's speakers have no role row until a hand goes up: the hand is stored all the same.
+        rooms.request(.stage(cid: roomID, action: .raiseHand), from: carol)
+        #expect(try rooms.storedMembers(roomID, state: .joined).first { $0.user.name == "carol" }?.handRaisedAt != nil)
     }
 
     @Test func aLockedRoomRefusesNewUsersButNotItsOwn() throws {
