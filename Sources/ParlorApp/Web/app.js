@@ -275,9 +275,9 @@ async function joinRoom(cid, displayName) {
     displayName: displayName || cid,
     memberId: reply.member_id,
     lastEventId: reply.last_event_id || 0,
-    members: new Map(reply.members.map((m, index) => [m.member_id, {
-      ...m, speaking: false, handAt: m.hand_raised ? (m.timestamp?.hand_raised || String(index).padStart(6, '0')) : null,
-    }])),
+    // handAt: the order a raised hand came in (1, 2, …), null when the hand is down.
+    members: new Map(reply.members.map((m, index) => [m.member_id, { ...m, speaking: false, handAt: m.hand_raised ? index : null }])),
+    hands: reply.members.length,
     mode: reply.mode || reply.room?.mode || 'open',
     locked: !!(reply.locked ?? reply.room?.locked),
     names: new Map(),       // member_id → name, also of members who left (chat senders)
@@ -313,6 +313,7 @@ async function joinRoom(cid, displayName) {
     })
     .catch(() => {});
   loadChatHistory(current, current.lastEventId);
+  if (reply.members.some((m) => m.hand_raised)) loadHandOrder(current);
 
   current.mesh = new Mesh({
     cid, memberId: current.memberId, iceServers: session.iceServers,
@@ -491,7 +492,7 @@ function renderTiles() {
   for (const member of room.members.values()) {
     (isStage() && member.role === 'listener' ? audience : stage).push(member);
   }
-  audience.sort((a, b) => (a.handAt == null) - (b.handAt == null) || (a.handAt || '').localeCompare(b.handAt || ''));
+  audience.sort((a, b) => (a.handAt ?? Infinity) - (b.handAt ?? Infinity));
   placeTiles($('tiles'), stage);
   placeTiles($('audience'), audience);
   let hand = 0;
@@ -678,6 +679,23 @@ async function loadChatHistory(current, upTo) {
   }
 }
 
+/** The join reply lists members in join order: the hands list has the raised ones in the order they were raised. */
+async function loadHandOrder(current) {
+  let reply;
+  try {
+    reply = await connection.request('conversation:members', { cid: current.cid, hands: true, page_size: 1000 });
+  } catch {
+    return;  // the join order stands in
+  }
+  if (room !== current) return;
+  // Negative, so that hands raised since the join (numbered from the member count up) stay after these.
+  reply.members.forEach((listed, index) => {
+    const member = current.members.get(listed.member_id);
+    if (member && member.handAt != null) member.handAt = index - reply.members.length;
+  });
+  renderTiles();
+}
+
 /** One message:text event into the panel, in id order (history and live events may interleave). */
 function addChatMessage(event) {
   const body = event.body || {};
@@ -768,7 +786,7 @@ function onEvent(message) {
       renderTile(id);
       break;
     case 'member:hand':
-      if (member) member.handAt = body.raised ? (message.timestamp || new Date().toISOString()) : null;
+      if (member) member.handAt = body.raised ? (member.handAt ?? ++room.hands) : null;
       if (id === room.memberId) announce(body.raised ? 'Your hand is raised.' : 'Your hand is lowered.');
       else if (body.raised && amModerator()) announce(`${nameOf(id)} raised a hand.`);
       renderTiles();
