@@ -290,6 +290,8 @@ async function joinRoom(cid, displayName) {
     mesh: null,
   };
   const current = room;
+  const me = current.members.get(current.memberId);
+  if (me && reply.role) me.role = reply.role;
   history.replaceState(null, '', `#${encodeURIComponent(cid)}`);
   $('room-title').textContent = current.displayName;
   $('room-note').textContent = 'Connecting audio…';
@@ -301,8 +303,8 @@ async function joinRoom(cid, displayName) {
   updateMuteButton();
   updateRoomHead();
   show('room-view');
-  // The room's name (when we came by id), its mode and whether it is locked.
-  api('GET', `/rooms/${encodeURIComponent(cid)}`, { token: saved.token })
+  // The room's name when we came by id (and its mode from a server whose join reply does not say).
+  if (!displayName || reply.mode === undefined) api('GET', `/rooms/${encodeURIComponent(cid)}`, { token: saved.token })
     .then((r) => {
       if (room !== current) return;
       if (!displayName) $('room-title').textContent = current.displayName = r.display_name;
@@ -321,6 +323,9 @@ async function joinRoom(cid, displayName) {
     onChange: (id) => { if (room === current) renderTile(id); },
     onBlocked: () => { if (room === current) $('play-audio').hidden = false; },
   });
+  for (const member of current.members.values()) {
+    if (!member.media?.audio_settings?.enabled) current.mesh.silence(member.member_id, true);
+  }
   renderTiles();
   announce(`You joined ${current.displayName}.`);
 
@@ -531,9 +536,12 @@ function renderTile(id) {
     $('tiles').append(tile);
     const button = tile.querySelector('.menu-button');
     button.addEventListener('click', () => toggleTileMenu(id));
-    tile.querySelector('.tile-menu').addEventListener('keydown', (event) => {
+    const menu = tile.querySelector('.tile-menu');
+    menu.addEventListener('keydown', (event) => {
       if (event.key === 'Escape') { closeTileMenu(id); button.focus(); }
     });
+    // Tabbing out of an open menu closes it.
+    menu.addEventListener('focusout', (event) => { if (!menu.contains(event.relatedTarget)) closeTileMenu(id); });
   }
   const isMe = id === room.memberId;
   const name = member.user?.name || 'someone';
@@ -750,6 +758,7 @@ function onEvent(message) {
     case 'member:joined':
       if (body.user?.name) room.names.set(id, body.user.name);
       if (!member) {
+        room.mesh?.silence(id, true);  // until its member:media says it sends
         room.members.set(id, {
           member_id: id, user: body.user, role: body.role || (isStage() ? 'listener' : 'speaker'),
           media: { audio_settings: { enabled: false, muted: false } }, speaking: false, handAt: null,
