@@ -11,6 +11,8 @@ final class ClientSession: WebSocketDelegate {
     private let configuration: AppConfiguration
     private var client: ClientRef?
     private let user: User
+    /// The client's address as per-address limits count it (a room ban holds it too).
+    private let address: String
     private let tokenExpiresAt: Int64
     private var expiryTimer: TimerID?
     private var messageBudget: TokenBucket?
@@ -20,8 +22,9 @@ final class ClientSession: WebSocketDelegate {
     private var readingPaused = false
     static let maxPendingRequests = 64
 
-    init(user: User, tokenExpiresAt: Int64, rooms: RoomsService, configuration: AppConfiguration) {
+    init(user: User, address: String, tokenExpiresAt: Int64, rooms: RoomsService, configuration: AppConfiguration) {
         self.user = user
+        self.address = address
         self.tokenExpiresAt = tokenExpiresAt
         self.rooms = rooms
         self.configuration = configuration
@@ -31,7 +34,7 @@ final class ClientSession: WebSocketDelegate {
     }
 
     func webSocketDidOpen(_ socket: WebSocketConnection) {
-        let client = ClientRef(handle: socket.handle, sessionID: Identifier.make(Identifier.session), user: user)
+        let client = ClientRef(handle: socket.handle, sessionID: Identifier.make(Identifier.session), user: user, address: address)
         self.client = client
         rooms.connect(client)
         armExpiryTimer(socket)
@@ -166,6 +169,7 @@ final class ClientSession: WebSocketDelegate {
             var query = try ProtocolFields.membersFilter(order: try fields.optionalString("order"), state: try fields.optionalString("state")).get()
             query.pageSize = try fields.pageSize()
             query.cursor = try fields.cursor()
+            query.handsRaised = try fields.optionalBool("hands") ?? false
             return .members(cid: cid, query: query)
         case .conversationEvents:
             let cid = try fields.string("cid")
@@ -208,6 +212,33 @@ final class ClientSession: WebSocketDelegate {
         case .audioMuteOff: return .media(cid: try fields.string("cid"), change: .mute(false))
         case .audioSpeakingOn: return .media(cid: try fields.string("cid"), change: .speaking(true))
         case .audioSpeakingOff: return .media(cid: try fields.string("cid"), change: .speaking(false))
+        case .memberHandRaise: return .stage(cid: try fields.string("cid"), action: .raiseHand)
+        case .memberHandLower: return .stage(cid: try fields.string("cid"), action: .lowerHand(memberID: try fields.optionalString("member_id")))
+        case .memberRole:
+            let (cid, memberID) = (try fields.string("cid"), try fields.string("member_id"))
+            return .stage(cid: cid, action: .setRole(memberID: memberID, role: try fields.role("role")))
+        case .memberBan:
+            let (cid, userID) = (try fields.string("cid"), try fields.string("user_id"))
+            guard let seconds = try fields.optionalInt("seconds", in: StageRules.banSeconds) else { throw .missing("body.seconds") }
+            return .stage(cid: cid, action: .ban(userID: userID, seconds: seconds))
+        case .roomMuteAll: return .stage(cid: try fields.string("cid"), action: .muteAll)
+        case .roomLock: return .stage(cid: try fields.string("cid"), action: .lock(true))
+        case .roomUnlock: return .stage(cid: try fields.string("cid"), action: .lock(false))
+        case .messageSend:
+            let cid = try fields.string("cid")
+            guard let value = body["text"], !value.isNull else { throw .missing("body.text") }
+            guard case .string(let raw) = value else { throw .invalid("body.text", "must be a string, not \(value.typeName)") }
+            switch TextRules.checkChat(raw) {
+            case .success(let text): return .stage(cid: cid, action: .message(text: text))
+            case .failure(let violation): throw FieldError(field: "body.text", rule: violation.rule, missing: false, code: .messageInvalidText)
+            }
+        case .reactionSend:
+            let cid = try fields.string("cid")
+            guard let value = body["emoji"], !value.isNull else { throw .missing("body.emoji") }
+            guard case .string(let raw) = value, case .success(let emoji) = TextRules.checkReaction(raw) else {
+                throw FieldError(field: "body.emoji", rule: "must be one emoji of at most 32 bytes", missing: false, code: .reactionInvalidEmoji)
+            }
+            return .stage(cid: cid, action: .reaction(emoji: emoji))
         }
     }
 
@@ -224,8 +255,9 @@ extension Routes {
         let identity = try Authenticator.require(found)
         let rooms = self.rooms
         let configuration = self.configuration
+        let address = ClientAddress.limitKey(context.clientAddress)
         return .upgrade(WebSocketUpgrade { _, _ in
-            ClientSession(user: identity.user, tokenExpiresAt: identity.claims.expiresAt, rooms: rooms, configuration: configuration)
+            ClientSession(user: identity.user, address: address, tokenExpiresAt: identity.claims.expiresAt, rooms: rooms, configuration: configuration)
         })
     }
 }

@@ -8,11 +8,20 @@ struct FieldError: Error {
     let field: String
     let rule: String
     let missing: Bool
+    /// The code sent for it; by default a missing or invalid field's.
+    var specificCode: ErrorCode? = nil
+
+    init(field: String, rule: String, missing: Bool, code: ErrorCode? = nil) {
+        self.field = field
+        self.rule = rule
+        self.missing = missing
+        self.specificCode = code
+    }
 
     static func missing(_ field: String) -> FieldError { FieldError(field: field, rule: "is required", missing: true) }
     static func invalid(_ field: String, _ rule: String) -> FieldError { FieldError(field: field, rule: rule, missing: false) }
 
-    var code: ErrorCode { missing ? .requestMissingField : .requestInvalidField }
+    var code: ErrorCode { specificCode ?? (missing ? .requestMissingField : .requestInvalidField) }
     var detail: String { "\(field) \(rule)" }
 }
 
@@ -40,6 +49,20 @@ struct ProtocolFields {
             throw .invalid("body.\(name)", "must be a whole number from \(range.lowerBound) to \(range.upperBound)")
         }
         return Int64(number)
+    }
+
+    func optionalBool(_ name: String) throws(FieldError) -> Bool? {
+        guard let value = body[name], !value.isNull else { return nil }
+        guard case .bool(let flag) = value else { throw .invalid("body.\(name)", "must be true or false") }
+        return flag
+    }
+
+    /// A member role: moderator, speaker or listener.
+    func role(_ name: String) throws(FieldError) -> MemberRole {
+        guard let role = MemberRole(rawValue: try string(name)) else {
+            throw .invalid("body.\(name)", "must be moderator, speaker or listener")
+        }
+        return role
     }
 
     func pageSize() throws(FieldError) -> Int {

@@ -57,6 +57,7 @@ extension Routes {
         }
         var ttl: Int64?
         var maxMembers: Int64?
+        var mode = RoomMode.open
         if let rawProperties = body["properties"], !rawProperties.isNull {
             guard case .object(let properties) = rawProperties else { throw HTTPError.invalidField("properties", "must be an object") }
             if let value = properties["ttl"], !value.isNull {
@@ -72,9 +73,16 @@ extension Routes {
                 }
                 maxMembers = Int64(count)
             }
+            if let value = properties["mode"], !value.isNull {
+                guard let text = value.stringValue, let parsed = RoomMode(rawValue: text) else {
+                    throw HTTPError.invalidField("properties.mode", "must be open or stage")
+                }
+                mode = parsed
+            }
         }
-        let room = NewRoom(name: name, displayName: displayName, ttl: ttl, maxMembers: maxMembers, createdBy: creator,
+        var room = NewRoom(name: name, displayName: displayName, ttl: ttl, maxMembers: maxMembers, createdBy: creator,
                            createdFrom: address)
+        room.mode = mode
         rooms.perform(.createRoom(room)) { result in
             switch result {
             case .success(let record):
@@ -101,13 +109,23 @@ extension Routes {
             let (size, cursor) = (try pageSize(request), try self.cursor(request))
             let query = try ProtocolFields.membersFilter(order: request.head.query["order"], state: request.head.query["state"])
                 .mapError { HTTPError.invalidField($0.field, $0.rule) }.get()
+            let hands = try Self.handsFilter(request.head.query["hands"])
             let page = try read {
-                try $0.members(roomID: room.id, state: query.allStates ? nil : (query.state ?? .joined), descending: query.descending,
+                hands ? try $0.raisedHands(roomID: room.id, pageSize: size, cursor: cursor) : try $0.members(roomID: room.id, state: query.allStates ? nil : (query.state ?? .joined), descending: query.descending,
                                pageSize: size, cursor: cursor)
             }
             var body: JSONObject = ["cid": .string(room.id), "members": .array(page.items.map(\.json))]
             if let next = page.next { body["cursor"] = .string(next.encoded) }
             return .response(.json(.object(body), headers: linkHeader(request, next: page.next?.encoded)))
+        }
+    }
+
+    /// `?hands=true`: only members whose hand is up, in the order they raised it.
+    static func handsFilter(_ value: String?) throws(HTTPError) -> Bool {
+        switch value?.lowercased() {
+        case nil, "false", "0": return false
+        case "true", "1": return true
+        default: throw HTTPError.invalidField("hands", "must be true or false")
         }
     }
 

@@ -37,6 +37,7 @@ struct Routes: Sendable {
             routes.get("/ws", webSocket)
             routes.get("/openapi.json", openAPI)
             registerAdminRoutes(&routes)
+            registerModerationRoutes(&routes)
             for path in WebClientFiles.files.keys.sorted() { routes.get(path, staticFile) }
         }
     }

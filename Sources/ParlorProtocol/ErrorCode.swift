@@ -24,11 +24,24 @@ public enum ErrorCode: String, CaseIterable, Sendable {
     case roomTooManyRooms = "room:error:too-many-rooms"
     case roomServerFull = "room:error:server-full"
     case roomRateLimited = "room:error:rate-limited"
+    /// A locked room refuses new members (members who drop may still resume).
+    case roomLocked = "room:error:locked"
+    /// The user (or its client address) is banned from the room until the ban expires.
+    case roomBanned = "room:error:banned"
 
     case memberNotJoined = "member:error:not-joined"
     case memberNotFound = "member:error:not-found"
     /// WebSocket only.
     case memberUnknownTarget = "member:error:unknown-target"
+    /// The member's role does not allow the request (a listener's audio:enable, a moderator action).
+    case memberNotAllowed = "member:error:not-allowed"
+    /// WebSocket only.
+    case messageRateLimited = "message:error:rate-limited"
+    case messageInvalidText = "message:error:invalid-text"
+    /// WebSocket only.
+    case reactionRateLimited = "reaction:error:rate-limited"
+    /// WebSocket only.
+    case reactionInvalidEmoji = "reaction:error:invalid-emoji"
     /// WebSocket only.
     case mediaTooManySenders = "media:error:too-many-senders"
     /// WebSocket only.
@@ -76,7 +89,9 @@ public enum ErrorCode: String, CaseIterable, Sendable {
         case .roomNotFound, .memberNotFound, .memberUnknownTarget, .sessionNotFound: 404
         case .roomClosed: 410
         case .roomFull, .roomNameTaken, .mediaTooManySenders: 409
-        case .roomForbidden, .memberNotJoined: 403
+        case .roomForbidden, .memberNotJoined, .memberNotAllowed, .roomLocked, .roomBanned: 403
+        case .messageRateLimited, .reactionRateLimited: 429
+        case .messageInvalidText, .reactionInvalidEmoji: 400
         case .roomTooManyRooms, .roomRateLimited: 429
         case .roomServerFull, .serverUnavailable, .serverShuttingDown: 503
         case .serverInternal: 500

@@ -18,6 +18,16 @@ public enum EventType: CaseIterable, Sendable, RawRepresentable {
     case rtcOffer
     case rtcAnswer
     case rtcIce
+    /// A member raised or lowered its hand (stored).
+    case memberHand
+    /// A member's role changed (stored); spelled like the request that causes it.
+    case memberRole
+    /// The room was locked or unlocked (stored).
+    case roomLocked
+    /// A chat message (stored).
+    case messageText
+    /// An emoji reaction: broadcast, never stored, no event id.
+    case reaction
 
     public var rawValue: String {
         switch self {
@@ -32,6 +42,11 @@ public enum EventType: CaseIterable, Sendable, RawRepresentable {
         case .rtcOffer: RequestType.rtcOffer.rawValue
         case .rtcAnswer: RequestType.rtcAnswer.rawValue
         case .rtcIce: RequestType.rtcIce.rawValue
+        case .memberHand: "member:hand"
+        case .memberRole: RequestType.memberRole.rawValue
+        case .roomLocked: "room:locked"
+        case .messageText: "message:text"
+        case .reaction: "reaction"
         }
     }
 

@@ -19,6 +19,16 @@ public enum RequestType: String, CaseIterable, Sendable {
     case rtcOffer = "rtc:offer"
     case rtcAnswer = "rtc:answer"
     case rtcIce = "rtc:ice"
+    // Stage rooms: hands, roles and moderation, chat and reactions.
+    case memberHandRaise = "member:hand:raise"
+    case memberHandLower = "member:hand:lower"
+    case memberRole = "member:role"
+    case memberBan = "member:ban"
+    case roomMuteAll = "room:mute-all"
+    case roomLock = "room:lock"
+    case roomUnlock = "room:unlock"
+    case messageSend = "message:send"
+    case reactionSend = "reaction:send"
 
     /// The `type` of the reply when the request succeeded.
     public var successType: String { rawValue + ":success" }

@@ -1,4 +1,5 @@
 import ParlorLoop
+import ParlorProtocol
 
 /// A member as the rooms thread holds it while JOINED.
 struct LiveMember {
@@ -12,11 +13,9 @@ struct LiveMember {
     /// Set while none of the user's connections is attached; the member drops when the grace period ends.
     var disconnectedAt: Int64?
     var dropTimer: RoomsTimer?
-
-    var record: MemberRecord {
-        MemberRecord(memberID: id, user: user, state: .joined, joinedAt: joinedAt, leftAt: nil,
-                     audioEnabled: audioEnabled, audioMuted: audioMuted)
-    }
+    /// Memory only: recent chat messages and reactions, for their per-member rates.
+    var messageWindow = RateWindow(StageRules.messageRate)
+    var reactionWindow = RateWindow(StageRules.reactionRate)
 }
 
 /// An open room's live state, owned by the rooms thread. The database is the record; this is its working copy
@@ -29,6 +28,16 @@ final class LiveRoom {
     let createdAt: Int64
     let ttl: Int64
     let maxMembers: Int64?
+    let mode: RoomMode
+    var locked: Bool
+    /// Every user's role here, kept for the room's life (leaving does not reset it).
+    var roles: [String: MemberRole] = [:]
+    /// Users whose hand is up, with when they raised it (the queue's order).
+    var hands: [String: Int64] = [:]
+    /// The newest hand's time: hands queue by it, so it must increase even within a millisecond.
+    var lastHandRaisedAt: Int64 = 0
+    /// Bans by user id (expired ones are ignored, and dropped when met).
+    var bans: [String: RoomBan] = [:]
     /// The creating client's address key (rooms.created_from), counted by the per-address cap.
     var createdFrom: String?
     var lastEventID: Int64
@@ -52,6 +61,8 @@ final class LiveRoom {
         createdAt = record.createdAt
         ttl = record.ttl
         maxMembers = record.maxMembers
+        mode = record.mode
+        locked = record.locked
         lastEventID = record.lastEventID
         self.emptySince = emptySince
     }
@@ -123,7 +134,36 @@ final class LiveRoom {
     var audioSenderCount: Int { members.values.reduce(0) { $0 + ($1.audioEnabled ? 1 : 0) } }
 
     var record: RoomRecord {
-        RoomRecord(id: id, name: name, displayName: displayName, createdBy: createdBy, createdAt: createdAt, closedAt: nil,
-                   ttl: ttl, maxMembers: maxMembers, memberCount: memberCount, lastEventID: lastEventID)
+        var record = RoomRecord(id: id, name: name, displayName: displayName, createdBy: createdBy, createdAt: createdAt, closedAt: nil,
+                                ttl: ttl, maxMembers: maxMembers, memberCount: memberCount, lastEventID: lastEventID)
+        record.mode = mode
+        record.locked = locked
+        return record
     }
+
+    /// Roles, hands and bans as stored.
+    func load(_ stage: RoomStage) {
+        roles = stage.roles.mapValues(\.role)
+        hands = stage.roles.compactMapValues(\.handRaisedAt)
+        lastHandRaisedAt = hands.values.max() ?? 0
+        bans = stage.bans
+    }
+
+    /// A user's role here; users from before stage rooms existed are speakers.
+    func role(of userID: String) -> MemberRole { roles[userID] ?? .speaker }
+
+    /// A joined member as lists and replies show it, with its role and hand.
+    func record(of member: LiveMember) -> MemberRecord {
+        var record = MemberRecord(memberID: member.id, user: member.user, state: .joined, joinedAt: member.joinedAt, leftAt: nil,
+                                  audioEnabled: member.audioEnabled, audioMuted: member.audioMuted)
+        record.role = role(of: member.user.id)
+        record.handRaisedAt = hands[member.user.id]
+        return record
+    }
+
+    /// Joined members who may send audio (moderators and speakers), which a stage room counts against the sender cap.
+    var stageSpeakerCount: Int { members.values.reduce(0) { $0 + (role(of: $1.user.id).maySpeak ? 1 : 0) } }
+
+    /// Whether a joined member is a moderator.
+    var hasModerator: Bool { members.values.contains { role(of: $0.user.id) == .moderator } }
 }

@@ -20,16 +20,19 @@ public struct RoomRecord: Sendable {
     public let maxMembers: Int64?
     public let memberCount: Int
     public let lastEventID: Int64
+    public var mode: RoomMode = .open
+    public var locked = false
 
     /// The tutorial app reads `id` and `display_name`; everything else is extra and ignored by it.
     public var json: JSONValue {
         var properties: JSONObject = ["ttl": JSONValue(ttl)]
         properties["max_members"] = maxMembers.map { JSONValue($0) } ?? .null
+        properties["mode"] = .string(mode.rawValue)
         var object: JSONObject = [
             "id": .string(id), "name": .string(name), "display_name": .string(displayName),
             "created_at": .string(Timestamp.iso8601(milliseconds: createdAt)),
             "created_by": JSONValue(createdBy), "member_count": JSONValue(memberCount),
-            "properties": .object(properties), "last_event_id": JSONValue(lastEventID),
+            "properties": .object(properties), "last_event_id": JSONValue(lastEventID), "locked": .bool(locked),
         ]
         if let closedAt { object["closed_at"] = .string(Timestamp.iso8601(milliseconds: closedAt)) }
         return .object(object)
@@ -56,6 +59,10 @@ public struct MemberRecord: Sendable {
     public let leftAt: Int64?
     public let audioEnabled: Bool
     public let audioMuted: Bool
+    /// The user's role in the room (kept per user for the room's life).
+    public var role: MemberRole = .speaker
+    /// When the user's hand went up; nil while it is down.
+    public var handRaisedAt: Int64?
 
     public var json: JSONValue {
         var timestamp: JSONObject = ["joined": .string(Timestamp.iso8601(milliseconds: joinedAt))]
@@ -64,6 +71,8 @@ public struct MemberRecord: Sendable {
             "member_id": .string(memberID), "user": user.json, "state": .string(state.rawValue),
             "timestamp": .object(timestamp),
             "media": ["audio_settings": ["enabled": .bool(audioEnabled), "muted": .bool(audioMuted)]],
+            "role": .string(role.rawValue), "hand_raised": .bool(handRaisedAt != nil),
+            "hand_raised_at": handRaisedAt.map { .string(Timestamp.iso8601(milliseconds: $0)) } ?? .null,
         ]
     }
 }

@@ -13,6 +13,8 @@ public enum Operation: Sendable {
     case kick(roomID: String, memberID: String)
     /// Mutes a member, as if it had sent audio:mute:on. Admin only.
     case mute(roomID: String, memberID: String)
+    /// A moderator action (roles, hands, ban, mute-all, lock) over REST: an admin or the room's creator only.
+    case moderate(roomID: String, action: StageAction, by: Requester)
     /// Closes every connection of a member at once, without a close frame, like a network failure. Test mode only.
     case dropConnections(roomID: String, memberID: String)
     /// Ends every membership of these users (member:left reason kicked) and closes their WebSockets with 4003 and

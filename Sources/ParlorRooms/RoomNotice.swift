@@ -6,10 +6,13 @@ public enum RoomNotice: Sendable {
     case roomFinished(room: RoomSummary, reason: String)
     case memberJoined(room: RoomSummary, member: MemberSummary, eventID: Int64)
     case memberLeft(room: RoomSummary, member: MemberSummary, reason: LeaveReason, eventID: Int64)
+    /// A stage-room change (hand, role, lock, chat message): the stored event as clients see it.
+    case roomEvent(room: RoomSummary, event: EventRecord)
 
     public var roomID: String {
         switch self {
-        case .roomStarted(let room), .roomFinished(let room, _), .memberJoined(let room, _, _), .memberLeft(let room, _, _, _): room.id
+        case .roomStarted(let room), .roomFinished(let room, _), .memberJoined(let room, _, _), .memberLeft(let room, _, _, _),
+             .roomEvent(let room, _): room.id
         }
     }
 }

@@ -13,6 +13,8 @@ public enum RoomRequest: Sendable {
     /// Receive a room's events without being a member of it (scripts, dashboards); `unwatch` stops.
     case watch(cid: String)
     case unwatch(cid: String)
+    /// Hands, roles, moderation, chat and reactions (RoomsService+Stage.swift).
+    case stage(cid: String, action: StageAction)
     /// Answered by the rooms thread in order with everything else: its reply means all sent before it has arrived.
     case ping
 
@@ -29,6 +31,7 @@ public enum RoomRequest: Sendable {
         case .watch: .conversationWatch
         case .unwatch: .conversationUnwatch
         case .ping: .sessionPing
+        case .stage(_, let action): action.requestType
         }
     }
 }
@@ -40,13 +43,17 @@ public struct MembersQuery: Sendable {
     /// nil: JOINED only, the default; a state filter lists those instead (LEFT shows history).
     public var state: MemberState?
     public var allStates: Bool
+    /// Only joined members whose hand is up, in the order they raised it.
+    public var handsRaised: Bool
 
-    public init(pageSize: Int, cursor: PageCursor?, descending: Bool, state: MemberState?, allStates: Bool = false) {
+    public init(pageSize: Int, cursor: PageCursor?, descending: Bool, state: MemberState?, allStates: Bool = false,
+                handsRaised: Bool = false) {
         self.pageSize = pageSize
         self.cursor = cursor
         self.descending = descending
         self.state = state
         self.allStates = allStates
+        self.handsRaised = handsRaised
     }
 }
 
@@ -59,6 +66,7 @@ public struct NewRoom: Sendable {
     public var createdBy: User?
     /// The creating client's `ClientAddress.limitKey`, which the per-address cap counts; nil is not counted.
     public var createdFrom: String?
+    public var mode: RoomMode = .open
 
     public init(name: String?, displayName: String, ttl: Int64?, maxMembers: Int64?, createdBy: User?, createdFrom: String? = nil) {
         self.name = name
@@ -91,6 +99,43 @@ public enum MediaChange: Sendable {
         case .enable, .disable: .memberMedia
         case .mute(let on): on ? .audioMuteOn : .audioMuteOff
         case .speaking(let on): on ? .audioSpeakingOn : .audioSpeakingOff
+        }
+    }
+}
+
+/// A stage-room request: a member's own hand, chat and reactions, or a moderator's action on the room or a member.
+public enum StageAction: Sendable {
+    case raiseHand
+    /// One's own hand (nil), or a moderator lowers a member's.
+    case lowerHand(memberID: String?)
+    case setRole(memberID: String, role: MemberRole)
+    case ban(userID: String, seconds: Int64)
+    case muteAll
+    case lock(Bool)
+    /// Text already checked by `TextRules.checkChat`.
+    case message(text: String)
+    /// An emoji already checked by `TextRules.checkReaction`.
+    case reaction(emoji: String)
+
+    public var requestType: RequestType {
+        switch self {
+        case .raiseHand: .memberHandRaise
+        case .lowerHand: .memberHandLower
+        case .setRole: .memberRole
+        case .ban: .memberBan
+        case .muteAll: .roomMuteAll
+        case .lock(let locked): locked ? .roomLock : .roomUnlock
+        case .message: .messageSend
+        case .reaction: .reactionSend
+        }
+    }
+
+    /// Whether only a moderator may ask for it (lowering one's own hand is anyone's).
+    public var needsModerator: Bool {
+        switch self {
+        case .raiseHand, .message, .reaction: false
+        case .lowerHand(let memberID): memberID != nil
+        case .setRole, .ban, .muteAll, .lock: true
         }
     }
 }

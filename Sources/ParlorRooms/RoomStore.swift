@@ -32,6 +32,10 @@ public protocol RoomReader {
     func sessionOwner(sessionID: String) throws -> String?
     /// An open room as the rooms thread loads it (nil when it is closed or unknown).
     func openRoomState(id: String) throws -> StoredRoom?
+    /// JOINED members whose hand is up, in the order they raised it.
+    func raisedHands(roomID: String, pageSize: Int, cursor: PageCursor?) throws -> Page<MemberRecord>
+    /// Every user's role and hand in the room, and the bans that have not expired at `time`.
+    func stage(roomID: String, at time: Int64) throws -> RoomStage
 }
 
 /// The rooms thread's write transaction: domain changes, each a statement or two.
@@ -49,6 +53,15 @@ public protocol RoomTransaction: RoomReader {
     func setRoomEmpty(id: String, since time: Int64?) throws
     /// Stores the room's next event (its id is the room's last plus one, allocated here) and returns it.
     func appendEvent(roomID: String, type: String, from: String?, body: JSONValue, at time: Int64) throws -> EventRecord
+
+    // Stage rooms
+    func setLocked(roomID: String, _ locked: Bool) throws
+    /// The user's role in the room (kept after the membership ends).
+    func setRole(roomID: String, userID: String, _ role: MemberRole) throws
+    /// The user's hand: up since `time`, or down (nil).
+    func setHand(roomID: String, userID: String, raisedAt time: Int64?) throws
+    /// Bans the user, and the client address if known, until `until`; replaces an earlier ban of the user.
+    func ban(roomID: String, userID: String, clientAddress: String?, until: Int64) throws
 
     // Members
     func addMember(id: String, roomID: String, userID: String, joinedAt: Int64) throws
@@ -78,6 +91,25 @@ public protocol RoomTransaction: RoomReader {
 
     /// Test mode: deletes every user, room, member, event and session.
     func deleteEverything() throws
+}
+
+/// A room's roles, hands and live bans, per user, as stored.
+public struct RoomStage: Sendable {
+    public var roles: [String: (role: MemberRole, handRaisedAt: Int64?)] = [:]
+    public var bans: [String: RoomBan] = [:]
+    public init() {}
+}
+
+/// A user (and the client address it had) banned from a room until `until` (Unix ms).
+public struct RoomBan: Sendable, Equatable {
+    public let userID: String
+    public let clientAddress: String?
+    public let until: Int64
+    public init(userID: String, clientAddress: String?, until: Int64) {
+        self.userID = userID
+        self.clientAddress = clientAddress
+        self.until = until
+    }
 }
 
 /// An open room as stored, with what the rooms thread keeps live.

@@ -19,6 +19,8 @@ extension RoomsService {
             step.batch.touchedRooms.insert(roomID)
             if let frame = try applyMedia(.mute(true), to: member, in: room, &step) { broadcast(frame, in: room, &step) }
             return .object([:])
+        case .moderate(let roomID, let action, let requester):
+            return try moderate(action, roomID: roomID, by: requester, &step)
         case .dropConnections(let roomID, let memberID):
             let (room, member) = try joinedMember(memberID, in: roomID, &step)
             let handles = room.connections(of: member.user.id)

@@ -19,8 +19,9 @@ extension RoomsService {
         let name = request.name ?? id.lowercased()
         let now = max(clock.now(), state.lastRoomCreatedAt + 1)
         let ttl = request.ttl ?? configuration.defaultRoomTTL
-        let record = RoomRecord(id: id, name: name, displayName: request.displayName, createdBy: request.createdBy?.id,
+        var record = RoomRecord(id: id, name: name, displayName: request.displayName, createdBy: request.createdBy?.id,
                                 createdAt: now, closedAt: nil, ttl: ttl, maxMembers: request.maxMembers, memberCount: 0, lastEventID: 0)
+        record.mode = request.mode
         try step.store.createRoom(record, createdFrom: request.createdFrom)
         let room = LiveRoom(record: record, emptySince: now)
         room.createdFrom = request.createdFrom
@@ -66,8 +67,11 @@ extension RoomsService {
         loop.assertInLoop()
         guard !roomIDs.isEmpty else { return }
         do {
-            let stored = try store.read { reader in try roomIDs.map { ($0, try reader.openRoomState(id: $0)) } }
-            for (roomID, stored) in stored {
+            let now = clock.now()
+            let stored = try store.read { reader in
+                try roomIDs.map { ($0, try reader.openRoomState(id: $0), try reader.stage(roomID: $0, at: now)) }
+            }
+            for (roomID, stored, stage) in stored {
                 guard let stored else {
                     state.rooms[roomID] = nil
                     continue
@@ -76,6 +80,7 @@ extension RoomsService {
                 let room = LiveRoom(record: stored.record, emptySince: stored.record.memberCount == 0 ? clock.now() : nil)
                 room.createdFrom = previous?.createdFrom
                 room.lastJoinedAt = stored.lastJoinedAt
+                room.load(stage)
                 for record in stored.members {
                     var member = LiveMember(id: record.memberID, user: record.user, joinedAt: record.joinedAt,
                                             audioEnabled: record.audioEnabled, audioMuted: record.audioMuted)

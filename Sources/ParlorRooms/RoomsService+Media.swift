@@ -33,11 +33,16 @@ extension RoomsService {
 
     /// Applies a media change and returns the event frame to broadcast, or nil when nothing changed.
     /// Audio on/off and mute are stored and take sequence ids; speaking is only broadcast.
-    func applyMedia(_ change: MediaChange, to member: LiveMember, in room: LiveRoom, _ step: inout Step) throws -> [UInt8]? {
+    /// `by`: the moderator who muted the member (mute-all), added to the event's body.
+    func applyMedia(_ change: MediaChange, to member: LiveMember, in room: LiveRoom, by: JSONValue? = nil,
+                    _ step: inout Step) throws -> [UInt8]? {
         loop.assertInLoop()
         var updated = member
         switch change {
         case .enable:
+            guard StageRules.mayEnableAudio(room.role(of: member.user.id)) else {
+                throw RoomError(.memberNotAllowed, "listeners of room \(room.id) cannot send audio; raise your hand to speak")
+            }
             guard !member.audioEnabled else { return nil }
             guard room.audioSenderCount < configuration.maxAudioSenders else {
                 throw RoomError(.mediaTooManySenders,
@@ -63,10 +68,12 @@ extension RoomsService {
 
         try step.store.setMedia(memberID: member.id, audioEnabled: updated.audioEnabled, audioMuted: updated.audioMuted)
         let eventType = change.eventType.rawValue
-        let event = try appendEvent(to: room, type: eventType, from: member.id, body: [
+        var body: JSONObject = [
             "member_id": .string(member.id), "user": member.user.json,
             "media": ["audio_settings": ["enabled": .bool(updated.audioEnabled), "muted": .bool(updated.audioMuted)]],
-        ], at: clock.now(), &step)
+        ]
+        if let by { body["by"] = by }
+        let event = try appendEvent(to: room, type: eventType, from: member.id, body: .object(body), at: clock.now(), &step)
         room.update(member.id) {
             $0.audioEnabled = updated.audioEnabled
             $0.audioMuted = updated.audioMuted

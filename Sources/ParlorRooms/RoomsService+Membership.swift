@@ -20,6 +20,7 @@ extension RoomsService {
             step.batch.reply(to: caller, .conversationJoin, body: joinReply(room, memberID: existing.id))
             return
         }
+        try checkAdmission(caller, to: room)
         let cap = min(room.maxMembers ?? Int64.max, Int64(configuration.maxMembersPerRoom))
         if room.memberCount >= Int(cap) { throw RoomError.full(cid, cap) }
 
@@ -30,6 +31,7 @@ extension RoomsService {
         let event = try appendMemberJoined(member, to: room, at: now, &step)
         if room.emptySince != nil { try step.store.setRoomEmpty(id: cid, since: nil) }
         room.add(member)
+        try assignInitialRole(caller.user, in: room, &step)
         room.emptySince = nil
         if let timer = room.ttlTimer { clock.cancel(timer); room.ttlTimer = nil }
         attach(caller.client, to: room)
@@ -42,8 +44,10 @@ extension RoomsService {
         loop.assertInLoop()
         return [
             "member_id": .string(memberID), "cid": .string(room.id),
-            "members": .array(room.sortedMembers.map(\.record.json)),
+            "members": .array(room.sortedMembers.map { room.record(of: $0).json }),
             "last_event_id": JSONValue(room.lastEventID),
+            "mode": .string(room.mode.rawValue), "locked": .bool(room.locked),
+            "role": .string(room.member(memberID).map { room.role(of: $0.user.id) }?.rawValue ?? MemberRole.speaker.rawValue),
         ]
     }
 
@@ -71,6 +75,11 @@ extension RoomsService {
         if let timer = member.dropTimer { clock.cancel(timer) }
         room.remove(member.id)
         for handle in room.detachAll(user: member.user.id) { state.clients[handle]?.rooms.remove(room.id) }
+        // A member who leaves leaves the queue of hands (member:left says so); a room without moderators gets one.
+        if room.hands.removeValue(forKey: member.user.id) != nil {
+            try step.store.setHand(roomID: room.id, userID: member.user.id, raisedAt: nil)
+        }
+        if reason != .roomClosed { try promoteSuccessorIfNeeded(after: member, in: room, &step) }
         if becameEmpty {
             room.emptySince = now
             scheduleExpiry(of: room)

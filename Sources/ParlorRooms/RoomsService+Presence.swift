@@ -104,13 +104,16 @@ extension RoomsService {
         let (recoveredMembers, openRooms, latestCreatedAt) = try store.write { transaction in
             let recovered = try transaction.markPreviousRunAway(at: now)
             try limitStoredRooms(transaction)
-            return (recovered, try transaction.openRoomStates(), try transaction.latestRoomCreatedAt())
+            let rooms = try transaction.openRoomStates()
+            let stages = try rooms.map { try transaction.stage(roomID: $0.record.id, at: now) }
+            return (recovered, Array(zip(rooms, stages)), try transaction.latestRoomCreatedAt())
         }
-        for stored in openRooms {
+        for (stored, stage) in openRooms {
             let record = stored.record
             let room = LiveRoom(record: record, emptySince: stored.emptySince ?? (record.memberCount == 0 ? record.createdAt : nil))
             room.createdFrom = stored.createdFrom
             room.lastJoinedAt = stored.lastJoinedAt
+            room.load(stage)
             for member in stored.members {
                 room.add(LiveMember(id: member.memberID, user: member.user, joinedAt: member.joinedAt,
                                     audioEnabled: member.audioEnabled, audioMuted: member.audioMuted, disconnectedAt: now))

@@ -6,8 +6,10 @@ extension RoomsService {
         try requireRoomExists(cid, &step)
         try requireVisible(cid, to: caller.user, &step)
         let memberState: MemberState? = query.allStates ? nil : (query.state ?? .joined)
-        let page = try step.store.members(roomID: cid, state: memberState, descending: query.descending,
-                                          pageSize: query.pageSize, cursor: query.cursor)
+        let page = query.handsRaised
+            ? try step.store.raisedHands(roomID: cid, pageSize: query.pageSize, cursor: query.cursor)
+            : try step.store.members(roomID: cid, state: memberState, descending: query.descending,
+                                     pageSize: query.pageSize, cursor: query.cursor)
         var body: JSONObject = ["cid": .string(cid), "members": .array(page.items.map(\.json))]
         if let next = page.next { body["cursor"] = .string(next.encoded) }
         step.batch.reply(to: caller, .conversationMembers, body: .object(body))

@@ -264,6 +264,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         case .watch(let cid): try watch(cid, for: caller, &step)
         case .unwatch(let cid): unwatch(cid, for: caller, &step)
         case .ping: step.batch.reply(to: caller, .sessionPing, body: .object([:]))
+        case .stage(let cid, let action): try serveStage(action, cid: cid, for: caller, &step)
         }
     }
 }

@@ -1,21 +1,31 @@
+import ParlorProtocol
 import ParlorStore
 
 // Memberships: JOINED → (disconnected within the grace period) → LEFT with a reason, and their media state.
 extension SQLiteRoomReading {
     static var memberColumns: String {
         """
-        m.id, m.user_id, COALESCE(u.display_name, u.name) AS user_name, m.state, m.joined_at, m.left_at, m.audio_enabled, m.audio_muted
+        m.id, m.user_id, COALESCE(u.display_name, u.name) AS user_name, m.state, m.joined_at, m.left_at, m.audio_enabled, m.audio_muted,
+        COALESCE(ru.role, 'speaker') AS role, ru.hand_raised_at
         """
     }
 
+    /// Members with their user and their role in the room (`memberColumns` reads both).
+    static var memberTables: String {
+        "members m JOIN users u ON u.id = m.user_id LEFT JOIN room_users ru ON ru.room_id = m.room_id AND ru.user_id = m.user_id"
+    }
+
     static func member(from row: Row) -> MemberRecord {
-        MemberRecord(memberID: row.string("id") ?? "", user: User(id: row.string("user_id") ?? "", name: row.string("user_name") ?? ""),
+        var member = MemberRecord(memberID: row.string("id") ?? "", user: User(id: row.string("user_id") ?? "", name: row.string("user_name") ?? ""),
                      state: MemberState(rawValue: row.string("state") ?? "") ?? .left, joinedAt: row.int("joined_at") ?? 0,
                      leftAt: row.int("left_at"), audioEnabled: row.int("audio_enabled") == 1, audioMuted: row.int("audio_muted") == 1)
+        member.role = MemberRole(rawValue: row.string("role") ?? "") ?? .speaker
+        member.handRaisedAt = row.int("hand_raised_at")
+        return member
     }
 
     func members(roomID: String, state: MemberState?, descending: Bool, pageSize: Int, cursor: PageCursor?) throws -> Page<MemberRecord> {
-        var sql = "SELECT \(Self.memberColumns) FROM members m JOIN users u ON u.id = m.user_id WHERE m.room_id = ?"
+        var sql = "SELECT \(Self.memberColumns) FROM \(Self.memberTables) WHERE m.room_id = ?"
         var params: [SQLValue] = [.text(roomID)]
         if let state {
             sql += " AND m.state = ?"

@@ -1,19 +1,23 @@
+import ParlorProtocol
 import ParlorStore
 
 // Rooms: their rows, the open-rooms page, and what the rooms thread loads at start.
 extension SQLiteRoomReading {
     static var roomColumns: String {
         """
-        r.id, r.name, r.display_name, r.created_by, r.created_at, r.closed_at, r.ttl, r.max_members, r.last_event_id,
+        r.id, r.name, r.display_name, r.created_by, r.created_at, r.closed_at, r.ttl, r.max_members, r.last_event_id, r.mode, r.locked,
         (SELECT COUNT(*) FROM members m WHERE m.room_id = r.id AND m.state = 'JOINED') AS member_count
         """
     }
 
     static func room(from row: Row) -> RoomRecord {
-        RoomRecord(id: row.string("id") ?? "", name: row.string("name") ?? "", displayName: row.string("display_name") ?? "",
+        var record = RoomRecord(id: row.string("id") ?? "", name: row.string("name") ?? "", displayName: row.string("display_name") ?? "",
                    createdBy: row.string("created_by"), createdAt: row.int("created_at") ?? 0, closedAt: row.int("closed_at"),
                    ttl: row.int("ttl") ?? 0, maxMembers: row.int("max_members"), memberCount: Int(row.int("member_count") ?? 0),
                    lastEventID: row.int("last_event_id") ?? 0)
+        record.mode = RoomMode(rawValue: row.string("mode") ?? "") ?? .open
+        record.locked = row.int("locked") == 1
+        return record
     }
 
     func room(id: String) throws -> RoomRecord? {
@@ -51,10 +55,11 @@ extension SQLiteRoomTransaction {
     func createRoom(_ room: RoomRecord, createdFrom: String?) throws {
         do {
             try db.run("""
-                INSERT INTO rooms (id, name, display_name, created_by, created_at, ttl, max_members, empty_since, created_from)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO rooms (id, name, display_name, created_by, created_at, ttl, max_members, empty_since, created_from, mode)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """, [.text(room.id), .text(room.name), .text(room.displayName), SQLValue(room.createdBy), .integer(room.createdAt),
-                      .integer(room.ttl), SQLValue(room.maxMembers), .integer(room.createdAt), SQLValue(createdFrom)])
+                      .integer(room.ttl), SQLValue(room.maxMembers), .integer(room.createdAt), SQLValue(createdFrom),
+                      .text(room.mode.rawValue)])
         } catch let error as StoreError where error.isUniqueViolation {
             throw RoomError.nameTaken(room.name)
         }
@@ -79,7 +84,7 @@ extension SQLiteRoomTransaction {
         }
         var members: [String: [MemberRecord]] = [:]
         let memberRows = try db.query("""
-            SELECT \(Self.memberColumns), m.room_id FROM members m JOIN users u ON u.id = m.user_id
+            SELECT \(Self.memberColumns), m.room_id FROM \(Self.memberTables)
             WHERE m.state = 'JOINED' ORDER BY m.joined_at, m.id
             """)
         for row in memberRows { members[row.string("room_id") ?? "", default: []].append(Self.member(from: row)) }

@@ -54,6 +54,6 @@ struct SQLiteRoomTransaction: SQLiteRoomReading, RoomTransaction {
 
     /// Test mode's reset.
     func deleteEverything() throws {
-        try db.execute("DELETE FROM events; DELETE FROM members; DELETE FROM rooms; DELETE FROM sessions; DELETE FROM users;")
+        try db.execute("DELETE FROM events; DELETE FROM room_users; DELETE FROM room_bans; DELETE FROM members; DELETE FROM rooms; DELETE FROM sessions; DELETE FROM users;")
     }
 }

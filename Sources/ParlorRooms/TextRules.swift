@@ -55,3 +55,35 @@ public enum TextRules {
 public struct TextRuleViolation: Error, Sendable, Equatable {
     public let rule: String
 }
+
+extension TextRules {
+    /// A chat message: 1–2,000 characters and at most 8 KiB.
+    public static let chatMessage = (minCharacters: 1, maxCharacters: 2_000, maxBytes: 8 * 1024)
+
+    /// Chat text follows the name rules (trimmed, NFC, no control, bidirectional or invisible characters), except
+    /// that it may span lines.
+    public static func checkChat(_ value: String) -> Result<String, TextRuleViolation> {
+        let text = value.replacingOccurrences(of: "\r\n", with: "\n")
+        // A line break is the one control character chat allows: the rest is checked as a name would be.
+        return check(text.replacingOccurrences(of: "\n", with: " "), minCharacters: chatMessage.minCharacters,
+                     maxCharacters: chatMessage.maxCharacters, maxBytes: chatMessage.maxBytes)
+            .map { _ in text.trimmingCharacters(in: .whitespacesAndNewlines).precomposedStringWithCanonicalMapping }
+    }
+
+    /// A reaction: one grapheme cluster that is an emoji, at most 32 bytes, with no control or bidirectional characters.
+    public static func checkReaction(_ value: String) -> Result<String, TextRuleViolation> {
+        let rule = TextRuleViolation(rule: "must be one emoji of at most 32 bytes")
+        guard value.utf8.count <= 32, value.count == 1, let first = value.unicodeScalars.first,
+              first.value > 0x7F, first.properties.isEmoji else { return .failure(rule) }
+        for scalar in value.unicodeScalars {
+            // Joiners, variation selectors and tag characters build emoji sequences; controls and bidi marks do not.
+            switch scalar.properties.generalCategory {
+            case .control, .lineSeparator, .paragraphSeparator: return .failure(rule)
+            default: break
+            }
+            if (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value) || scalar.value == 0x200E
+                || scalar.value == 0x200F || scalar.value == 0x061C { return .failure(rule) }
+        }
+        return .success(value)
+    }
+}

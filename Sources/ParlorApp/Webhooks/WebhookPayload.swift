@@ -33,6 +33,12 @@ struct WebhookPayload: Sendable {
             object["member"] = member.json
             object["reason"] = .string(reason.rawValue)
             object["room_event_id"] = JSONValue(eventID)
+        case .roomEvent(let room, let roomEvent):
+            // member:hand → member_hand, like the other webhook names.
+            event = roomEvent.type.split(separator: ":").joined(separator: "_")
+            object["room"] = room.json
+            object["room_event_id"] = JSONValue(roomEvent.id)
+            object["body"] = roomEvent.body
         }
         object["event"] = .string(event)
         roomID = notice.roomID

@@ -1,0 +1,33 @@
+import ParlorProtocol
+
+/// Chat and reactions: any member may send them, within its per-member rates (StageRules). Messages are stored
+/// events; reactions are only broadcast, like speaking changes.
+extension RoomsService {
+    /// Returns the message's event id.
+    func sendMessage(_ text: String, from member: LiveMember, in room: LiveRoom, _ step: inout Step) throws -> Int64 {
+        loop.assertInLoop()
+        let now = clock.now()
+        var admitted = false
+        room.update(member.id) { admitted = $0.messageWindow.admit(at: now) }
+        guard admitted else {
+            throw RoomError(.messageRateLimited, "at most \(StageRules.messageRate.count) messages per 10 s; wait a moment")
+        }
+        return try appendAndBroadcast(EventType.messageText, about: member, in: room, body: ["text": .string(text)], at: now, &step).id
+    }
+
+    func sendReaction(_ emoji: String, from member: LiveMember, in room: LiveRoom, _ step: inout Step) throws {
+        loop.assertInLoop()
+        let now = clock.now()
+        var admitted = false
+        room.update(member.id) { admitted = $0.reactionWindow.admit(at: now) }
+        guard admitted else {
+            throw RoomError(.reactionRateLimited, "at most \(StageRules.reactionRate.count) reactions per 10 s; wait a moment")
+        }
+        let frame = ProtocolFrame.message([
+            "type": .string(EventType.reaction.rawValue), "cid": .string(room.id), "from": .string(member.id),
+            "timestamp": .string(Timestamp.iso8601(milliseconds: now)),
+            "body": ["member_id": .string(member.id), "user": member.user.json, "emoji": .string(emoji)],
+        ])
+        broadcast(frame, in: room, &step)
+    }
+}

@@ -1,0 +1,198 @@
+import ParlorProtocol
+
+/// Stage rooms: roles, raised hands and moderation (mute-all, lock, ban). Chat and reactions are in
+/// RoomsService+Chat.swift. Every change is a stored room event; `by` names the moderator (null: an admin, the
+/// room's creator over REST, or the server itself).
+extension RoomsService {
+    /// A stage request from a member: its membership and role are checked, the action's events go out, then the reply.
+    func serveStage(_ action: StageAction, cid: String, for caller: Caller, _ step: inout Step) throws {
+        loop.assertInLoop()
+        let room = try openRoom(cid, &step)
+        guard let member = room.member(forUser: caller.user.id) else { throw RoomError.notJoined(cid) }
+        if action.needsModerator, room.role(of: member.user.id) != .moderator {
+            throw RoomError(.memberNotAllowed, "only a moderator of room \(cid) may do that")
+        }
+        step.batch.touchedRooms.insert(cid)
+        let body = try act(action, in: room, by: member, &step)
+        step.batch.reply(to: caller, action.requestType, body: body)
+    }
+
+    /// A moderator action over REST: an admin, or the room's creator.
+    func moderate(_ action: StageAction, roomID: String, by requester: Requester, _ step: inout Step) throws -> JSONValue {
+        loop.assertInLoop()
+        let room = try openRoom(roomID, &step)
+        if case .user(let user) = requester, user == nil || user?.id != room.createdBy {
+            throw RoomError(.roomForbidden, "only the room's creator or an admin can moderate it over HTTP")
+        }
+        step.batch.touchedRooms.insert(roomID)
+        return try act(action, in: room, by: nil, &step)
+    }
+
+    /// Applies `action` by `actor` (nil: not a member) and returns the reply's body; events are broadcast as they happen.
+    private func act(_ action: StageAction, in room: LiveRoom, by actor: LiveMember?, _ step: inout Step) throws -> JSONValue {
+        loop.assertInLoop()
+        switch action {
+        case .raiseHand:
+            guard let actor else { throw RoomError(.requestInvalidField, "only a member raises its own hand") }
+            try setHand(of: actor, raised: true, by: actor, in: room, &step)
+        case .lowerHand(let memberID):
+            let target = try memberID.map { try joinedMember($0, in: room) } ?? actor
+            guard let target else { throw RoomError(.requestMissingField, "member_id is required") }
+            try setHand(of: target, raised: false, by: actor, in: room, &step)
+        case .setRole(let memberID, let role):
+            try setRole(of: try joinedMember(memberID, in: room), to: role, by: actor, in: room, &step)
+        case .ban(let userID, let seconds):
+            return try ban(userID, seconds: seconds, by: actor, in: room, &step)
+        case .muteAll:
+            return ["muted": JSONValue(try muteAll(in: room, by: actor, &step))]
+        case .lock(let locked):
+            try setLocked(locked, by: actor, in: room, &step)
+        case .message(let text):
+            guard let actor else { throw RoomError(.requestInvalidField, "only a member sends chat messages") }
+            return ["id": JSONValue(try sendMessage(text, from: actor, in: room, &step))]
+        case .reaction(let emoji):
+            guard let actor else { throw RoomError(.requestInvalidField, "only a member sends reactions") }
+            try sendReaction(emoji, from: actor, in: room, &step)
+        }
+        return .object([:])
+    }
+
+    private func joinedMember(_ memberID: String, in room: LiveRoom) throws -> LiveMember {
+        guard let member = room.member(memberID) else {
+            throw RoomError(.memberNotFound, "\(memberID) is not a joined member of room \(room.id)")
+        }
+        return member
+    }
+
+    /// The role a user gets the first time it joins (then kept for the room's life), stored.
+    func assignInitialRole(_ user: User, in room: LiveRoom, _ step: inout Step) throws {
+        loop.assertInLoop()
+        guard room.roles[user.id] == nil else { return }
+        let role = StageRules.initialRole(mode: room.mode, isCreator: user.id == room.createdBy,
+                                          roomHasCreator: room.createdBy != nil, roomHasRoles: !room.roles.isEmpty)
+        try step.store.setRole(roomID: room.id, userID: user.id, role)
+        room.roles[user.id] = role
+    }
+
+    func setHand(of member: LiveMember, raised: Bool, by actor: LiveMember?, in room: LiveRoom, _ step: inout Step) throws {
+        loop.assertInLoop()
+        let userID = member.user.id
+        guard raised != (room.hands[userID] != nil) else { return }
+        let now = clock.now()
+        var raisedAt: Int64?
+        if raised {
+            raisedAt = max(now, room.lastHandRaisedAt + 1)
+            room.lastHandRaisedAt = raisedAt ?? now
+        }
+        if room.roles[userID] == nil {
+            // A member from before stage rooms: its role row holds the hand.
+            try step.store.setRole(roomID: room.id, userID: userID, room.role(of: userID))
+            room.roles[userID] = room.role(of: userID)
+        }
+        try step.store.setHand(roomID: room.id, userID: userID, raisedAt: raisedAt)
+        room.hands[userID] = raisedAt
+        try appendAndBroadcast(EventType.memberHand, about: member, in: room, body: ["raised": .bool(raised), "by": by(actor)], at: now, &step)
+    }
+
+    func setRole(of member: LiveMember, to role: MemberRole, by actor: LiveMember?, in room: LiveRoom, _ step: inout Step) throws {
+        loop.assertInLoop()
+        let userID = member.user.id
+        let current = room.role(of: userID)
+        guard current != role else { return }
+        if room.mode == .stage, role.maySpeak, !current.maySpeak, room.stageSpeakerCount >= configuration.maxAudioSenders {
+            throw RoomError(.mediaTooManySenders,
+                            "room \(room.id) already has \(configuration.maxAudioSenders) speakers; demote one first")
+        }
+        if role.maySpeak, room.hands[userID] != nil { try setHand(of: member, raised: false, by: actor, in: room, &step) }
+        try step.store.setRole(roomID: room.id, userID: userID, role)
+        room.roles[userID] = role
+        try appendAndBroadcast(EventType.memberRole, about: member, in: room, body: ["role": .string(role.rawValue), "by": by(actor)],
+                               at: clock.now(), &step)
+        // Demoted: its audio stops at once, so the other clients stop playing it (the forwarding unit will enforce it).
+        if !role.maySpeak, let current = room.member(member.id), current.audioEnabled,
+           let frame = try applyMedia(.disable, to: current, in: room, &step) {
+            broadcast(frame, in: room, &step)
+        }
+    }
+
+    /// After a moderator's membership ended: if no moderator is left, the longest-present speaker becomes one.
+    func promoteSuccessorIfNeeded(after left: LiveMember, in room: LiveRoom, _ step: inout Step) throws {
+        loop.assertInLoop()
+        guard room.role(of: left.user.id) == .moderator, !room.hasModerator,
+              let successor = room.sortedMembers.first(where: { room.role(of: $0.user.id) == .speaker }) else { return }
+        try setRole(of: successor, to: .moderator, by: nil, in: room, &step)
+    }
+
+    /// Mutes every member other than the moderator who sends audio unmuted; returns how many.
+    private func muteAll(in room: LiveRoom, by actor: LiveMember?, _ step: inout Step) throws -> Int {
+        loop.assertInLoop()
+        var muted = 0
+        for member in room.sortedMembers where member.id != actor?.id && member.audioEnabled && !member.audioMuted {
+            if let frame = try applyMedia(.mute(true), to: member, in: room, by: by(actor), &step) {
+                broadcast(frame, in: room, &step)
+                muted += 1
+            }
+        }
+        return muted
+    }
+
+    private func setLocked(_ locked: Bool, by actor: LiveMember?, in room: LiveRoom, _ step: inout Step) throws {
+        loop.assertInLoop()
+        guard room.locked != locked else { return }
+        try step.store.setLocked(roomID: room.id, locked)
+        room.locked = locked
+        let event = try appendEvent(to: room, type: EventType.roomLocked.rawValue, from: actor?.id,
+                                    body: ["locked": .bool(locked), "by": by(actor)], at: clock.now(), &step)
+        broadcast(event, in: room, &step)
+        step.batch.notices.append(.roomEvent(room: room.summary, event: event))
+    }
+
+    /// Bans a user (and, for users the room has not seen, the client address it had) and ends its membership.
+    private func ban(_ userID: String, seconds: Int64, by actor: LiveMember?, in room: LiveRoom, _ step: inout Step) throws -> JSONValue {
+        loop.assertInLoop()
+        guard StageRules.banSeconds.contains(seconds) else {
+            throw RoomError(.requestInvalidField, "seconds must be a whole number from 1 to \(StageRules.banSeconds.upperBound)")
+        }
+        guard userID != actor?.user.id else { throw RoomError(.requestInvalidField, "user_id must not be your own") }
+        let member = room.member(forUser: userID)
+        guard member != nil || room.roles[userID] != nil else {
+            throw RoomError(.memberNotFound, "user \(userID) has never been a member of room \(room.id)")
+        }
+        let until = clock.now() + seconds * 1000
+        let address = room.connections(of: userID).lazy.compactMap { self.state.clients[$0]?.ref.address }.first
+        try step.store.ban(roomID: room.id, userID: userID, clientAddress: address, until: until)
+        room.bans[userID] = RoomBan(userID: userID, clientAddress: address, until: until)
+        if let member { try end(member, in: room, reason: .kicked, &step) }
+        return ["until": .string(Timestamp.iso8601(milliseconds: until))]
+    }
+
+    /// The join refusal a ban or the lock gives this caller, if any.
+    func checkAdmission(_ caller: Caller, to room: LiveRoom) throws {
+        loop.assertInLoop()
+        let known = room.roles[caller.user.id] != nil
+        let now = clock.now()
+        if let ban = StageRules.refusingBan(userID: caller.user.id, address: caller.client.address, knownToRoom: known,
+                                            bans: room.bans.values, at: now) {
+            throw RoomError(.roomBanned, "you are banned from room \(room.id) until \(Timestamp.iso8601(milliseconds: ban.until))")
+        }
+        room.bans = room.bans.filter { $0.value.until > now }
+        if room.locked, !known, caller.user.id != room.createdBy {
+            throw RoomError(.roomLocked, "room \(room.id) is locked: it takes no new members")
+        }
+    }
+
+    /// Stores an event about `member` (its `member_id` and `user` plus `body`), sends it to the room and the webhooks.
+    @discardableResult
+    func appendAndBroadcast(_ type: EventType, about member: LiveMember, in room: LiveRoom, body: JSONObject, at now: Int64,
+                            _ step: inout Step) throws -> EventRecord {
+        loop.assertInLoop()
+        var object: JSONObject = ["member_id": .string(member.id), "user": member.user.json]
+        for (key, value) in body.pairs { object[key] = value }
+        let event = try appendEvent(to: room, type: type.rawValue, from: member.id, body: .object(object), at: now, &step)
+        broadcast(event, in: room, &step)
+        step.batch.notices.append(.roomEvent(room: room.summary, event: event))
+        return event
+    }
+
+    private func by(_ actor: LiveMember?) -> JSONValue { actor.map { .string($0.id) } ?? .null }
+}
