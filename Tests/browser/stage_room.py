@@ -34,8 +34,14 @@ def tile_in(person, list_id, member_id):
     return person.driver.find_elements(By.CSS_SELECTOR, f'#{list_id} .tile[data-member-id="{member_id}"]')
 
 
+def tile_of(person, member_id):
+    """A member's tile, on the stage or in the audience."""
+    tiles = person.driver.find_elements(By.CSS_SELECTOR, f'.tile[data-member-id="{member_id}"]')
+    return tiles[0] if tiles else None
+
+
 def mark_shown(person, member_id, mark):
-    tile = person.tile_of(member_id)
+    tile = tile_of(person, member_id)
     return tile is not None and tile.find_element(By.CSS_SELECTOR, mark).is_displayed()
 
 
@@ -53,7 +59,9 @@ def join_from_list(person):
 
 
 def chat_lines(person):
-    return [e.text for e in person.driver.find_elements(By.CSS_SELECTOR, "#chat-log li")]
+    """The chat panel's messages as "sender: text"."""
+    return person.js("""return [...document.querySelectorAll('#chat-log li')].map((li) =>
+        `${li.querySelector('.chat-name').textContent}: ${li.querySelector('.chat-text').textContent}`)""")
 
 
 def stage(server):
@@ -119,7 +127,7 @@ def stage(server):
               " ".join(e.get_attribute("aria-label") for e in alice.driver.find_elements(By.CSS_SELECTOR, "#audience .tile")))
 
         # alice opens the menu on bob's tile by keyboard and invites him to speak.
-        menu_button = alice.tile_of(bob_id).find_element(By.CSS_SELECTOR, ".menu-button")
+        menu_button = tile_of(alice, bob_id).find_element(By.CSS_SELECTOR, ".menu-button")
         alice.js("arguments[0].focus()", menu_button)
         menu_button.send_keys(Keys.ENTER)
         first = wait_for("the tile menu", lambda: (
@@ -144,17 +152,17 @@ def stage(server):
         carol.find("#chat-text").send_keys("Could you say more about the budget?", Keys.ENTER)
         bob.find("#chat-text").send_keys("Sure, one moment.", Keys.ENTER)
         check("stage: chat messages reach everyone with their sender", wait_for("the chat", lambda: all(
-            chat_lines(p) == ["carol Could you say more about the budget?", "bob Sure, one moment."] for p in everyone),
+            chat_lines(p) == ["carol: Could you say more about the budget?", "bob: Sure, one moment."] for p in everyone),
             timeout=5), f"alice's chat: {chat_lines(alice)}")
         carol.find('#reactions button[data-emoji="👏"]').click()
         check("stage: carol's reaction shows on her tile", wait_for("the reaction", lambda: (
             mark_shown(alice, carol_id, ".tile-reaction")
-            and alice.tile_of(carol_id).find_element(By.CSS_SELECTOR, ".tile-reaction").text == "👏"), timeout=5))
+            and tile_of(alice, carol_id).find_element(By.CSS_SELECTOR, ".tile-reaction").text == "👏"), timeout=5))
 
         # The picture for the README: the moderator's view, with the stage, the audience and the chat.
         alice.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
-                                     {"width": 1000, "height": 640, "deviceScaleFactor": 1, "mobile": False})
-        alice.js("document.activeElement && document.activeElement.blur()")
+                                     {"width": 1000, "height": 720, "deviceScaleFactor": 1, "mobile": False})
+        alice.js("document.activeElement && document.activeElement.blur(); window.scrollTo(0, 0)")
         os.makedirs(os.path.dirname(SCREENSHOT), exist_ok=True)
         check("stage: screenshot of alice's stage room saved", alice.driver.save_screenshot(SCREENSHOT), SCREENSHOT)
 
@@ -180,7 +188,7 @@ def stage(server):
             join.click()
         check("stage: carol comes back into the locked room and gets the chat history", wait_for("carol back", lambda: (
             carol.hook("roomId") and chat_lines(carol)
-            == ["carol Could you say more about the budget?", "bob Sure, one moment."])),
+            == ["carol: Could you say more about the budget?", "bob: Sure, one moment."])),
               f"room {carol.hook('roomId')}, chat: {chat_lines(carol)}, status {carol.find('#status').text!r}")
         alice.find("#lock").click()
         check("stage: alice unlocks the room", wait_for("unlocked", lambda: (

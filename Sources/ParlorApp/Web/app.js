@@ -275,9 +275,10 @@ async function joinRoom(cid, displayName) {
     displayName: displayName || cid,
     memberId: reply.member_id,
     lastEventId: reply.last_event_id || 0,
-    // handAt: the order a raised hand came in (1, 2, …), null when the hand is down.
-    members: new Map(reply.members.map((m, index) => [m.member_id, { ...m, speaking: false, handAt: m.hand_raised ? index : null }])),
-    hands: reply.members.length,
+    // handAt: when the hand went up (ms, orders the queue of hands), null when it is down.
+    members: new Map(reply.members.map((m, index) => [m.member_id, {
+      ...m, speaking: false, handAt: m.hand_raised ? (Date.parse(m.hand_raised_at) || index) : null,
+    }])),
     mode: reply.mode || reply.room?.mode || 'open',
     locked: !!(reply.locked ?? reply.room?.locked),
     names: new Map(),       // member_id → name, also of members who left (chat senders)
@@ -315,7 +316,6 @@ async function joinRoom(cid, displayName) {
     })
     .catch(() => {});
   loadChatHistory(current, current.lastEventId);
-  if (reply.members.some((m) => m.hand_raised)) loadHandOrder(current);
 
   current.mesh = new Mesh({
     cid, memberId: current.memberId, iceServers: session.iceServers,
@@ -491,21 +491,18 @@ function renderTiles() {
   for (const [id, tile] of room.tiles) {
     if (!room.members.has(id)) { tile.remove(); room.tiles.delete(id); }
   }
-  for (const id of room.members.keys()) renderTile(id);
   const stage = [];
   const audience = [];
   for (const member of room.members.values()) {
     (isStage() && member.role === 'listener' ? audience : stage).push(member);
   }
   audience.sort((a, b) => (a.handAt ?? Infinity) - (b.handAt ?? Infinity));
+  let hands = 0;
+  for (const member of room.members.values()) member.handNumber = null;
+  for (const member of audience) if (member.handAt != null) member.handNumber = ++hands;
+  for (const id of room.members.keys()) renderTile(id);
   placeTiles($('tiles'), stage);
   placeTiles($('audience'), audience);
-  let hand = 0;
-  for (const member of audience) {
-    if (member.handAt == null) continue;
-    hand += 1;
-    room.tiles.get(member.member_id).querySelector('.hand-text').textContent = `hand raised (${hand})`;
-  }
   $('stage-title').hidden = !isStage();
   $('audience-section').hidden = !isStage();
   $('tiles').setAttribute('aria-label', isStage() ? 'On stage' : 'People in this room');
@@ -563,16 +560,19 @@ function renderTile(id) {
   tile.querySelector('.link-mark').hidden = !linking;
   tile.querySelector('.role-mark').hidden = !showRole;
   tile.querySelector('.role-mark').textContent = ROLE_WORDS[member.role] || '';
-  tile.querySelector('.hand-mark').hidden = !raised;
+  const handMark = tile.querySelector('.hand-mark');
+  handMark.hidden = !raised;
+  handMark.querySelector('.hand-text').textContent = member.handNumber ? String(member.handNumber) : '';
+  handMark.title = member.handNumber ? `Hand raised: number ${member.handNumber} in the queue` : 'Hand raised';
   const menu = tile.querySelector('.tile-menu');
   menu.hidden = isMe || !amModerator();
   if (menu.hidden) closeTileMenu(id);
   tile.querySelector('.menu-button').setAttribute('aria-label', `Moderate ${name}`);
   const words = [isMe ? `${name} (you)` : name];
   if (showRole) words.push(ROLE_WORDS[member.role]);
-  if (raised) words.push('hand raised');
+  if (raised) words.push(member.handNumber ? `hand raised (number ${member.handNumber})` : 'hand raised');
   if (audio.muted) words.push('muted');
-  if (!audio.enabled) words.push('listening');
+  if (!audio.enabled && !(isStage() && member.role === 'listener')) words.push('listening');
   if (member.speaking && !audio.muted) words.push('speaking');
   tile.setAttribute('aria-label', words.join(', '));
 }
@@ -687,23 +687,6 @@ async function loadChatHistory(current, upTo) {
   }
 }
 
-/** The join reply lists members in join order: the hands list has the raised ones in the order they were raised. */
-async function loadHandOrder(current) {
-  let reply;
-  try {
-    reply = await connection.request('conversation:members', { cid: current.cid, hands: true, page_size: 1000 });
-  } catch {
-    return;  // the join order stands in
-  }
-  if (room !== current) return;
-  // Negative, so that hands raised since the join (numbered from the member count up) stay after these.
-  reply.members.forEach((listed, index) => {
-    const member = current.members.get(listed.member_id);
-    if (member && member.handAt != null) member.handAt = index - reply.members.length;
-  });
-  renderTiles();
-}
-
 /** One message:text event into the panel, in id order (history and live events may interleave). */
 function addChatMessage(event) {
   const body = event.body || {};
@@ -795,7 +778,7 @@ function onEvent(message) {
       renderTile(id);
       break;
     case 'member:hand':
-      if (member) member.handAt = body.raised ? (member.handAt ?? ++room.hands) : null;
+      if (member) member.handAt = body.raised ? (member.handAt ?? (Date.parse(message.timestamp) || Date.now())) : null;
       if (id === room.memberId) announce(body.raised ? 'Your hand is raised.' : 'Your hand is lowered.');
       else if (body.raised && amModerator()) announce(`${nameOf(id)} raised a hand.`);
       renderTiles();
