@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A stage room in three real (headless) Chromium browsers: a moderator brings a listener on stage.
+"""A stage room in real (headless) Chromium browsers: a moderator brings a listener on stage.
 
 Run by run.sh inside the loopback-only network namespace, after two_users_talk.py. alice creates a stage room (she
 is its moderator and speaks); bob and carol join as the audience, without being asked for a microphone. bob
@@ -8,7 +8,8 @@ after him, and alice's page lists the hands in that order. alice opens the menu 
 invites him to speak: his hand goes down, his page turns the microphone on, his tile moves to the stage on
 carol's page, and carol (still in the audience) hears him (bytes grow and the level is above 0 on her WebRTC
 statistics). Then chat and reactions reach the others, alice locks the room: dave, new, is refused with the
-reason shown, while carol, who was in, leaves and comes back with the chat history. Saves the moderator's page as PARLOR_STAGE_SCREENSHOT (docs/images/stage-room.png; with
+reason shown, while carol, who was in, leaves and comes back with the chat history. carol's page is also checked at
+phone width. Last, alice moves bob back to the audience and his page stops sending. Saves the moderator's page as PARLOR_STAGE_SCREENSHOT (docs/images/stage-room.png; with
 fonts-noto-color-emoji installed the emoji are in colour). Ends with `stage: N passed, M failed`.
 """
 import os
@@ -166,6 +167,16 @@ def stage(server):
         os.makedirs(os.path.dirname(SCREENSHOT), exist_ok=True)
         check("stage: screenshot of alice's stage room saved", alice.driver.save_screenshot(SCREENSHOT), SCREENSHOT)
 
+        # At phone width (carol's page, 390 px): nothing overflows sideways, and the hand, chat and reactions are there.
+        carol.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                                     {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True})
+        check("stage: at phone width nothing overflows and the controls are shown", wait_for("the phone layout", lambda: (
+            carol.js("return document.documentElement.scrollWidth") <= 390
+            and all(carol.visible(css) for css in ("#hand", "#chat-text", "#reactions button", "#leave")))),
+              f"page width {carol.js('return document.documentElement.scrollWidth')}")
+        carol.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                                     {"width": 1000, "height": 700, "deviceScaleFactor": 1, "mobile": False})
+
         # The lock keeps new people out, and tells them why; carol, who was in, may leave and come back, and gets
         # the chat history.
         alice.find("#lock").click()
@@ -193,6 +204,17 @@ def stage(server):
         alice.find("#lock").click()
         check("stage: alice unlocks the room", wait_for("unlocked", lambda: (
             not alice.hook("locked") and not carol.visible("#room-locked")), timeout=5))
+
+        # Back to the audience (by mouse this time): bob's page stops sending and offers the hand again.
+        tile_of(alice, bob_id).find_element(By.CSS_SELECTOR, ".menu-button").click()
+        item = wait_for("Move to audience", lambda: next((b for b in tile_of(alice, bob_id).find_elements(
+            By.CSS_SELECTOR, ".menu button") if b.text == "Move to audience" and b.is_displayed()), None), timeout=5)
+        if item:
+            item.click()
+        check("stage: moved back to the audience, bob's page stops sending", wait_for("bob demoted", lambda: (
+            bob.hook("role") == "listener" and not bob.hook("sending") and bob.visible("#hand")
+            and tile_in(carol, "audience", bob_id))),
+              f"role {bob.hook('role')}, sending {bob.hook('sending')}")
     except Exception:
         traceback.print_exc()
         check("the stage scenario ran to the end", False, "exception above")
