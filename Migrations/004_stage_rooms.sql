@@ -6,7 +6,7 @@ ALTER TABLE rooms ADD COLUMN mode TEXT NOT NULL DEFAULT 'open' CHECK (mode IN ('
 ALTER TABLE rooms ADD COLUMN locked INTEGER NOT NULL DEFAULT 0;
 
 -- A user's role and raised hand in a room, kept for the room's life: leaving and joining again keeps them.
--- Users without a row (members from before this migration) are speakers.
+-- Users without a row are speakers (an open room stores none for its speakers, nor did rooms before this migration).
 CREATE TABLE room_users (
     room_id        TEXT NOT NULL REFERENCES rooms(id),
     user_id        TEXT NOT NULL REFERENCES users(id),

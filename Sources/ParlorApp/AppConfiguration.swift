@@ -50,7 +50,7 @@ public struct AppConfiguration: Sendable {
     public var roomVisibility: RoomVisibility?
     /// Required by POST /auth in `code` mode (compared in constant time).
     public var accessCode: String?
-    /// Receivers of room_started, room_finished, member_joined and member_left POSTs (http:// URLs).
+    /// Receivers of room_started, room_finished, member_joined, member_left and the stage-room events' POSTs (http:// URLs).
     public var webhookURLs: [String] = []
     /// Signs webhook bodies (X-Parlor-Signature); when unset, a secret of its own is generated (kept in the data
     /// directory, 0600, or random for the run with an in-memory database): never the JWT secret.

@@ -20,7 +20,7 @@ extension RoomsService {
             step.batch.reply(to: caller, .conversationJoin, body: joinReply(room, memberID: existing.id))
             return
         }
-        try checkAdmission(caller, to: room)
+        try checkAdmission(caller, to: room, &step)
         let cap = min(room.maxMembers ?? Int64.max, Int64(configuration.maxMembersPerRoom))
         if room.memberCount >= Int(cap) { throw RoomError.full(cid, cap) }
 

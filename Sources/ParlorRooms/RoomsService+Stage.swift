@@ -5,10 +5,13 @@ import ParlorProtocol
 /// room's creator over REST, or the server itself).
 extension RoomsService {
     /// A stage request from a member: its membership and role are checked, the action's events go out, then the reply.
-    func serveStage(_ action: StageAction, cid: String, for caller: Caller, _ step: inout Step) throws {
+    func serveStage(_ request: StageAction, cid: String, for caller: Caller, _ step: inout Step) throws {
         loop.assertInLoop()
         let room = try openRoom(cid, &step)
         guard let member = room.member(forUser: caller.user.id) else { throw RoomError.notJoined(cid) }
+        var action = request
+        // Naming oneself is lowering one's own hand, which needs no moderator.
+        if case .lowerHand(let memberID?) = action, memberID == member.id { action = .lowerHand(memberID: nil) }
         if action.needsModerator, room.role(of: member.user.id) != .moderator {
             throw RoomError(.memberNotAllowed, "only a moderator of room \(cid) may do that")
         }
@@ -64,14 +67,22 @@ extension RoomsService {
         return member
     }
 
-    /// The role a user gets the first time it joins (then kept for the room's life), stored.
+    /// The role a user gets the first time it joins (then kept for the room's life), stored. An open room's
+    /// speakers need no row (a user without one is a speaker), which keeps a join one statement shorter.
     func assignInitialRole(_ user: User, in room: LiveRoom, _ step: inout Step) throws {
         loop.assertInLoop()
         guard room.roles[user.id] == nil else { return }
         let role = StageRules.initialRole(mode: room.mode, isCreator: user.id == room.createdBy,
                                           roomHasCreator: room.createdBy != nil, roomHasRoles: !room.roles.isEmpty)
-        try step.store.setRole(roomID: room.id, userID: user.id, role)
+        if room.mode == .stage || role != .speaker { try step.store.setRole(roomID: room.id, userID: user.id, role) }
         room.roles[user.id] = role
+    }
+
+    /// Whether the user has been in the room before (its role is kept, so a lock or an address ban lets it back in).
+    private func isKnown(_ userID: String, in room: LiveRoom, _ step: inout Step) throws -> Bool {
+        loop.assertInLoop()
+        if room.roles[userID] != nil { return true }
+        return try step.store.hasMembership(userID: userID, roomID: room.id)
     }
 
     func setHand(of member: LiveMember, raised: Bool, by actor: LiveMember?, in room: LiveRoom, _ step: inout Step) throws {
@@ -83,11 +94,6 @@ extension RoomsService {
         if raised {
             raisedAt = max(now, room.lastHandRaisedAt + 1)
             room.lastHandRaisedAt = raisedAt ?? now
-        }
-        if room.roles[userID] == nil {
-            // A member from before stage rooms: its role row holds the hand.
-            try step.store.setRole(roomID: room.id, userID: userID, room.role(of: userID))
-            room.roles[userID] = room.role(of: userID)
         }
         try step.store.setHand(roomID: room.id, userID: userID, raisedAt: raisedAt)
         room.hands[userID] = raisedAt
@@ -155,7 +161,7 @@ extension RoomsService {
         }
         guard userID != actor?.user.id else { throw RoomError(.requestInvalidField, "user_id must not be your own") }
         let member = room.member(forUser: userID)
-        guard member != nil || room.roles[userID] != nil else {
+        guard try member != nil || isKnown(userID, in: room, &step) else {
             throw RoomError(.memberNotFound, "user \(userID) has never been a member of room \(room.id)")
         }
         let until = clock.now() + seconds * 1000
@@ -167,9 +173,10 @@ extension RoomsService {
     }
 
     /// The join refusal a ban or the lock gives this caller, if any.
-    func checkAdmission(_ caller: Caller, to room: LiveRoom) throws {
+    func checkAdmission(_ caller: Caller, to room: LiveRoom, _ step: inout Step) throws {
         loop.assertInLoop()
-        let known = room.roles[caller.user.id] != nil
+        guard room.locked || !room.bans.isEmpty else { return }  // the common case costs nothing
+        let known = try isKnown(caller.user.id, in: room, &step)
         let now = clock.now()
         if let ban = StageRules.refusingBan(userID: caller.user.id, address: caller.client.address, knownToRoom: known,
                                             bans: room.bans.values, at: now) {

@@ -46,9 +46,12 @@ extension SQLiteRoomTransaction {
             """, [.text(roomID), .text(userID), .text(role.rawValue)])
     }
 
+    /// A user without a row is a speaker: the row it gets here says so.
     func setHand(roomID: String, userID: String, raisedAt time: Int64?) throws {
-        try db.run("UPDATE room_users SET hand_raised_at = ? WHERE room_id = ? AND user_id = ?",
-                   [SQLValue(time), .text(roomID), .text(userID)])
+        try db.run("""
+            INSERT INTO room_users (room_id, user_id, role, hand_raised_at) VALUES (?, ?, 'speaker', ?)
+            ON CONFLICT (room_id, user_id) DO UPDATE SET hand_raised_at = excluded.hand_raised_at
+            """, [.text(roomID), .text(userID), SQLValue(time)])
     }
 
     func ban(roomID: String, userID: String, clientAddress: String?, until: Int64) throws {

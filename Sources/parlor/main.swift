@@ -17,7 +17,9 @@ let usage = """
       join           join a room and print its events until interrupted or the session ends
       watch          print a room's events as they happen, without joining
       events         print a room's history
-      members        list a room's joined members
+      members        list a room's joined members (--hands: raised hands, in order)
+      room           moderate a room: lock, unlock, mute-all (its creator or an admin)
+      say            send a chat message to a room
       drop           cut a member's connections as a network failure would (test mode, admin)
       reset          forget every room, member and session (test mode, admin)
       migrate        apply the database migrations, or show their status
@@ -51,6 +53,7 @@ let helps: [String: String] = [
     "token": LocalCommands.tokenHelp, "migrate": LocalCommands.migrateHelp, "rooms": ClientCommands.roomsHelp,
     "join": JoinCommand.help, "watch": WatchCommand.help, "events": ClientCommands.eventsHelp,
     "members": AdminCommands.membersHelp, "drop": AdminCommands.dropHelp, "reset": AdminCommands.resetHelp,
+    "room": StageCommands.roomHelp, "say": StageCommands.sayHelp,
     "openapi": "Usage: parlor openapi\nPrints the OpenAPI document (docs/openapi.json is this output).",
 ]
 if rest.contains("--help") || rest.contains("-h") {
@@ -77,6 +80,8 @@ do {
     case "members": status = try await AdminCommands.members(rest)
     case "drop": status = try await AdminCommands.drop(rest)
     case "reset": status = try await AdminCommands.reset(rest)
+    case "room": status = try await StageCommands.room(rest)
+    case "say": status = try await StageCommands.say(rest)
     case "--version", "version":
         print(parlorVersion)
         status = ExitCode.success

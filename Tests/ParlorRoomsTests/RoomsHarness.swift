@@ -64,10 +64,11 @@ final class RoomsHarness {
     var pendingTimers: Int { service.loop.submitAndWait { [clock] in clock.pendingTimers } }
 
     /// A new connection of user `name`, greeted with session:success.
-    func connect(_ name: String) throws -> ClientRef {
+    func connect(_ name: String, address: String? = nil) throws -> ClientRef {
         lastFD += 1
         let client = ClientRef(handle: ConnectionHandle(loop: service.loop, fd: lastFD, registrationID: 1),
-                               sessionID: Identifier.make(Identifier.session), user: try users.findOrCreate(name: name))
+                               sessionID: Identifier.make(Identifier.session), user: try users.findOrCreate(name: name),
+                               address: address)
         service.connect(client)
         sync()
         let greeting = messages(client)
@@ -107,9 +108,10 @@ final class RoomsHarness {
     }
 
     /// Creates a room and returns its id.
-    func createRoom(ttl: Int64? = nil, maxMembers: Int64? = nil, by creator: ClientRef? = nil) throws -> String {
-        let room = try perform(.createRoom(NewRoom(name: nil, displayName: "Test room", ttl: ttl, maxMembers: maxMembers,
-                                                   createdBy: creator?.user))).get()
+    func createRoom(ttl: Int64? = nil, maxMembers: Int64? = nil, by creator: ClientRef? = nil, mode: RoomMode = .open) throws -> String {
+        var request = NewRoom(name: nil, displayName: "Test room", ttl: ttl, maxMembers: maxMembers, createdBy: creator?.user)
+        request.mode = mode
+        let room = try perform(.createRoom(request)).get()
         return try #require(room["id"]?.stringValue)
     }
 

@@ -37,6 +37,11 @@ public struct Member: Sendable, Hashable, Identifiable {
     public let joinedAt: Date?
     public let leftAt: Date?
     public let audio: AudioSettings
+    /// What the member may do in the room (nil from servers before stage rooms).
+    public let role: MemberRole?
+    /// Whether its hand is up, and since when (stage rooms).
+    public let handRaised: Bool
+    public let handRaisedAt: Date?
 
     public var id: String { memberID }
 
@@ -48,6 +53,9 @@ public struct Member: Sendable, Hashable, Identifiable {
         joinedAt = fields["timestamp"]?["joined"]?.stringValue.flatMap(ISO8601.parse)
         leftAt = fields["timestamp"]?["left"]?.stringValue.flatMap(ISO8601.parse)
         audio = AudioSettings(json: fields["media"]?["audio_settings"] ?? .null)
+        role = fields["role"]?.stringValue.flatMap(MemberRole.init(rawValue:))
+        handRaised = fields["hand_raised"]?.boolValue ?? false
+        handRaisedAt = fields["hand_raised_at"]?.stringValue.flatMap(ISO8601.parse)
     }
 }
 
@@ -60,9 +68,16 @@ public struct Membership: Sendable, Hashable {
     /// The room's newest event id when the snapshot was taken. Events after it arrive on `ParlorSession.events`
     /// (your own `member:joined`, with this very id, is delivered there too).
     public let lastEventID: Int64
+    /// Your role in the room, its mode and whether it is locked (nil from servers before stage rooms).
+    public let role: MemberRole?
+    public let mode: RoomMode?
+    public let locked: Bool
 
     init(json: JSONValue) throws(ParlorError) {
         let fields = try JSONFields(json, "join reply")
+        role = fields["role"]?.stringValue.flatMap(MemberRole.init(rawValue:))
+        mode = fields["mode"]?.stringValue.flatMap(RoomMode.init(rawValue:))
+        locked = fields["locked"]?.boolValue ?? false
         memberID = try fields.string("member_id")
         roomID = try fields.string("cid")
         members = try fields.array("members").map { (member) throws(ParlorError) in try Member(json: member) }

@@ -41,21 +41,27 @@ public struct RoomProperties: Sendable, Hashable {
     public var ttl: Int?
     /// nil: no limit.
     public var maxMembers: Int?
+    /// `.stage`: moderators and speakers on a stage, listeners raise hands; nil: open (the default).
+    public var mode: RoomMode?
 
-    public init(ttl: Int? = nil, maxMembers: Int? = nil) {
+    public init(ttl: Int? = nil, maxMembers: Int? = nil, mode: RoomMode? = nil) {
         self.ttl = ttl
         self.maxMembers = maxMembers
+        self.mode = mode
     }
 
     init(json: JSONValue?) {
         ttl = json?["ttl"]?.integerValue.map { Int($0) }
         maxMembers = json?["max_members"]?.integerValue.map { Int($0) }
+        // Open is the default, read back as nil: properties equal those a room was created with.
+        mode = json?["mode"]?.stringValue.flatMap(RoomMode.init(rawValue:)).flatMap { $0 == .open ? nil : $0 }
     }
 
     var json: JSONValue {
         var object: [String: JSONValue] = [:]
         if let ttl { object["ttl"] = JSONValue(ttl) }
         if let maxMembers { object["max_members"] = JSONValue(maxMembers) }
+        if let mode { object["mode"] = .string(mode.rawValue) }
         return .object(JSONObject(sortingKeysOf: object))
     }
 }
@@ -76,6 +82,10 @@ public struct Room: Sendable, Hashable, Identifiable {
     public let lastEventID: Int64
     /// Set once the room has closed (GET /rooms/{id} still finds closed rooms).
     public let closedAt: Date?
+    /// A locked room takes no new members.
+    public let locked: Bool
+    /// `properties.mode`; open for servers before stage rooms.
+    public var mode: RoomMode { properties.mode ?? .open }
 
     init(json: JSONValue) throws(ParlorError) {
         let fields = try JSONFields(json, "room")
@@ -88,5 +98,6 @@ public struct Room: Sendable, Hashable, Identifiable {
         properties = RoomProperties(json: fields["properties"])
         lastEventID = fields["last_event_id"]?.integerValue ?? 0
         closedAt = fields.date("closed_at")
+        locked = fields["locked"]?.boolValue ?? false
     }
 }

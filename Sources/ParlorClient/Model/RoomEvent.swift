@@ -21,8 +21,11 @@ public struct RoomEvent: Sendable, Hashable {
     }
 
     public let type: Kind
-    /// The type as sent: "member:joined", …
+    /// The type as sent: "member:joined", … (compare with `EventType`: stage-room events stay `.other` so that
+    /// switches over `Kind` written before them still compile).
     public let typeName: String
+    /// The type as this client knows it, nil for a type newer than the client.
+    public var eventType: EventType? { EventType(rawValue: typeName) }
     public let roomID: String
     /// The room's event sequence number; nil for transient events.
     public let id: Int64?
@@ -37,6 +40,14 @@ public struct RoomEvent: Sendable, Hashable {
     /// `body.media.audio_settings` of member:media and audio:mute:* events.
     public let media: Member.AudioSettings?
     public let timestamp: Date?
+    /// Stage rooms: `raised` of member:hand, `role` of member:role, `locked` of room:locked, `text` of message:text,
+    /// `emoji` of reaction, and `by` (the moderator's member id; nil for the server, an admin or the creator over HTTP).
+    public let raised: Bool?
+    public let role: MemberRole?
+    public let locked: Bool?
+    public let text: String?
+    public let emoji: String?
+    public let by: String?
     public let body: JSONValue
     /// The whole event as received.
     public let raw: JSONValue
@@ -54,6 +65,12 @@ public struct RoomEvent: Sendable, Hashable {
         user = body["user"].flatMap { try? ParlorUser(json: $0, "event.body.user") }
         reason = body["reason"]?.stringValue
         media = body["media"]?["audio_settings"].map(Member.AudioSettings.init(json:))
+        raised = body["raised"]?.boolValue
+        role = body["role"]?.stringValue.flatMap(MemberRole.init(rawValue:))
+        locked = body["locked"]?.boolValue
+        text = body["text"]?.stringValue
+        emoji = body["emoji"]?.stringValue
+        by = body["by"]?.stringValue
         raw = json
     }
 }

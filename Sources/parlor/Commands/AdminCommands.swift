@@ -5,9 +5,9 @@ import ParlorClient
 /// `parlor members`, and the test-mode admin commands `parlor drop` and `parlor reset`.
 enum AdminCommands {
     static let membersHelp = """
-        Usage: parlor members ROOM [--token JWT] [--server URL] [--json]
-        Lists ROOM's joined members (member id, user id, name). --token (or PARLOR_TOKEN) for servers whose rooms are
-        visible to members only.
+        Usage: parlor members ROOM [--hands] [--token JWT] [--server URL] [--json]
+        Lists ROOM's joined members (member id, user id, name, role). --hands: only those whose hand is up, in the
+        order they raised it. --token (or PARLOR_TOKEN) for servers whose rooms are visible to members only.
         """
     static let dropHelp = """
         Usage: parlor drop ROOM MEMBER (--admin-token TOKEN | --dev) [--server URL] [--json]
@@ -22,15 +22,21 @@ enum AdminCommands {
         """
 
     static func members(_ arguments: [String]) async throws -> Int32 {
-        let options = try CommandLineOptions(arguments, valued: ["--server", "--token"], switches: ["--json"])
+        let options = try CommandLineOptions(arguments, valued: ["--server", "--token"], switches: ["--json", "--hands"])
         guard options.positional.count == 1 else { throw UsageError(description: "members takes ROOM") }
-        let page = try await ClientCommands.server(options).members(roomID: options.positional[0], pageSize: 1000)
+        let server = try ClientCommands.server(options)
+        let page = options.has("--hands")
+            ? try await server.raisedHands(roomID: options.positional[0], pageSize: 1000)
+            : try await server.members(roomID: options.positional[0], pageSize: 1000)
         if options.has("--json") {
             print(JSONValue.array(page.members.map {
-                .object(["member_id": .string($0.memberID), "user_id": .string($0.user.id), "name": .string($0.user.name)])
+                .object(["member_id": .string($0.memberID), "user_id": .string($0.user.id), "name": .string($0.user.name),
+                         "role": $0.role.map { .string($0.rawValue) } ?? .null, "hand_raised": .bool($0.handRaised)])
             }).sortingKeys().encodedString())
         } else {
-            TableOutput.print(["MEMBER", "USER", "NAME"], page.members.map { [$0.memberID, $0.user.id, $0.user.name] })
+            TableOutput.print(["MEMBER", "USER", "NAME", "ROLE"], page.members.map {
+                [$0.memberID, $0.user.id, $0.user.name, $0.role?.rawValue ?? "-"]
+            })
         }
         return ExitCode.success
     }

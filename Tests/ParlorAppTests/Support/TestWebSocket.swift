@@ -99,7 +99,8 @@ final class TestWebSocket {
     }
 
     private func record(_ message: [String: Any]) {
-        guard let type = message["type"] as? String, type.hasPrefix("member:") || type.hasPrefix("audio:"),
+        guard let type = message["type"] as? String,
+              type.hasPrefix("member:") || type.hasPrefix("audio:") || type.hasPrefix("message:") || type.hasPrefix("room:"),
               let cid = message["cid"] as? String, let id = message["id"] as? Int else { return }
         eventIDs[cid, default: []].append(id)
         lastEventIDs[cid] = max(lastEventIDs[cid] ?? 0, id)
