@@ -9,7 +9,8 @@ invites him to speak: his hand goes down, his page turns the microphone on, his 
 carol's page, and carol (still in the audience) hears him (bytes grow and the level is above 0 on her WebRTC
 statistics). Then chat and reactions reach the others, alice locks the room: dave, new, is refused with the
 reason shown, while carol, who was in, leaves and comes back with the chat history. carol's page is also checked at
-phone width. Last, alice moves bob back to the audience and his page stops sending. Saves the moderator's page as PARLOR_STAGE_SCREENSHOT (docs/images/stage-room.png; with
+phone width. Last, alice mutes everyone (bob's page goes quiet) and moves bob back to the audience: his page stops
+sending. Saves the moderator's page as PARLOR_STAGE_SCREENSHOT (docs/images/stage-room.png; with
 fonts-noto-color-emoji installed the emoji are in colour). Ends with `stage: N passed, M failed`.
 """
 import os
@@ -204,6 +205,12 @@ def stage(server):
         alice.find("#lock").click()
         check("stage: alice unlocks the room", wait_for("unlocked", lambda: (
             not alice.hook("locked") and not carol.visible("#room-locked")), timeout=5))
+
+        # Mute everyone: bob's microphone goes quiet (his button turns into Unmute) and the others see his mark.
+        alice.find("#mute-all").click()
+        check("stage: Mute everyone mutes bob, on his page and on carol's", wait_for("bob muted", lambda: (
+            bob.hook("muted") and bob.find("#mute").text == "Unmute" and mark_shown(carol, bob_id, ".muted-mark"))
+            and not alice.hook("muted"), timeout=5), f"bob muted {bob.hook('muted')}")
 
         # Back to the audience (by mouse this time): bob's page stops sending and offers the hand again.
         tile_of(alice, bob_id).find_element(By.CSS_SELECTOR, ".menu-button").click()
