@@ -34,6 +34,28 @@ public struct EventMatcher: Sendable, CustomStringConvertible {
         }
     }
 
+    /// member:hand (stage rooms), optionally raised or lowered, of a user name, in a room.
+    public static func memberHand(raised: Bool? = nil, name: String? = nil, room: String? = nil) -> EventMatcher {
+        EventMatcher(describe(EventType.memberHand.rawValue, ["raised": raised.map { String($0) }, "name": name, "room": room])) { event in
+            event.eventType == .memberHand && (raised == nil || event.raised == raised)
+                && fits(event, name: name, memberID: nil, room: room)
+        }
+    }
+
+    /// member:role (stage rooms), optionally to a role, of a user name, in a room.
+    public static func memberRole(_ role: MemberRole? = nil, name: String? = nil, room: String? = nil) -> EventMatcher {
+        EventMatcher(describe(EventType.memberRole.rawValue, ["role": role?.rawValue, "name": name, "room": room])) { event in
+            event.eventType == .memberRole && (role == nil || event.role == role) && fits(event, name: name, memberID: nil, room: room)
+        }
+    }
+
+    /// message:text (a chat message), optionally with this text, from a user name, in a room.
+    public static func message(text: String? = nil, name: String? = nil, room: String? = nil) -> EventMatcher {
+        EventMatcher(describe(EventType.messageText.rawValue, ["text": text, "name": name, "room": room])) { event in
+            event.eventType == .messageText && (text == nil || event.text == text) && fits(event, name: name, memberID: nil, room: room)
+        }
+    }
+
     /// Any event of this type name ("member:media", "audio:mute:on", …), optionally in a room.
     public static func type(_ typeName: String, room: String? = nil) -> EventMatcher {
         EventMatcher(describe(typeName, ["room": room])) { event in

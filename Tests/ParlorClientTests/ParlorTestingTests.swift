@@ -106,4 +106,21 @@ import ParlorTestServer
         let server = try ParlorServer(url: url, configuration: .forTests)
         await #expect(throws: ParlorError.self) { _ = try await server.rooms() }
     }
+
+    @Test func stageRoomMatchers() async throws {
+        try await withParlor { parlor in
+            let room = try await parlor.client.createRoom(displayName: "Stage", properties: RoomProperties(mode: .stage))
+            let host = try await parlor.session(name: "host")
+            let guest = try await parlor.session(name: "guest")
+            let recorder = EventRecorder(host)
+            _ = try await host.join(room.id)
+            let membership = try await guest.join(room.id)
+            try await guest.raiseHand(room.id)
+            try await recorder.expect(.memberHand(raised: true, name: "guest"))
+            try await host.setRole(.speaker, of: membership.memberID, in: room.id)
+            try await recorder.expect(.memberRole(.speaker, name: "guest"))
+            try await guest.send(message: "hi", in: room.id)
+            try await recorder.expect(.message(text: "hi", name: "guest", room: room.id))
+        }
+    }
 }

@@ -57,7 +57,7 @@ import Testing
             try await bob.lock(room.id)
             Issue.record("a speaker locked the room")
         } catch {
-            #expect(error.code == "member:error:not-allowed")
+            #expect(error.code == ParlorError.Code.notAllowed)
         }
         let until = try await alice.ban(userID: bobJoin.members.first { $0.memberID == bobJoin.memberID }?.user.id ?? "", from: room.id,
                                         seconds: 60)
@@ -67,7 +67,7 @@ import Testing
             _ = try await bob.join(room.id)
             Issue.record("a banned user joined")
         } catch {
-            #expect(error.code == "room:error:banned")
+            #expect(error.code == ParlorError.Code.banned)
         }
         await alice.close()
         await bob.close()

@@ -36,6 +36,12 @@ public struct ParlorError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let sessionNotFound = ErrorCode.sessionNotFound.rawValue
         public static let invalidToken = ErrorCode.authInvalidToken.rawValue
         public static let missingToken = ErrorCode.authMissingToken.rawValue
+        /// Stage rooms: the role does not allow it; the room is locked; the user is banned; chat or reactions too fast.
+        public static let notAllowed = ErrorCode.memberNotAllowed.rawValue
+        public static let roomLocked = ErrorCode.roomLocked.rawValue
+        public static let banned = ErrorCode.roomBanned.rawValue
+        public static let messageRateLimited = ErrorCode.messageRateLimited.rawValue
+        public static let reactionRateLimited = ErrorCode.reactionRateLimited.rawValue
 
         /// The server could not be reached (name resolution, refused, connect timeout).
         public static let connectionFailed = ClientErrorCode.connectionFailed.rawValue
