@@ -33,13 +33,13 @@ REQUIREMENTS := Tests/interop/requirements.txt
 
 help:
 	@echo "make run      build (debug) and serve on http://localhost:8080 with data in ./data"
-	@echo "make test     swift test, the docs/testing.md consumer package and shell recipe, the Python interop test and the browser tests (direct and through TURN)"
+	@echo "make test     swift test, the docs/testing.md consumer package and shell recipe, the Python interop test and the browser tests (direct, through TURN, a stage room)"
 	@echo "make deps     install missing Debian packages: $(APT_PACKAGES)"
 	@echo "make build    swift build (debug)"
 	@echo "make venv     $(VENV) with the interop test's Python packages ($(REQUIREMENTS))"
 	@echo "make consumer only the scratch package written from docs/testing.md (builds Parlor again in a temp dir)"
 	@echo "make interop  only the Python interop test (builds first)"
-	@echo "make browser  only the two-browser WebRTC tests, direct and through coturn (headless Chromium in a loopback-only namespace; root)"
+	@echo "make browser  only the browser WebRTC tests: direct, through coturn, a stage room (headless Chromium in a loopback-only namespace; root)"
 	@echo "make fuzz     libFuzzer on the HTTP parser, WebSocket decoder, JSON decoder, JWT claims and the STUN, RTP/RTCP and SDP parsers (FUZZ_SECONDS each, default 60)"
 	@echo "make asan     swift test under AddressSanitizer"
 	@echo "make tsan     swift test under ThreadSanitizer"
@@ -93,7 +93,7 @@ test: test-deps venv build
 	echo "== interop (Tests/interop/tutorial_flow.py)"; \
 	PARLOR_BIN=$(PARLOR_BIN) $(VENV)/bin/python Tests/interop/tutorial_flow.py || interop_status=$$?; \
 	echo "== browser (Tests/browser/run.sh)"; \
-	PARLOR_BIN=$(PARLOR_BIN) BROWSER_PYTHON=$(VENV)/bin/python PARLOR_SCREENSHOT=.build/screenshot-room.png $(SUDO) bash Tests/browser/run.sh || browser_status=$$?; \
+	PARLOR_BIN=$(PARLOR_BIN) BROWSER_PYTHON=$(VENV)/bin/python PARLOR_SCREENSHOT=.build/screenshot-room.png PARLOR_STAGE_SCREENSHOT=.build/screenshot-stage.png $(SUDO) bash Tests/browser/run.sh || browser_status=$$?; \
 	if [ $$swift_status -ne 0 ] || [ $$consumer_status -ne 0 ] || [ $$recipe_status -ne 0 ] || [ $$interop_status -ne 0 ] || [ $$browser_status -ne 0 ]; then \
 		echo "make test: FAILED (swift test exit $$swift_status, consumer exit $$consumer_status, shell recipe exit $$recipe_status, interop exit $$interop_status, browser exit $$browser_status)" >&2; \
 		exit 1; \

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Real-browser tests of the web client: two headless Chromium users talk through Parlor (two_users_talk.py), then
-# through a real TURN server with Parlor's time-limited credentials (turn_relay.py). Arguments name the scripts to
-# run (default: both), e.g. `run.sh turn_relay.py`.
+# through a real TURN server with Parlor's time-limited credentials (turn_relay.py), then a moderator brings a
+# listener on stage and the audience hears them (stage_room.py). Arguments name the scripts to run (default: all
+# three), e.g. `run.sh turn_relay.py`.
 #
 # Everything (server, coturn, chromedriver, browsers) runs in a private network namespace whose only interface is
 # `lo`, so WebRTC can only use loopback and nothing leaves the machine.
@@ -24,7 +25,7 @@ fail() {
 command -v ip >/dev/null || fail "the ip command (iproute2) is missing"
 
 scripts=("$@")
-[ ${#scripts[@]} -gt 0 ] || scripts=(two_users_talk.py turn_relay.py)
+[ ${#scripts[@]} -gt 0 ] || scripts=(two_users_talk.py turn_relay.py stage_room.py)
 
 if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null || ! command -v turnserver >/dev/null; then
     if [ "${PARLOR_BROWSER_INSTALL:-1}" = 1 ] && command -v apt-get >/dev/null; then

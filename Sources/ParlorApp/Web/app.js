@@ -1,9 +1,15 @@
-// Parlor's web client: name → rooms → a room with everyone's tile, mute and leave.
+// Parlor's web client: name → rooms → a room with everyone's tile, mute and leave. A stage room splits the tiles
+// into the stage (moderators and speakers) and the audience (listeners, who raise hands); moderators get a menu on
+// each tile and the room's mute-all and lock; every room has a chat and a reactions bar.
 import { api, ApiError, Connection } from './protocol.js';
 import { Mesh } from './rtc.js';
 
 const $ = (id) => document.getElementById(id);
 const ROOMS_POLL_MS = 4000;
+const REACTION_SHOW_MS = 2500;   // how long an incoming reaction stays on its sender's tile
+const CHAT_KEEP = 500;           // messages kept in the chat panel
+const HISTORY_PAGES = 20;        // conversation:events pages read on join (1000 events each)
+const BAN_SECONDS = 3600;
 
 // Speaking detection on the local microphone: every 50 ms the RMS of the last ~46 ms feeds a peak-hold envelope
 // (so short syllables count), and two thresholds with hold times give hysteresis.
@@ -55,6 +61,17 @@ function plural(count, noun) {
 
 function announce(text) {
   $('status').textContent = text;
+}
+
+/** The server's refusals in words a person can act on; anything else keeps the server's own detail. */
+function describeError(error) {
+  const code = error?.code || '';
+  if (code === 'member:error:not-allowed') return 'Only a moderator can do that (or your role does not allow it).';
+  if (code === 'room:error:locked') return 'The room is locked: nobody new can join until a moderator unlocks it.';
+  if (code === 'room:error:banned') return 'You are banned from this room for now.';
+  if (code.endsWith(':error:rate-limited')) return 'That was too fast: wait a few seconds and try again.';
+  if (code === 'message:error:invalid-text') return `The message was not accepted: ${error.message}`;
+  return error?.message || String(error);
 }
 
 function showConnection(state) {
@@ -191,7 +208,7 @@ async function refreshRooms() {
     if (error.status === 401) renewToken();
     return;
   }
-  const json = JSON.stringify(rooms.map((r) => [r.id, r.display_name, r.member_count]));
+  const json = JSON.stringify(rooms.map((r) => [r.id, r.display_name, r.member_count, r.mode, r.locked]));
   if (json === lastRoomsJSON) return;  // unchanged: keep the DOM (and the keyboard focus) as it is
   lastRoomsJSON = json;
   const focusedId = document.activeElement?.dataset?.roomId;
@@ -205,13 +222,17 @@ async function refreshRooms() {
     const count = document.createElement('span');
     count.className = 'room-count';
     count.textContent = r.member_count === 1 ? '1 person' : `${r.member_count} people`;
+    const kind = document.createElement('span');
+    kind.className = 'badge';
+    kind.textContent = [r.mode === 'stage' ? 'stage' : '', r.locked ? 'locked' : ''].filter(Boolean).join(', ');
+    kind.hidden = !kind.textContent;
     const join = document.createElement('button');
     join.type = 'button';
     join.textContent = 'Join';
     join.dataset.roomId = r.id;
     join.setAttribute('aria-label', `Join ${r.display_name}`);
     join.addEventListener('click', () => joinRoom(r.id, r.display_name));
-    item.append(name, count, join);
+    item.append(name, kind, count, join);
     return item;
   }));
   $('room-list-empty').hidden = rooms.length > 0;
@@ -244,7 +265,7 @@ async function joinRoom(cid, displayName) {
   try {
     reply = await connection.request('conversation:join', { cid });
   } catch (error) {
-    announce(`Could not join: ${error.message}`);
+    announce(`Could not join: ${describeError(error)}`);
     if (location.hash) history.replaceState(null, '', location.pathname);
     return;
   }
@@ -254,7 +275,13 @@ async function joinRoom(cid, displayName) {
     displayName: displayName || cid,
     memberId: reply.member_id,
     lastEventId: reply.last_event_id || 0,
-    members: new Map(reply.members.map((m) => [m.member_id, { ...m, speaking: false }])),
+    // handAt: when the hand went up (ms, orders the queue of hands), null when it is down.
+    members: new Map(reply.members.map((m, index) => [m.member_id, {
+      ...m, speaking: false, handAt: m.hand_raised ? (Date.parse(m.hand_raised_at) || index) : null,
+    }])),
+    mode: reply.mode || reply.room?.mode || 'open',
+    locked: !!(reply.locked ?? reply.room?.locked),
+    names: new Map(),       // member_id → name, also of members who left (chat senders)
     tiles: new Map(),
     sending: false,
     muted: false,
@@ -264,16 +291,31 @@ async function joinRoom(cid, displayName) {
     mesh: null,
   };
   const current = room;
+  const me = current.members.get(current.memberId);
+  if (me && reply.role) me.role = reply.role;
   history.replaceState(null, '', `#${encodeURIComponent(cid)}`);
   $('room-title').textContent = current.displayName;
   $('room-note').textContent = 'Connecting audio…';
   $('tiles').replaceChildren();
+  $('audience').replaceChildren();
+  $('chat-log').replaceChildren();
+  $('chat-empty').hidden = false;
   $('play-audio').hidden = true;
   updateMuteButton();
+  updateRoomHead();
   show('room-view');
-  if (!displayName) api('GET', `/rooms/${encodeURIComponent(cid)}`, { token: saved.token })
-    .then((r) => { if (room === current) $('room-title').textContent = current.displayName = r.display_name; })
+  // The room's name when we came by id (and its mode from a server whose join reply does not say).
+  if (!displayName || reply.mode === undefined) api('GET', `/rooms/${encodeURIComponent(cid)}`, { token: saved.token })
+    .then((r) => {
+      if (room !== current) return;
+      if (!displayName) $('room-title').textContent = current.displayName = r.display_name;
+      current.mode = r.mode || r.properties?.mode || current.mode;
+      if (r.locked !== undefined) current.locked = !!r.locked;
+      updateRoomHead();
+      renderTiles();
+    })
     .catch(() => {});
+  loadChatHistory(current, current.lastEventId);
 
   current.mesh = new Mesh({
     cid, memberId: current.memberId, iceServers: session.iceServers,
@@ -281,23 +323,47 @@ async function joinRoom(cid, displayName) {
     onChange: (id) => { if (room === current) renderTile(id); },
     onBlocked: () => { if (room === current) $('play-audio').hidden = false; },
   });
+  for (const member of current.members.values()) {
+    if (!member.media?.audio_settings?.enabled) current.mesh.silence(member.member_id, true);
+  }
   renderTiles();
   announce(`You joined ${current.displayName}.`);
 
-  // Send audio if we have a microphone and the room has room for another sender; otherwise listen.
+  // Send audio if our role may speak, we have a microphone and the room has room for another sender; otherwise
+  // listen (the audience of a stage room is not even asked for the microphone).
+  if (maySpeak(current.members.get(current.memberId))) {
+    await startSending(current);
+  } else {
+    $('room-note').textContent = 'You are in the audience. Raise your hand to ask to speak.';
+  }
+  if (room !== current) return;
+  current.mesh.start(current.sending ? current.stream : null);
+  for (const id of current.members.keys()) current.mesh.connectTo(id);
+  renderTiles();
+}
+
+function maySpeak(member) {
+  return member?.role !== 'listener';
+}
+
+/** Microphone on and audio:enable: on joining, and when a moderator brings us on stage. */
+async function startSending(current) {
+  if (current.sending || current.startingToSend) return;
+  current.startingToSend = true;
   const { stream, why } = await getMicrophone();
+  current.startingToSend = false;
   if (room !== current) { stream?.getTracks().forEach((t) => t.stop()); return; }
   let note = why;
   if (stream) {
     try {
-      await connection.request('audio:enable', { cid });
+      await connection.request('audio:enable', { cid: current.cid });
       current.sending = true;
       current.stream = stream;
     } catch (error) {
       stream.getTracks().forEach((t) => t.stop());
       note = error.code === 'media:error:too-many-senders'
         ? `This room has its maximum of ${plural(session.maxSenders, 'speaker')}: you are listening.`
-        : `Could not turn on your microphone (${error.message}): you are listening.`;
+        : `Could not turn on your microphone (${describeError(error)}): you are listening.`;
     }
   }
   if (room !== current) { stream?.getTracks().forEach((t) => t.stop()); return; }
@@ -306,9 +372,21 @@ async function joinRoom(cid, displayName) {
   if (current.sending) current.detector = startSpeakingDetector(current);
   $('room-note').textContent = note;
   updateMuteButton();
-  current.mesh.start(current.sending ? current.stream : null);
-  for (const id of current.members.keys()) current.mesh.connectTo(id);
-  renderTiles();
+  if (current.sending) current.mesh?.setLocalStream(current.stream);  // a no-op before the mesh has started
+}
+
+/** Moved to the audience: the server already stopped our audio; stop the microphone too. */
+function stopSending(current) {
+  if (!current.sending) return;
+  setSpeaking(false);
+  current.sending = false;
+  current.muted = false;
+  current.detector?.stop();
+  current.detector = null;
+  current.mesh?.setLocalStream(null);
+  current.stream?.getTracks().forEach((t) => t.stop());
+  current.stream = null;
+  updateMuteButton();
 }
 
 /** Leaves the room: tells the server (unless it already ended the membership) and goes back to the lobby. */
@@ -351,6 +429,7 @@ function updateMuteButton() {
   button.textContent = room?.muted ? 'Unmute' : 'Mute';  // the name says what a press does
   button.dataset.muted = String(!!room?.muted);
   button.title = room?.sending ? '' : 'You are listening only';
+  updateHandButton();
 }
 
 // ---------- Speaking detection ----------
@@ -395,13 +474,51 @@ function setSpeaking(speaking) {
 
 // ---------- Tiles ----------
 
+const ROLE_WORDS = { moderator: 'moderator', speaker: 'speaker', listener: 'audience' };
+
+function isStage() { return room?.mode === 'stage'; }
+function amModerator() { return room?.members.get(room.memberId)?.role === 'moderator'; }
+function nameOf(id) {
+  return room?.members.get(id)?.user?.name || room?.names.get(id) || 'someone';
+}
+
+/**
+ * Puts every tile in its list: in a stage room listeners go to the audience, raised hands first in the order they
+ * were raised. Nodes are moved only when the order changed, so keyboard focus stays where it is.
+ */
 function renderTiles() {
   if (!room) return;
   for (const [id, tile] of room.tiles) {
     if (!room.members.has(id)) { tile.remove(); room.tiles.delete(id); }
   }
+  const stage = [];
+  const audience = [];
+  for (const member of room.members.values()) {
+    (isStage() && member.role === 'listener' ? audience : stage).push(member);
+  }
+  audience.sort((a, b) => (a.handAt ?? Infinity) - (b.handAt ?? Infinity));
+  let hands = 0;
+  for (const member of room.members.values()) member.handNumber = null;
+  for (const member of audience) if (member.handAt != null) member.handNumber = ++hands;
   for (const id of room.members.keys()) renderTile(id);
+  placeTiles($('tiles'), stage);
+  placeTiles($('audience'), audience);
+  $('stage-title').hidden = !isStage();
+  $('audience-section').hidden = !isStage();
+  $('tiles').setAttribute('aria-label', isStage() ? 'On stage' : 'People in this room');
+  $('audience-title').textContent = audience.length ? `Audience (${audience.length})` : 'Audience';
   $('room-count').textContent = room.members.size === 1 ? 'Just you so far' : `${room.members.size} people`;
+  updateRoomHead();
+  updateHandButton();
+}
+
+function placeTiles(list, members) {
+  const tiles = members.map((m) => room.tiles.get(m.member_id)).filter(Boolean);
+  const current = [...list.children];
+  if (tiles.length === current.length && tiles.every((tile, i) => tile === current[i])) return;
+  const focused = document.activeElement;
+  list.append(...tiles);
+  if (focused && focused !== document.activeElement && document.contains(focused)) focused.focus();
 }
 
 function renderTile(id) {
@@ -414,25 +531,198 @@ function renderTile(id) {
     tile.dataset.memberId = id;
     room.tiles.set(id, tile);
     $('tiles').append(tile);
+    const button = tile.querySelector('.menu-button');
+    button.addEventListener('click', () => toggleTileMenu(id));
+    const menu = tile.querySelector('.tile-menu');
+    menu.addEventListener('keydown', (event) => {
+      if (event.key === 'Escape') { closeTileMenu(id); button.focus(); }
+    });
+    // Tabbing out of an open menu closes it.
+    menu.addEventListener('focusout', (event) => { if (!menu.contains(event.relatedTarget)) closeTileMenu(id); });
   }
   const isMe = id === room.memberId;
   const name = member.user?.name || 'someone';
   const audio = member.media?.audio_settings || {};
   const peer = room.mesh?.peers.get(id);
   const linking = !isMe && (!peer || peer.pc.connectionState !== 'connected');
+  const raised = member.handAt != null;
+  const showRole = member.role === 'moderator' || (isStage() && member.role === 'speaker');
   tile.classList.toggle('me', isMe);
   tile.classList.toggle('speaking', !!member.speaking && !audio.muted);
+  tile.classList.toggle('hand', raised);
   tile.dataset.muted = String(!!audio.muted);
+  tile.dataset.role = member.role || '';
   tile.querySelector('.avatar').textContent = name.slice(0, 1).toUpperCase();
   tile.querySelector('.tile-name').textContent = isMe ? `${name} (you)` : name;
   tile.querySelector('.muted-mark').hidden = !audio.muted;
-  tile.querySelector('.listener-mark').hidden = !!audio.enabled;
+  // In the audience nobody sends: "listening" would say nothing the section does not.
+  tile.querySelector('.listener-mark').hidden = !!audio.enabled || (isStage() && member.role === 'listener');
   tile.querySelector('.link-mark').hidden = !linking;
+  tile.querySelector('.role-mark').hidden = !showRole;
+  tile.querySelector('.role-mark').textContent = ROLE_WORDS[member.role] || '';
+  const handMark = tile.querySelector('.hand-mark');
+  handMark.hidden = !raised;
+  handMark.querySelector('.hand-text').textContent = member.handNumber ? String(member.handNumber) : '';
+  handMark.title = member.handNumber ? `Hand raised: number ${member.handNumber} in the queue` : 'Hand raised';
+  const menu = tile.querySelector('.tile-menu');
+  menu.hidden = isMe || !amModerator();
+  if (menu.hidden) closeTileMenu(id);
+  tile.querySelector('.menu-button').setAttribute('aria-label', `Moderate ${name}`);
   const words = [isMe ? `${name} (you)` : name];
+  if (showRole) words.push(ROLE_WORDS[member.role]);
+  if (raised) words.push(member.handNumber ? `hand raised (number ${member.handNumber})` : 'hand raised');
   if (audio.muted) words.push('muted');
-  if (!audio.enabled) words.push('listening');
+  if (!audio.enabled && !(isStage() && member.role === 'listener')) words.push('listening');
   if (member.speaking && !audio.muted) words.push('speaking');
   tile.setAttribute('aria-label', words.join(', '));
+}
+
+// ---------- Moderation: the tile menu and the room header ----------
+
+/** The actions a moderator can take on a member, for its current role and hand. */
+function tileActions(member) {
+  const id = member.member_id;
+  const name = member.user?.name || 'someone';
+  const actions = [];
+  if (member.role === 'listener') actions.push(['Invite to speak', () => setRole(id, 'speaker')]);
+  if (member.role === 'speaker') actions.push(['Make moderator', () => setRole(id, 'moderator')]);
+  if (member.role !== 'listener') actions.push(['Move to audience', () => setRole(id, 'listener')]);
+  if (member.role === 'moderator') actions.push(['Make speaker', () => setRole(id, 'speaker')]);
+  if (member.handAt != null) actions.push(['Lower hand', () => moderate('member:hand:lower', { member_id: id }, `Lowered ${name}'s hand.`)]);
+  if (member.user?.id) {
+    actions.push(['Remove and ban for an hour', () => moderate('member:ban',
+      { user_id: member.user.id, seconds: BAN_SECONDS }, `${name} was removed and banned for an hour.`), 'danger']);
+  }
+  return actions;
+}
+
+function toggleTileMenu(id) {
+  const tile = room?.tiles.get(id);
+  const member = room?.members.get(id);
+  if (!tile || !member) return;
+  const menu = tile.querySelector('.menu');
+  if (!menu.hidden) { closeTileMenu(id); return; }
+  for (const other of room.tiles.keys()) if (other !== id) closeTileMenu(other);
+  menu.replaceChildren(...tileActions(member).map(([label, action, className]) => {
+    const item = document.createElement('button');
+    item.type = 'button';
+    if (className) item.className = className;
+    item.textContent = label;
+    item.addEventListener('click', () => {
+      closeTileMenu(id);
+      tile.querySelector('.menu-button').focus();
+      action();
+    });
+    return item;
+  }));
+  menu.hidden = false;
+  tile.querySelector('.menu-button').setAttribute('aria-expanded', 'true');
+  menu.firstElementChild?.focus();
+}
+
+function closeTileMenu(id) {
+  const tile = room?.tiles.get(id);
+  if (!tile) return;
+  tile.querySelector('.menu').hidden = true;
+  tile.querySelector('.menu-button').setAttribute('aria-expanded', 'false');
+}
+
+function setRole(memberId, role) {
+  const name = nameOf(memberId);
+  const said = { speaker: `${name} is now a speaker.`, listener: `${name} moved to the audience.`, moderator: `${name} is now a moderator.` };
+  moderate('member:role', { member_id: memberId, role }, said[role]);
+}
+
+/** A request on the current room; its refusal is shown, its success announced. */
+async function moderate(type, body, success) {
+  const current = room;
+  if (!current) return;
+  try {
+    await connection.request(type, { cid: current.cid, ...body });
+    if (success) announce(success);
+  } catch (error) {
+    if (room === current) announce(`Could not do that: ${describeError(error)}`);
+  }
+}
+
+function updateRoomHead() {
+  if (!room) return;
+  $('moderator-tools').hidden = !amModerator();
+  $('room-locked').hidden = !room.locked;
+  $('lock').textContent = room.locked ? 'Unlock room' : 'Lock room';
+  $('lock').setAttribute('aria-pressed', String(room.locked));
+}
+
+function updateHandButton() {
+  const me = room?.members.get(room.memberId);
+  const button = $('hand');
+  button.hidden = !isStage() || !me || me.role !== 'listener';
+  const raised = me?.handAt != null;
+  button.textContent = raised ? 'Lower hand' : 'Raise hand';
+  button.setAttribute('aria-pressed', String(raised));
+}
+
+// ---------- Chat and reactions ----------
+
+/** The stored chat up to `upTo` (the join's last event id); later messages arrive as events. */
+async function loadChatHistory(current, upTo) {
+  let since = 0;
+  for (let page = 0; page < HISTORY_PAGES && since < upTo; page += 1) {
+    let reply;
+    try {
+      reply = await connection.request('conversation:events', { cid: current.cid, since, page_size: 1000 });
+    } catch (error) {
+      if (room === current) announce(`Could not load the chat history: ${describeError(error)}`);
+      return;
+    }
+    if (room !== current) return;
+    for (const event of reply.events || []) {
+      if (event.id > upTo) return;
+      const body = event.body || {};
+      if (event.type === 'member:joined' && body.user?.name) current.names.set(body.member_id || event.from, body.user.name);
+      if (event.type === 'message:text') addChatMessage(event);
+    }
+    if (reply.cursor == null) return;
+    since = Number(reply.cursor);
+  }
+}
+
+/** One message:text event into the panel, in id order (history and live events may interleave). */
+function addChatMessage(event) {
+  const body = event.body || {};
+  const log = $('chat-log');
+  if (log.querySelector(`[data-id="${event.id}"]`)) return;
+  const item = document.createElement('li');
+  item.dataset.id = String(event.id);
+  const sender = document.createElement('span');
+  sender.className = 'chat-name';
+  const senderId = body.member_id || event.from;
+  sender.textContent = body.user?.name || nameOf(senderId);
+  if (senderId === room?.memberId) item.classList.add('mine');
+  const text = document.createElement('span');
+  text.className = 'chat-text';
+  text.textContent = body.text || '';
+  item.append(sender, text);
+  const later = [...log.children].find((other) => Number(other.dataset.id) > event.id);
+  const atBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
+  log.insertBefore(item, later || null);
+  while (log.children.length > CHAT_KEEP) log.firstElementChild.remove();
+  if (atBottom || senderId === room?.memberId) log.scrollTop = log.scrollHeight;
+  $('chat-empty').hidden = true;
+}
+
+function showReaction(memberId, emoji) {
+  const tile = room?.tiles.get(memberId);
+  if (!tile) return;
+  const bubble = tile.querySelector('.tile-reaction');
+  bubble.textContent = emoji;
+  bubble.hidden = false;
+  // Restart the animation for a repeated reaction.
+  bubble.classList.remove('pop');
+  void bubble.offsetWidth;
+  bubble.classList.add('pop');
+  clearTimeout(bubble.timer);
+  bubble.timer = setTimeout(() => { bubble.hidden = true; }, REACTION_SHOW_MS);
 }
 
 // ---------- Server messages ----------
@@ -449,7 +739,14 @@ function onEvent(message) {
   const member = room.members.get(id);
   switch (message.type) {
     case 'member:joined':
-      if (!member) room.members.set(id, { member_id: id, user: body.user, media: { audio_settings: { enabled: false, muted: false } }, speaking: false });
+      if (body.user?.name) room.names.set(id, body.user.name);
+      if (!member) {
+        room.mesh?.silence(id, true);  // until its member:media says it sends
+        room.members.set(id, {
+          member_id: id, user: body.user, role: body.role || (isStage() ? 'listener' : 'speaker'),
+          media: { audio_settings: { enabled: false, muted: false } }, speaking: false, handAt: null,
+        });
+      }
       renderTiles();
       room.mesh?.connectTo(id);
       if (id !== room.memberId) announce(`${body.user?.name || 'Someone'} joined.`);
@@ -475,7 +772,35 @@ function onEvent(message) {
         setMuted(!!body.media?.audio_settings?.muted, { tellServer: false });
       }
       if (member && body.media?.audio_settings?.muted) member.speaking = false;
+      // Whoever the server says is not sending is not played (a demoted speaker whose client kept sending).
+      if (body.media) room.mesh?.silence(id, !body.media.audio_settings?.enabled);
+      if (id === room.memberId && body.media && !body.media.audio_settings?.enabled) stopSending(room);
       renderTile(id);
+      break;
+    case 'member:hand':
+      if (member) member.handAt = body.raised ? (member.handAt ?? (Date.parse(message.timestamp) || Date.now())) : null;
+      if (id === room.memberId) announce(body.raised ? 'Your hand is raised.' : 'Your hand is lowered.');
+      else if (body.raised && amModerator()) announce(`${nameOf(id)} raised a hand.`);
+      renderTiles();
+      break;
+    case 'member:role':
+      if (!member) break;
+      member.role = body.role;
+      if (body.role !== 'listener') member.handAt = null;  // promoting lowers the hand
+      if (id === room.memberId) onMyRole(body.role);
+      else announce(`${nameOf(id)} is now ${body.role === 'listener' ? 'in the audience' : `a ${body.role}`}.`);
+      renderTiles();
+      break;
+    case 'room:locked':
+      room.locked = !!body.locked;
+      announce(room.locked ? 'The room is locked: nobody new can join.' : 'The room is unlocked.');
+      updateRoomHead();
+      break;
+    case 'message:text':
+      addChatMessage(message);
+      break;
+    case 'reaction':
+      if (typeof body.emoji === 'string') showReaction(id, body.emoji);
       break;
     case 'audio:speaking:on':
     case 'audio:speaking:off':
@@ -483,6 +808,20 @@ function onEvent(message) {
       renderTile(id);
       break;
   }
+}
+
+/** Our own role changed: on stage we start sending, back in the audience we stop. */
+function onMyRole(role) {
+  const current = room;
+  if (role === 'listener') {
+    stopSending(current);
+    $('room-note').textContent = 'You are in the audience. Raise your hand to ask to speak.';
+    announce('A moderator moved you to the audience.');
+  } else {
+    announce(role === 'moderator' ? 'You are now a moderator.' : 'You are on stage: you can speak.');
+    if (!current.sending) startSending(current);
+  }
+  renderTiles();
 }
 
 /** A (re)connected socket: resume the room we were in, or rejoin it if the server let our membership go. */
@@ -547,7 +886,10 @@ $('create-form').addEventListener('submit', async (event) => {
   const displayName = input.value.trim();
   if (!displayName) return;
   try {
-    const created = await api('POST', '/rooms', { token: saved.token, body: { display_name: displayName } });
+    const mode = $('create-mode').value;
+    // Only a stage room says so: an open room is created exactly as before.
+    const body = mode === 'stage' ? { display_name: displayName, properties: { mode } } : { display_name: displayName };
+    const created = await api('POST', '/rooms', { token: saved.token, body });
     input.value = '';
     await refreshRooms();
     await joinRoom(created.id, created.display_name);
@@ -557,6 +899,34 @@ $('create-form').addEventListener('submit', async (event) => {
 });
 
 $('mute').addEventListener('click', () => setMuted(!room?.muted));
+$('hand').addEventListener('click', () => {
+  const raised = room?.members.get(room.memberId)?.handAt != null;
+  moderate(raised ? 'member:hand:lower' : 'member:hand:raise', {});
+});
+$('mute-all').addEventListener('click', () => moderate('room:mute-all', {}, 'Everyone is muted.'));
+$('lock').addEventListener('click', () => moderate(room?.locked ? 'room:unlock' : 'room:lock', {}));
+$('chat-form').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const input = $('chat-text');
+  const text = input.value.trim();
+  const current = room;
+  if (!text || !current) return;
+  try {
+    await connection.request('message:send', { cid: current.cid, text });
+    if (input.value.trim() === text) input.value = '';
+  } catch (error) {
+    if (room === current) announce(`Your message was not sent: ${describeError(error)}`);
+  }
+});
+$('reactions').addEventListener('click', (event) => {
+  const emoji = event.target.closest('button[data-emoji]')?.dataset.emoji;
+  if (emoji && room) moderate('reaction:send', { emoji });
+});
+document.addEventListener('click', (event) => {
+  // A click outside an open tile menu closes it.
+  if (!room || event.target.closest('.tile-menu')) return;
+  for (const id of room.tiles.keys()) closeTileMenu(id);
+});
 $('play-audio').addEventListener('click', unlockAudio);
 $('leave').addEventListener('click', () => leaveRoom({ tellServer: true }));
 $('sign-out').addEventListener('click', () => signOut('Signed out.'));
@@ -580,6 +950,10 @@ window.parlor = {
   get resumes() { return resumes; },
   get iceServers() { return session.iceServers; },
   get members() { return room?.members ? [...room.members.values()] : []; },
+  get role() { return room?.members.get(room.memberId)?.role || null; },
+  get mode() { return room?.mode || null; },
+  get locked() { return !!room?.locked; },
+  get handRaised() { return room?.members.get(room.memberId)?.handAt != null; },
   get peers() {
     return Object.fromEntries([...(room?.mesh?.peers || new Map())].map(([id, peer]) => [id, peer.pc]));
   },

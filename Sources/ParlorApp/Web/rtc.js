@@ -3,6 +3,9 @@
 // Glare rule: for each pair exactly one side offers, the member whose member_id sorts first. Every offer starts a
 // fresh connection on both sides (the answerer replaces whatever it had), so a restart is just "offer again".
 // The offerer restarts a connection that fails, or that is not up a while after its offer (a lost message).
+//
+// Every link negotiates audio both ways, also for a member without a microphone (a listener): when a listener is
+// brought on stage its track goes into the existing senders (replaceTrack), with no new offer.
 
 const RESTART_AFTER_MS = 10000;   // an offer not connected by then is tried again
 const RECONNECT_GRACE_MS = 4000;  // a 'disconnected' link gets this long to recover by itself
@@ -28,6 +31,7 @@ export class Mesh {
     this.early = new Map();          // member_id → candidates that came before the offer
     this.queues = new Map();         // member_id → promise chain: one peer's signals are handled in order
     this.departed = new Set();       // members that left: work still queued for them is dropped
+    this.silenced = new Set();       // members the server says are not sending: not played
     this.localStream = null;
     this.closed = false;
     this.ready = new Promise((resolve) => { this.markReady = resolve; });
@@ -40,6 +44,26 @@ export class Mesh {
   }
 
   get localTrack() { return this.localStream?.getAudioTracks()[0] || null; }
+
+  /** Starts (a stream) or stops (null) sending on every link, without renegotiating. */
+  setLocalStream(localStream) {
+    this.localStream = localStream;
+    const track = this.localTrack;
+    for (const [id, peer] of this.peers) {
+      const transceiver = peer.pc.getTransceivers().find((t) => t.receiver.track?.kind === 'audio');
+      transceiver?.sender.replaceTrack(track).catch((error) => {
+        console.warn(`parlor: could not change the audio sent to ${id}:`, error);
+      });
+    }
+  }
+
+  /** Plays a member's audio or not, for the links to them now and later. */
+  silence(otherId, silenced) {
+    if (silenced) this.silenced.add(otherId);
+    else this.silenced.delete(otherId);
+    const peer = this.peers.get(otherId);
+    if (peer) peer.audio.muted = silenced;
+  }
 
   isOfferer(otherId) { return this.memberId < otherId; }
 
@@ -65,6 +89,7 @@ export class Mesh {
     this.peers.get(otherId)?.close();
     this.peers.delete(otherId);
     this.early.delete(otherId);
+    this.silenced.delete(otherId);
     this.onChange(otherId);
   }
 
@@ -107,6 +132,7 @@ export class Mesh {
   createPeer(otherId) {
     this.peers.get(otherId)?.close();
     const peer = new Peer(otherId, this.iceServers, this.onBlocked);
+    peer.audio.muted = this.silenced.has(otherId);
     peer.restarts = this.peers.get(otherId)?.restarts ?? 0;
     this.peers.set(otherId, peer);
     peer.pc.onicecandidate = (event) => {
@@ -152,7 +178,7 @@ export class Mesh {
     const peer = this.createPeer(otherId);
     const pc = peer.pc;
     if (this.localTrack) pc.addTrack(this.localTrack, this.localStream);
-    else pc.addTransceiver('audio', { direction: 'recvonly' });
+    else pc.addTransceiver('audio', { direction: 'sendrecv' });  // nothing is sent until a track is put in
     await pc.setLocalDescription(await pc.createOffer());
     this.watch(otherId, peer, RESTART_AFTER_MS);
     await this.send('rtc:offer', { cid: this.cid, to: otherId, sdp: pc.localDescription.sdp });
@@ -162,8 +188,10 @@ export class Mesh {
     const peer = this.createPeer(otherId);
     const pc = peer.pc;
     await pc.setRemoteDescription({ type: 'offer', sdp });
-    // addTrack reuses the audio transceiver the offer created, turning it to send as well.
+    // addTrack reuses the audio transceiver the offer created, turning it to send as well; without a track it is
+    // turned to send all the same, so a track can be put in later.
     if (this.localTrack) pc.addTrack(this.localTrack, this.localStream);
+    else for (const transceiver of pc.getTransceivers()) transceiver.direction = 'sendrecv';
     await pc.setLocalDescription(await pc.createAnswer());
     await this.flushCandidates(peer, this.early.get(otherId));
     this.early.delete(otherId);
