@@ -119,6 +119,7 @@ def main():
         "nginx": [r for r in (parse_wrk(os.path.join(raw, f"wrk-nginx-{i}.txt")) for i in (1, 2)) if r],
         "auth": parse_wrk(os.path.join(raw, "wrk-auth.txt")),
         "server": load(os.path.join(raw, "http-server.json")),
+        "logs": load(os.path.join(raw, "http-logs.json")),
     }
     try:
         http["rooms_body_bytes"] = int(open(os.path.join(raw, "rooms-bytes.txt")).read())
@@ -215,6 +216,11 @@ def main():
         row("server CPU per request: GET /rooms vs nginx", "-",
             f"{cpu(http['rooms']):.1f} µs vs {cpu(http['nginx']):.1f} µs = {100 * cpu(http['nginx']) / max(cpu(http['rooms']), 1e-9):.0f}%",
             None, "rooms_cpu_us_per_request", cpu(http["rooms"]))
+    if http.get("logs"):
+        logs = http["logs"]
+        row("access log lines written to a file during GET /rooms", "both",
+            f"Parlor {logs['parlor_get_rooms_lines']:,} (info), nginx {logs['nginx_access_lines']:,} (access_log)",
+            logs["parlor_get_rooms_lines"] > 0 and logs["nginx_access_lines"] > 0)
     if http["auth"]:
         auth = http["auth"]
         row("POST /auth", ">= 10,000 req/s",
