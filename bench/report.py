@@ -44,6 +44,41 @@ def parse_wrk(path):
     return result
 
 
+def floor_figure(raw):
+    """The floor probes of this run (parlor-bench --floor-probe, before and after the WebSocket scenarios)."""
+    probes = [p for p in (load(path) for path in sorted(glob.glob(os.path.join(raw, "floor-*.json")))) if p]
+    if not probes:
+        return None
+    values = [p["cpu_us_per_writev"] for p in probes]
+    return {"cpu_us_per_writev": sum(values) / len(values), "probes": probes,
+            "min": min(values), "max": max(values)}
+
+
+def git_commit():
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip()
+    except OSError:
+        return ""
+
+
+def promote(latest, committed):
+    """Copies the figures of a run into the committed result (done deliberately, then committed with the change)."""
+    data = load(latest)
+    if not data or "figures" not in data:
+        raise SystemExit(f"{latest} has no figures (run bench/run first)")
+    record = {"commit": data.get("commit", ""), "generated_at": data["generated_at"], "quick": data["quick"],
+              "machine": data["machine"], "nice": data["nice"], "databases": data["databases"],
+              "figures": data["figures"]}
+    old = load(committed) or {}
+    # A partial run (BENCH_ONLY) keeps the committed figures it did not measure.
+    record["figures"] = {**old.get("figures", {}), **data["figures"]}
+    with open(committed, "w") as handle:
+        json.dump(record, handle, indent=2, sort_keys=True)
+        handle.write("\n")
+    print(f"wrote {committed} ({len(data['figures'])} figures from {data.get('commit') or 'a run'})")
+
+
 def gnuplot(script):
     with tempfile.NamedTemporaryFile("w", suffix=".gp", delete=False) as handle:
         handle.write(script)
@@ -55,15 +90,20 @@ def gnuplot(script):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--raw", required=True)
+    parser.add_argument("--raw")
     parser.add_argument("--out", required=True)
-    parser.add_argument("--charts", required=True)
+    parser.add_argument("--charts")
     parser.add_argument("--quick", default="0")
     parser.add_argument("--sigterm-ignored", type=int, default=0)
     parser.add_argument("--machine", default="")
     parser.add_argument("--nice", default="0")
     parser.add_argument("--db-dir", default="")
+    parser.add_argument("--committed", default="", help="the committed result to compare with (results/committed.json)")
+    parser.add_argument("--promote", action="store_true", help="copy --out's figures into --committed and stop")
     args = parser.parse_args()
+    if args.promote:
+        promote(args.out, args.committed)
+        return
     raw = args.raw
     quick = args.quick == "1"
 
@@ -79,16 +119,41 @@ def main():
         "nginx": [r for r in (parse_wrk(os.path.join(raw, f"wrk-nginx-{i}.txt")) for i in (1, 2)) if r],
         "auth": parse_wrk(os.path.join(raw, "wrk-auth.txt")),
         "server": load(os.path.join(raw, "http-server.json")),
+        "logs": load(os.path.join(raw, "http-logs.json")),
     }
     try:
         http["rooms_body_bytes"] = int(open(os.path.join(raw, "rooms-bytes.txt")).read())
     except OSError:
         pass
 
-    rows = []  # metric, target, measured, verdict
+    floor = floor_figure(raw)
+    floor_us = floor["cpu_us_per_writev"] if floor else None
+    committed_record = load(args.committed) if args.committed else None
+    committed = (committed_record or {}).get("figures", {})
+    figures = {}  # key -> value: what --promote keeps, and what the next run compares with
 
-    def row(metric, target, measured, ok):
-        rows.append((metric, target, measured, "pass" if ok else ("miss" if ok is False else "-")))
+    def multiple(us):
+        return f" = {us / floor_us:.2f}× floor" if floor_us and us else ""
+
+    def change(key):
+        """The committed figure and the change, for the table's last two columns."""
+        if key not in figures or key not in committed or not committed[key]:
+            return ("", "")
+        old, new = committed[key], figures[key]
+        return (f"{old:,.4g}", f"{(new - old) / old * 100:+.0f}%")
+
+    rows = []  # metric, target, measured, verdict, committed, change
+
+    def row(metric, target, measured, ok, key=None, value=None):
+        if key is not None and value is not None:
+            figures[key] = value
+        rows.append((metric, target, measured, "pass" if ok else ("miss" if ok is False else "-"))
+                    + (change(key) if key else ("", "")))
+
+    if floor_us:
+        row("floor: sender CPU per writev, 200 B frame to loopback", "-",
+            f"{floor_us:.2f} µs ({', '.join('%.2f' % p['cpu_us_per_writev'] for p in floor['probes'])}; "
+            f"{floor['probes'][0]['sockets']} sockets)", None, "floor_us", floor_us)
 
     hold = ws.get("hold-10k")
     hold_seconds = 15 if quick else 60
@@ -99,24 +164,43 @@ def main():
             f"{hold['pings_answered']:,} pings answered",
             held_min >= 10000 and hold["window_seconds"] >= hold_seconds - 1)
         server = hold.get("server", {})
-        row("peak server RSS (VmHWM), 10k connections", "<= 150 MiB", f"{server.get('peak_rss_mib', 0):.1f} MiB",
-            server.get("peak_rss_mib", 1e9) <= 150)
+        row("peak server RSS (VmHWM), 10k connections", "<= 80 MiB", f"{server.get('peak_rss_mib', 0):.1f} MiB",
+            server.get("peak_rss_mib", 1e9) <= 80, "hold_peak_rss_mib", server.get("peak_rss_mib"))
+        row("server CPU, 10k connections, 1,000 joins/s", "<= 25% of a core",
+            f"{server.get('cpu_percent_of_one_core', 0):.0f}% of a core", server.get("cpu_percent_of_one_core", 1e9) <= 25,
+            "hold_cpu_percent", server.get("cpu_percent_of_one_core"))
         fan = hold["fanout"]
-        row("fan-out p99, 1,000 joins/s into rooms of 10", "<= 10 ms",
+        row("fan-out p99, 1,000 joins/s into rooms of 10", "<= 3 ms",
             f"{fan.get('p99_ms', float('nan')):.2f} ms (p50 {fan.get('p50_ms', float('nan')):.2f}, "
-            f"{hold['joins_per_second']:.0f} joins/s)", fan.get("p99_ms", 1e9) <= 10)
+            f"{hold['joins_per_second']:.0f} joins/s)", fan.get("p99_ms", 1e9) <= 3, "hold_fanout_p99_ms", fan.get("p99_ms"))
         row("errors in that run", "0", f"{hold['errors']} {hold['error_kinds'] or ''}".strip(), hold["errors"] == 0)
         join = hold["join_rtt"]
         row("join round trip p50 / p99 / p99.9 (same run)", "-",
             f"{join.get('p50_ms', 0):.2f} / {join.get('p99_ms', 0):.2f} / {join.get('p999_ms', 0):.2f} ms", None)
         row("events delivered per second (same run)", "-", f"{hold['events_per_second']:,.0f}", None)
-        row("server CPU per delivered event (same run)", "-", f"{server.get('cpu_us_per_event', 0):.1f} µs", None)
+        us = server.get("cpu_us_per_event", 0)
+        row("server CPU per delivered event (same run)", "-", f"{us:.1f} µs{multiple(us)}", None,
+            "hold_cpu_us_per_event", us)
     if ws:
         best = max(ws.values(), key=lambda d: d["events_per_second"])
         server = best.get("server", {})
-        row("server CPU per delivered event at the highest rate", "<= 5 µs",
-            f"{server.get('cpu_us_per_event', 0):.2f} µs at {best['events_per_second']:,.0f} events/s ({best['label']})",
-            server.get("cpu_us_per_event", 1e9) <= 5)
+        us = server.get("cpu_us_per_event", 0)
+        row("server CPU per delivered event at the highest rate", "-",
+            f"{us:.2f} µs{multiple(us)} at {best['events_per_second']:,.0f} events/s ({best['label']})", None,
+            "best_cpu_us_per_event", us)
+        for label, size, bound in (("room-10", "10", 1.3), ("room-100", "100", 1.1), ("room-1000", "1,000", 1.1)):
+            d = ws.get(label)
+            if not d:
+                continue
+            us = d.get("server", {}).get("cpu_us_per_event", 0)
+            row(f"server CPU per delivered event, rooms of {size}", f"<= {bound}× floor",
+                f"{us:.2f} µs{multiple(us)} at {d['events_per_second']:,.0f} events/s",
+                (us <= bound * floor_us) if floor_us else None, f"{label}_cpu_us_per_event", us)
+        big = ws.get("room-1000")
+        if big:
+            p99 = big["fanout"].get("p99_ms", 1e9)
+            row("fan-out p99, rooms of 1,000", "<= 10 ms", f"{p99:.2f} ms (p50 {big['fanout'].get('p50_ms', 0):.2f})",
+                p99 <= 10, "room-1000_fanout_p99_ms", p99)
         gen = best["generator"]
         row("generator CPU in that run", "-", f"{gen['cpu_percent_of_one_core']:.0f}% of a core; other processes "
             f"{best['machine']['other_processes_cores']:.2f} cores", None)
@@ -124,23 +208,32 @@ def main():
         parlor = max(r["requests_per_second"] for r in http["rooms"])
         nginx = max(r["requests_per_second"] for r in http["nginx"])
         errors = sum(r["non_2xx"] + r["socket_errors"] for r in http["rooms"])
-        row("GET /rooms (20 rooms) vs nginx static file", ">= 80% of nginx",
+        row("GET /rooms (20 rooms) vs nginx static file", ">= 120% of nginx",
             f"{parlor:,.0f} vs {nginx:,.0f} req/s = {100 * parlor / nginx:.0f}%"
-            + (f", {errors} errors" if errors else ""), parlor >= 0.8 * nginx and errors == 0)
+            + (f", {errors} errors" if errors else ""), parlor >= 1.2 * nginx and errors == 0,
+            "rooms_percent_of_nginx", 100 * parlor / nginx)
         cpu = lambda runs: min(r.get("server_cpu_us_per_request", 0) for r in runs)
         row("server CPU per request: GET /rooms vs nginx", "-",
-            f"{cpu(http['rooms']):.1f} µs vs {cpu(http['nginx']):.1f} µs", None)
+            f"{cpu(http['rooms']):.1f} µs vs {cpu(http['nginx']):.1f} µs = {100 * cpu(http['nginx']) / max(cpu(http['rooms']), 1e-9):.0f}%",
+            None, "rooms_cpu_us_per_request", cpu(http["rooms"]))
+    if http.get("logs"):
+        logs = http["logs"]
+        row("access log lines written to a file during GET /rooms", "both",
+            f"Parlor {logs['parlor_get_rooms_lines']:,} (info), nginx {logs['nginx_access_lines']:,} (access_log)",
+            logs["parlor_get_rooms_lines"] > 0 and logs["nginx_access_lines"] > 0)
     if http["auth"]:
         auth = http["auth"]
         row("POST /auth", ">= 10,000 req/s",
             f"{auth['requests_per_second']:,.0f} req/s (p99 {auth.get('p99_ms', 0):.2f} ms, "
             f"{auth.get('server_cpu_us_per_request', 0):.1f} µs CPU/request"
             + (f", {auth['non_2xx']} non-2xx" if auth["non_2xx"] else "") + ")",
-            auth["requests_per_second"] >= 10000 and auth["non_2xx"] == 0)
+            auth["requests_per_second"] >= 10000 and auth["non_2xx"] == 0, "auth_cpu_us_per_request",
+            auth.get("server_cpu_us_per_request"))
     if startup:
         row("start to listening, existing database (median)", "<= 50 ms",
             f"{startup['existing']['median_ms']:.1f} ms (min {startup['existing']['min_ms']:.1f}, max "
-            f"{startup['existing']['max_ms']:.1f}, {startup['existing']['runs']} runs)", startup["existing"]["median_ms"] <= 50)
+            f"{startup['existing']['max_ms']:.1f}, {startup['existing']['runs']} runs)", startup["existing"]["median_ms"] <= 50,
+            "startup_existing_ms", startup["existing"]["median_ms"])
         row("start to listening, fresh database + migrations", "<= 200 ms",
             f"{startup['fresh']['median_ms']:.1f} ms (min {startup['fresh']['min_ms']:.1f}, max "
             f"{startup['fresh']['max_ms']:.1f})", startup["fresh"]["median_ms"] <= 200)
@@ -150,11 +243,14 @@ def main():
     if args.sigterm_ignored:
         row("servers that ignored SIGTERM (killed after 6 s)", "0", str(args.sigterm_ignored), False)
 
-    widths = [max(len(r[i]) for r in rows + [("metric", "target", "measured", "result")]) for i in range(4)]
-    header = ("metric", "target", "measured", "result")
+    base = (committed_record or {}).get("commit") or "committed"
+    header = ("metric", "target", "measured", "result", base, "change")
+    widths = [max(len(r[i]) for r in rows + [header]) for i in range(6)]
     print()
     print("Parlor bench" + (" (QUICK: short durations, not the standard run)" if quick else "")
-          + f" — {args.machine}, databases on {args.db_dir}, nice {args.nice}")
+          + f" — {args.machine}, databases on {args.db_dir}, nice {args.nice}"
+          + (f"; compared with {args.committed} ({base}, {committed_record.get('generated_at', '')})"
+             if committed_record else "; no committed result to compare with"))
     print("  ".join(h.ljust(w) for h, w in zip(header, widths)))
     print("  ".join("-" * w for w in widths))
     for r in rows:
@@ -177,20 +273,26 @@ def main():
                       "other_processes_cores": d["machine"]["other_processes_cores"]})
     if curve:
         print()
-        print("cost curve        clients  members  joins/s  events/s  srv CPU%  µs/event  events/CPU-s  peak MiB  "
-              "fan-out p50/p99 ms  gen CPU%  others")
+        print("cost curve        clients  members  joins/s  events/s  srv CPU%  µs/event  ×floor  events/CPU-s  peak MiB  "
+              "fan-out p50/p99 ms  gen CPU%  others  µs/event committed, change")
         for c in curve:
+            us = c["server_cpu_us_per_event"] or 0
+            key = f"{c['label']}_cpu_us_per_event"
+            figures[key] = us
+            figures[f"{c['label']}_fanout_p99_ms"] = c["fanout_p99_ms"] or 0
+            old, delta = change(key)
             print(f"{c['label']:<16} {c['clients']:>8} {c['members_per_room']:>8.0f} {c['joins_per_second']:>8.0f} "
-                  f"{c['events_per_second']:>9.0f} {c['server_cpu_percent'] or 0:>9.0f} {c['server_cpu_us_per_event'] or 0:>9.2f} "
+                  f"{c['events_per_second']:>9.0f} {c['server_cpu_percent'] or 0:>9.0f} {us:>9.2f} "
+                  f"{(us / floor_us if floor_us else 0):>7.2f} "
                   f"{c['events_per_server_cpu_second'] or 0:>13.0f} {c['peak_rss_mib'] or 0:>9.1f} "
                   f"{c['fanout_p50_ms'] or 0:>9.2f}/{c['fanout_p99_ms'] or 0:<9.2f} {c['generator_cpu_percent']:>8.0f} "
-                  f"{c['other_processes_cores']:>7.2f}")
+                  f"{c['other_processes_cores']:>7.2f}  {old:>9} {delta}")
 
     result = {"generated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "quick": quick,
               "machine": args.machine, "nice": args.nice, "databases": args.db_dir,
               "table": [dict(zip(("metric", "target", "measured", "result"), r)) for r in rows],
               "startup": {**startup, **populated}, "http": http, "websocket": ws, "cost_curve": curve,
-              "sigterm_ignored": args.sigterm_ignored}
+              "sigterm_ignored": args.sigterm_ignored, "floor": floor, "figures": figures, "commit": git_commit()}
     with open(args.out, "w") as handle:
         json.dump(result, handle, indent=2, sort_keys=True)
     print(f"\nwrote {args.out}")

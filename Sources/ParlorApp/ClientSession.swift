@@ -46,10 +46,11 @@ final class ClientSession: WebSocketDelegate {
         let (expiresAtMilliseconds, overflow) = tokenExpiresAt.multipliedReportingOverflow(by: 1000)
         let remaining = overflow ? Int64.max : max(0, expiresAtMilliseconds - Timestamp.nowMilliseconds())
         let step = min(remaining, 86_400_000)
-        expiryTimer = socket.connection.loop.schedule(after: .milliseconds(Int(step))) { [weak self, weak socket] in
-            guard let socket else { return }
+        // Strong captures (a weak one would give the socket a side table and slow every retain of it on the fan-out
+        // path); webSocketDidClose cancels the timer.
+        expiryTimer = socket.connection.loop.schedule(after: .milliseconds(Int(step))) {
             if step < remaining {
-                self?.armExpiryTimer(socket)
+                self.armExpiryTimer(socket)
             } else {
                 socket.close(code: ParlorCloseCode.tokenExpired, reason: "token expired")
             }

@@ -6,9 +6,10 @@ import ParlorRooms
 struct WebSocketDelivery: DeliveryChannel {
     func deliver(_ deliveries: [(ConnectionHandle, Delivery)], on loop: EventLoop) {
         loop.execute {
-            // Frames are queued, then each connection writes once: one writev for all this batch gave it.
+            // Frames are queued, then each connection writes once: one writev for all this batch gave it. A flag on the
+            // connection, not a set, marks the ones already listed (no hashing per recipient).
             var touched: [WebSocketConnection] = []
-            var seen = Set<ObjectIdentifier>()
+            touched.reserveCapacity(deliveries.count)
             for (handle, delivery) in deliveries {
                 guard let connection = handle.resolve() else { continue }
                 if case .drop = delivery {
@@ -16,7 +17,10 @@ struct WebSocketDelivery: DeliveryChannel {
                     continue
                 }
                 guard let socket = connection.handler as? WebSocketConnection else { continue }
-                if seen.insert(ObjectIdentifier(socket)).inserted { touched.append(socket) }
+                if !socket.awaitsBatchWrite {
+                    socket.awaitsBatchWrite = true
+                    touched.append(socket)
+                }
                 switch delivery {
                 case .frame(let frame): socket.send(frame: frame, writeNow: false)
                 case .pacedFrame(let frame): socket.sendPaced(frame: frame)
@@ -27,7 +31,10 @@ struct WebSocketDelivery: DeliveryChannel {
                 case .drop: break
                 }
             }
-            for socket in touched { socket.writeQueued() }
+            for socket in touched {
+                socket.awaitsBatchWrite = false
+                socket.writeQueued()
+            }
         }
     }
 }

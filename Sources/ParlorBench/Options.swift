@@ -19,6 +19,8 @@ struct Options {
     var settle = 1.0
     var label = ""
     var rampTimeout = 180.0
+    /// Only the floor probe (no server): `--floor-probe`.
+    var floorProbe: FloorProbe?
 
     static let usage = """
         Usage: parlor-bench [options]
@@ -33,6 +35,10 @@ struct Options {
           --settle S            seconds between the ramp and the window (1)
           --label TEXT          name carried into the JSON report
           --json                print the report as JSON on stdout
+          --floor-probe         no server: time one writev of an event-sized frame to loopback sockets (the floor)
+          --floor-sockets N     sockets written round-robin by the probe (1000)
+          --floor-frame-bytes B frame size for the probe (200)
+          --floor-seconds S     how long the probe writes (2)
         """
 
     static func parse(_ arguments: [String]) -> Options {
@@ -58,6 +64,10 @@ struct Options {
             case "--settle": options.settle = number(value(argument), argument)
             case "--label": options.label = value(argument)
             case "--json": options.json = true
+            case "--floor-probe": options.floorProbe = options.floorProbe ?? FloorProbe()
+            case "--floor-sockets": options.floorProbe = options.floorProbe ?? FloorProbe(); options.floorProbe?.sockets = positive(value(argument), argument)
+            case "--floor-frame-bytes": options.floorProbe = options.floorProbe ?? FloorProbe(); options.floorProbe?.frameBytes = positive(value(argument), argument)
+            case "--floor-seconds": options.floorProbe = options.floorProbe ?? FloorProbe(); options.floorProbe?.seconds = number(value(argument), argument)
             case "--help", "-h":
                 print(usage)
                 exit(0)

@@ -12,6 +12,18 @@ import ParlorLoop
 
 let options = Options.parse(Array(CommandLine.arguments.dropFirst()))
 let descriptorLimit = ProcessSetup.prepareForServing() ?? -1  // ignores SIGPIPE too
+if let probe = options.floorProbe {
+    if probe.sockets * 2 + 64 > descriptorLimit { die("--floor-sockets \(probe.sockets) needs more descriptors than the limit \(descriptorLimit)") }
+    let result = probe.run()
+    if options.json {
+        let data = try! JSONSerialization.data(withJSONObject: result.json(probe), options: [.sortedKeys])
+        print(String(decoding: data, as: UTF8.self))
+    } else {
+        print(String(format: "floor: %.2f µs of sender CPU per writev of %d bytes (%d writes to %d loopback sockets in %.1f s)",
+                     result.microsecondsPerWrite, probe.frameBytes, result.writes, probe.sockets, result.wallSeconds))
+    }
+    exit(0)
+}
 if options.clients + 64 > descriptorLimit {
     die("--clients \(options.clients) needs more descriptors than the limit \(descriptorLimit)")
 }

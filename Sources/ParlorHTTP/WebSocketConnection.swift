@@ -65,6 +65,8 @@ public final class WebSocketConnection: ConnectionHandler {
     private var backlog: [[UInt8]] = []
     private var backlogHead = 0
     private var backlogBytes = 0
+    /// Set by a delivery batch that queued frames here without writing them; its one writeQueued clears it.
+    public var awaitsBatchWrite = false
 
     init(connection: Connection, context: HTTPServerContext) {
         self.connection = connection
@@ -209,11 +211,11 @@ public final class WebSocketConnection: ConnectionHandler {
         if let heartbeat { connection.loop.cancelTimer(heartbeat) }
         heartbeat = nil
         guard !didClose else { return }
-        closeDeadline = connection.loop.schedule(after: context.configuration.webSocket.pongTimeout) { [weak self] in
-            guard let self else { return }
-            closeDeadline = nil
+        // Strong, like the heartbeat (no side table); connectionDidClose cancels it.
+        closeDeadline = connection.loop.schedule(after: context.configuration.webSocket.pongTimeout) {
+            self.closeDeadline = nil
             // Once the close frame is out, the connection's lingering decides (a close now could reset it).
-            if !connection.isLingering { connection.close() }
+            if !self.connection.isLingering { self.connection.close() }
         }
     }
 
@@ -294,9 +296,9 @@ public final class WebSocketConnection: ConnectionHandler {
     private func scheduleHeartbeat(fraction: Double = 1) {
         let interval = context.configuration.webSocket.pingInterval
         let delay = TimeSpan(nanoseconds: UInt64(Double(interval.nanoseconds) * fraction))
-        heartbeat = connection.loop.schedule(after: delay) { [weak self] in
-            self?.heartbeatFired()
-        }
+        // Strong: a weak reference would give every connection a side table, and every retain and release of it
+        // (several per fan-out delivery) would take the slow path. connectionDidClose cancels the timer.
+        heartbeat = connection.loop.schedule(after: delay) { self.heartbeatFired() }
     }
 
     private func heartbeatFired() {

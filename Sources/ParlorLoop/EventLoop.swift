@@ -16,7 +16,9 @@ public final class EventLoop: @unchecked Sendable {  // loop-thread state is con
     public let name: String
     private let selector: Selector
     private let pendingTasks = Locked<[@Sendable () -> Void]>([])
-    private let threadID = Locked<pthread_t?>(nil)
+    /// The loop thread's pthread_t once `run` started, 0 before: read without a lock, since every resolve of a
+    /// ConnectionHandle (one per fan-out recipient) asks `inEventLoop`.
+    private let threadID = Atomic<UInt>(0)
     private let stopRequested = Atomic<Bool>(false)
     private let finished = Locked<Bool>(false)
     private let finishedCondition = NSCondition()
@@ -46,8 +48,8 @@ public final class EventLoop: @unchecked Sendable {  // loop-thread state is con
 
     /// True on this loop's own thread.
     public var inEventLoop: Bool {
-        guard let owner = threadID.withLock({ $0 }) else { return false }
-        return pthread_equal(owner, pthread_self()) != 0
+        let owner = threadID.load(ordering: .acquiring)
+        return owner != 0 && pthread_equal(owner, pthread_self()) != 0
     }
 
     /// Stops a debug build when called off this loop's thread: every loop-only entry point starts with it. `assert`
@@ -88,7 +90,7 @@ public final class EventLoop: @unchecked Sendable {  // loop-thread state is con
     }
 
     func run() {
-        threadID.withLock { $0 = pthread_self() }
+        threadID.store(pthread_self(), ordering: .releasing)
         while !stopRequested.load(ordering: .acquiring) {
             do {
                 try selector.wait { event in dispatch(event) }

@@ -22,12 +22,13 @@ public protocol DeliveryChannel: Sendable {
 
 /// Frames to send after a batch commits, grouped by loop so each loop gets one task per batch, in order.
 struct Outbox {
-    private var loops: [EventLoop] = []
-    private var items: [ObjectIdentifier: [(ConnectionHandle, Delivery)]] = [:]
+    /// One list per loop, in the order the loops were first used. A server has a handful of loops, so finding a
+    /// loop's list is a short scan by identity: no hashing per delivery.
+    private var groups: [(loop: EventLoop, items: [(ConnectionHandle, Delivery)])] = []
     /// Room events queued, one per receiver (parlor_events_delivered_total).
     private(set) var eventCount = 0
 
-    var isEmpty: Bool { items.isEmpty }
+    var isEmpty: Bool { groups.isEmpty }
 
     mutating func send(_ frame: [UInt8], to handle: ConnectionHandle) {
         add(.frame(frame), to: handle)
@@ -58,23 +59,22 @@ struct Outbox {
     }
 
     private mutating func add(_ delivery: Delivery, to handle: ConnectionHandle) {
-        let key = ObjectIdentifier(handle.loop)
-        if items[key] == nil { loops.append(handle.loop) }
-        items[key, default: []].append((handle, delivery))
+        for index in groups.indices where groups[index].loop === handle.loop {
+            groups[index].items.append((handle, delivery))
+            return
+        }
+        groups.append((handle.loop, [(handle, delivery)]))
     }
 
     mutating func append(_ other: Outbox) {
-        for loop in other.loops {
-            for (handle, delivery) in other.items[ObjectIdentifier(loop)] ?? [] { add(delivery, to: handle) }
+        for group in other.groups {
+            for (handle, delivery) in group.items { add(delivery, to: handle) }
         }
         eventCount += other.eventCount
     }
 
     /// Hands every loop its deliveries; each connection writes its own, in the order queued.
     func flush(through channel: any DeliveryChannel) {
-        for loop in loops {
-            guard let batch = items[ObjectIdentifier(loop)] else { continue }
-            channel.deliver(batch, on: loop)
-        }
+        for group in groups { channel.deliver(group.items, on: group.loop) }
     }
 }
