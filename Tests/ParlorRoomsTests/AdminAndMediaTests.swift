@@ -10,11 +10,7 @@ import Testing
         let roomID = try rooms.createRoom()
         let alice = try rooms.connect("alice")
         let bob = try rooms.connect("bob")
-        let joined = rooms.request(.join(cid: roomID), from: alice)
-        rooms.request(.join(cid: roomID), from: bob)
-        _ = rooms.messages(alice)
-        _ = rooms.messages(bob)
-        let memberID = try #require(joined.body?["member_id"]?.stringValue)
+        let memberID = try rooms.joinQuietly([alice, bob], to: roomID)[0]
 
         #expect(try rooms.perform(.kick(roomID: roomID, memberID: memberID)).get() == .object([:]))
         for client in [alice, bob] {
@@ -82,17 +78,14 @@ import Testing
         let alice = try rooms.connect("alice")
         let bob = try rooms.connect("bob")
         let carol = try rooms.connect("carol")
-        let aliceJoin = rooms.request(.join(cid: roomID), from: alice)
-        let bobJoin = rooms.request(.join(cid: roomID), from: bob)
-        rooms.request(.join(cid: roomID), from: carol)
-        for client in [alice, bob, carol] { _ = rooms.messages(client) }
-        let bobMember = try #require(bobJoin.body?["member_id"]?.stringValue)
+        let memberIDs = try rooms.joinQuietly([alice, bob, carol], to: roomID)
+        let bobMember = memberIDs[1]
 
         let sent = rooms.request(.signal(kind: .rtcOffer, cid: roomID, to: bobMember, payload: ["sdp": "v=0"]), from: alice)
         #expect(sent.type == "rtc:offer:success")
         let offer = rooms.messages(bob)
         #expect(offer.map(\.type) == ["rtc:offer"])
-        #expect(offer.first?["from"] == aliceJoin.body?["member_id"])
+        #expect(offer.first?["from"] == .string(memberIDs[0]))
         #expect(offer.first?.body?["sdp"] == .string("v=0"))
         #expect(rooms.messages(carol).isEmpty)
         #expect(try rooms.storedEvents(roomID).count == 3, "signalling is not stored")
@@ -124,11 +117,7 @@ import Testing
         let roomID = try rooms.createRoom()
         let alice = try rooms.connect("alice")
         let aliceElsewhere = try rooms.connect("alice")
-        let joined = rooms.request(.join(cid: roomID), from: alice)
-        rooms.request(.join(cid: roomID), from: aliceElsewhere)
-        _ = rooms.messages(alice)
-        _ = rooms.messages(aliceElsewhere)
-        let memberID = try #require(joined.body?["member_id"]?.stringValue)
+        let memberID = try rooms.joinQuietly([alice, aliceElsewhere], to: roomID)[0]
 
         #expect(try rooms.perform(.dropConnections(roomID: roomID, memberID: memberID)).get() == ["connections": JSONValue(2)])
         for client in [alice, aliceElsewhere] {
@@ -146,10 +135,7 @@ import Testing
         let roomID = try rooms.createRoom()
         let alice = try rooms.connect("alice")
         let bob = try rooms.connect("bob")
-        rooms.request(.join(cid: roomID), from: alice)
-        rooms.request(.join(cid: roomID), from: bob)
-        _ = rooms.messages(alice)
-        _ = rooms.messages(bob)
+        try rooms.joinQuietly([alice, bob], to: roomID)
 
         let result = try rooms.perform(.disconnectUser(userIDs: [alice.user.id], reason: "revoked")).get()
         #expect(result == ["connections": JSONValue(1)])

@@ -55,10 +55,7 @@ import Testing
         let alice = try rooms.connect("alice")
         let aliceElsewhere = try rooms.connect("alice")
         let bob = try rooms.connect("bob")
-        rooms.request(.join(cid: roomID), from: alice)
-        rooms.request(.join(cid: roomID), from: aliceElsewhere)
-        rooms.request(.join(cid: roomID), from: bob)
-        for client in [alice, aliceElsewhere, bob] { _ = rooms.messages(client) }
+        try rooms.joinQuietly([alice, aliceElsewhere, bob], to: roomID)
 
         #expect(rooms.request(.leave(cid: roomID), from: aliceElsewhere).type == "conversation:leave:success")
         for client in [alice, aliceElsewhere, bob] {
@@ -112,10 +109,7 @@ import Testing
         let alice = try rooms.connect("alice")
         let bob = try rooms.connect("bob")
         let roomID = try rooms.createRoom(by: alice)
-        rooms.request(.join(cid: roomID), from: alice)
-        rooms.request(.join(cid: roomID), from: bob)
-        _ = rooms.messages(alice)
-        _ = rooms.messages(bob)
+        try rooms.joinQuietly([alice, bob], to: roomID)
 
         #expect(throws: RoomError.self) { try rooms.perform(.closeRoom(roomID: roomID, by: .user(bob.user))).get() }
         #expect(try rooms.perform(.closeRoom(roomID: roomID, by: .user(alice.user))).get() == .object([:]))

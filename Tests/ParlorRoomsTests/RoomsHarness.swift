@@ -99,6 +99,16 @@ final class RoomsHarness {
         return reply
     }
 
+    /// Joins each client to the room in order, clears what they have been sent so far, and returns their member ids.
+    @discardableResult
+    func joinQuietly(_ clients: [ClientRef], to roomID: String) throws -> [String] {
+        let memberIDs = try clients.map { client in
+            try #require(request(.join(cid: roomID), from: client).body?["member_id"]?.stringValue)
+        }
+        for client in clients { _ = messages(client) }
+        return memberIDs
+    }
+
     /// Runs an HTTP-side operation (create, close, kick, …) and returns its result.
     func perform(_ operation: Operation) -> Result<JSONValue, RoomError> {
         let result = Locked<Result<JSONValue, RoomError>?>(nil)
