@@ -68,13 +68,7 @@ import ParlorRooms
             "drop": ["--server", "--admin-token", "--dev", "--json"],
             "reset": ["--server", "--admin-token", "--dev"],
         ]
-        for (command, options) in accepted {
-            let help = try CLITests.run([command, "--help"])
-            #expect(help.status == 0, "\(command)")
-            for option in options { #expect(help.output.contains(option), "parlor \(command) --help lacks \(option)") }
-            // And nothing else is accepted: an option outside the list is a usage error.
-            #expect(try CLITests.run([command, "--not-an-option"]).status == 2, "\(command)")
-        }
+        try CLITests.expectAcceptedOptions(accepted)
         let top = try CLITests.run(["--help"]).output
         for command in accepted.keys { #expect(top.contains(command), "parlor --help lacks \(command)") }
         #expect(top.contains("4 timed out"))

@@ -19,6 +19,16 @@ import ParlorRooms
         }
     }
 
+    /// Each command's `--help` lists every option it accepts, and an option outside the list is a usage error.
+    static func expectAcceptedOptions(_ accepted: [String: [String]]) throws {
+        for (command, options) in accepted {
+            let help = try run([command, "--help"])
+            #expect(help.status == 0, "\(command)")
+            for option in options { #expect(help.output.contains(option), "parlor \(command) --help lacks \(option)") }
+            #expect(try run([command, "--not-an-option"]).status == 2, "\(command)")
+        }
+    }
+
     /// Runs `parlor arguments…` to completion; returns its exit status and stderr.
     static func runCapturingErrors(_ arguments: [String], timeout: Double = 15) throws -> (status: Int32, errors: String) {
         try withTemporaryDirectory { directory in

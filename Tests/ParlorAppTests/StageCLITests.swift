@@ -46,12 +46,7 @@ import ParlorApp
             "say": ["--server", "--as", "--token", "--json"],
             "members": ["--hands"],
         ]
-        for (command, options) in accepted {
-            let help = try CLITests.run([command, "--help"])
-            #expect(help.status == 0, "\(command)")
-            for option in options { #expect(help.output.contains(option), "parlor \(command) --help lacks \(option)") }
-            #expect(try CLITests.run([command, "--not-an-option"]).status == 2, "\(command)")
-        }
+        try CLITests.expectAcceptedOptions(accepted)
         let top = try CLITests.run(["--help"]).output
         for command in ["room", "say"] { #expect(top.contains(command), "parlor --help lacks \(command)") }
     }
