@@ -9,25 +9,25 @@ import ParlorProtocol
 final class HTTPConnectionHandler: ConnectionHandler {
     /// Strong on purpose (a failed write closes the connection mid-call); Connection.close clears its handler,
     /// which breaks the cycle.
-    private let connection: Connection
-    private let context: HTTPServerContext
-    private var parser: HTTPRequestParser
+    let connection: Connection
+    let context: HTTPServerContext
+    var parser: HTTPRequestParser
     private var requestCount: UInt64 = 0
-    private var inFlight: InFlight?
+    var inFlight: InFlight?
     /// The request in flight while its route's answer is pending.
     private var pendingRequest: HTTPRequest?
     private var isProcessing = false
     private var closeWhenDone = false
-    private var upgraded = false
+    var upgraded = false
     /// Responses the peer has not read are over the limit: no more requests are answered or read until they drain.
     private var outputBlocked = false
 
     // One timer per connection, re-armed lazily: it checks the deadline that applies when it fires.
-    private var timer: TimerID?
-    private var timerDeadline: UInt64 = 0
-    private var headStartedAt: UInt64?
-    private var bodyStartedAt: UInt64?
-    private var lastActivity = MonotonicClock.now()
+    var timer: TimerID?
+    var timerDeadline: UInt64 = 0
+    var headStartedAt: UInt64?
+    var bodyStartedAt: UInt64?
+    var lastActivity = MonotonicClock.now()
 
     /// Connection-cap keys this connection counts under: its TCP peer (a trusted proxy under a key of its own) and,
     /// behind a proxy, the forwarded client address of its first request.
@@ -35,7 +35,7 @@ final class HTTPConnectionHandler: ConnectionHandler {
     private lazy var peerIsTrustedProxy = context.configuration.trustedProxies.contains(ip: connection.peerIP)
     private var forwardedAddressCounted = false
 
-    private struct InFlight {
+    struct InFlight {
         let number: UInt64
         let method: String
         let path: String
@@ -316,7 +316,7 @@ final class HTTPConnectionHandler: ConnectionHandler {
         response.headers.replaceOrAdd("Content-Length", String(response.body.count))
     }
 
-    private func failAndClose(_ error: HTTPError) {
+    func failAndClose(_ error: HTTPError) {
         let flight = InFlight(number: requestCount + 1, method: "-", path: "-", headOnly: false, keepAlive: false,
                               origin: nil, startedAt: MonotonicClock.now(), requestID: RequestID.make(incoming: nil),
                               clientIP: connection.peerIP)
@@ -374,50 +374,5 @@ final class HTTPConnectionHandler: ConnectionHandler {
         socket.countedAddresses = countedAddresses
         connection.handler = socket
         socket.start(delegate: upgrade.makeDelegate(socket, request), initialBytes: parser.takeRemainingBytes())
-    }
-
-    // MARK: Timeouts
-
-    private func currentDeadline() -> UInt64? {
-        if inFlight != nil { return nil }
-        if let bodyStartedAt { return bodyStartedAt + context.configuration.bodyTimeout.nanoseconds }
-        if let headStartedAt { return headStartedAt + context.configuration.headerTimeout.nanoseconds }
-        return lastActivity + context.configuration.idleTimeout.nanoseconds
-    }
-
-    /// Schedules the timer for the deadline that applies now, unless it is already due to fire no later than that.
-    private func armTimer() {
-        guard let deadline = currentDeadline() else { return }
-        if let timer {
-            guard deadline < timerDeadline else { return }
-            connection.loop.cancelTimer(timer)
-        }
-        let now = MonotonicClock.now()
-        timerDeadline = deadline
-        timer = connection.loop.schedule(after: TimeSpan(nanoseconds: deadline > now ? deadline - now : 0)) { [weak self] in
-            self?.timerFired()
-        }
-    }
-
-    private func timerFired() {
-        timer = nil
-        guard connection.isOpen, !upgraded else { return }
-        if parser.isInsideHead, headStartedAt == nil { headStartedAt = lastActivity }
-        guard let deadline = currentDeadline() else { return }
-        if MonotonicClock.now() >= deadline {
-            if bodyStartedAt != nil {
-                context.logger.info("body timeout", ["peer": connection.peer])
-                bodyStartedAt = nil
-                failAndClose(HTTPError(.httpBodyTimeout, title: "Request timeout",
-                                       detail: "the request body did not arrive in time"))
-                return
-            }
-            if headStartedAt != nil {
-                context.logger.info("header timeout", ["peer": connection.peer])
-            }
-            connection.close()
-            return
-        }
-        armTimer()
     }
 }
