@@ -14,6 +14,15 @@ public enum ProtocolFrame {
         message(["type": .string(type.successType), "tid": tid, "body": body])
     }
 
+    /// The same frame as `success(_:tid:body:)`, for a body that is already encoded JSON.
+    public static func success(_ type: RequestType, tid: JSONValue, encodedBody: [UInt8]) -> [UInt8] {
+        var message = JSONObjectWriter(reservingCapacity: encodedBody.count + 64)
+        message.field("type", .string(type.successType))
+        message.field("tid", tid)
+        message.field("body", encoded: encodedBody)
+        return WebSocketFrameEncoder.frame(.text, payload: message.finish())
+    }
+
     /// `{"type":"error","tid":…,"body":{"code","detail"}}`, with `request_type` when the refused request had a type
     /// (echoed as sent, also when it is not a type this server knows).
     public static func error(tid: JSONValue, code: ErrorCode, detail: String, requestType: String? = nil) -> [UInt8] {

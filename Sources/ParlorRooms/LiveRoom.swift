@@ -16,6 +16,9 @@ struct LiveMember {
     /// Memory only: recent chat messages and reactions, for their per-member rates.
     var messageWindow = RateWindow(StageRules.messageRate)
     var reactionWindow = RateWindow(StageRules.reactionRate)
+    /// `MemberRecord.json` encoded, kept for the member lists of join replies until the member, its role or its
+    /// hand changes (the room clears it then); nil until a list needs it.
+    var encodedRecord: [UInt8]?
 }
 
 /// An open room's live state, owned by the rooms thread. The database is the record; this is its working copy
@@ -30,10 +33,10 @@ final class LiveRoom {
     let maxMembers: Int64?
     let mode: RoomMode
     var locked: Bool
-    /// Every user's role here, kept for the room's life (leaving does not reset it).
-    var roles: [String: MemberRole] = [:]
-    /// Users whose hand is up, with when they raised it (the queue's order).
-    var hands: [String: Int64] = [:]
+    /// Every user's role here, kept for the room's life (leaving does not reset it). Changed by `setRole`.
+    private(set) var roles: [String: MemberRole] = [:]
+    /// Users whose hand is up, with when they raised it (the queue's order). Changed by `setHand`.
+    private(set) var hands: [String: Int64] = [:]
     /// The newest hand's time: hands queue by it, so it must increase even within a millisecond.
     var lastHandRaisedAt: Int64 = 0
     /// Bans by user id (expired ones are ignored, and dropped when met).
@@ -76,6 +79,8 @@ final class LiveRoom {
     func member(_ id: String) -> LiveMember? { members[id] }
 
     func add(_ member: LiveMember) {
+        var member = member
+        member.encodedRecord = nil  // a copy may carry bytes from before a change
         members[member.id] = member
         memberIDByUser[member.user.id] = member.id
     }
@@ -83,6 +88,7 @@ final class LiveRoom {
     func update(_ memberID: String, _ change: (inout LiveMember) -> Void) {
         guard var member = members[memberID] else { return }
         change(&member)
+        member.encodedRecord = nil
         members[memberID] = member
     }
 
@@ -147,6 +153,31 @@ final class LiveRoom {
         hands = stage.roles.compactMapValues(\.handRaisedAt)
         lastHandRaisedAt = hands.values.max() ?? 0
         bans = stage.bans
+        for memberID in members.keys { members[memberID]?.encodedRecord = nil }
+    }
+
+    func setRole(_ role: MemberRole, of userID: String) {
+        roles[userID] = role
+        forgetEncodedRecord(ofUser: userID)
+    }
+
+    /// Raises (a time) or lowers (nil) a user's hand; returns when it had been raised.
+    @discardableResult
+    func setHand(raisedAt: Int64?, of userID: String) -> Int64? {
+        let previous = hands[userID]
+        hands[userID] = raisedAt
+        forgetEncodedRecord(ofUser: userID)
+        return previous
+    }
+
+    /// Caches a member's encoded record (`encodedMemberList` fills it).
+    func keepEncodedRecord(_ bytes: [UInt8], of memberID: String) {
+        members[memberID]?.encodedRecord = bytes
+    }
+
+    private func forgetEncodedRecord(ofUser userID: String) {
+        guard let memberID = memberIDByUser[userID] else { return }
+        members[memberID]?.encodedRecord = nil
     }
 
     /// A user's role here; users from before stage rooms existed are speakers.

@@ -23,6 +23,12 @@ extension RoomsService {
             waiters.append((caller.client, caller.tid, type))
         }
 
+        /// The success reply whose body is already encoded JSON.
+        mutating func reply(to caller: Caller, _ type: RequestType, encodedBody: [UInt8]) {
+            outbox.reply(ProtocolFrame.success(type, tid: caller.tid, encodedBody: encodedBody), to: caller.client.handle)
+            waiters.append((caller.client, caller.tid, type))
+        }
+
         /// For a burst that may exceed the connection's output limit; the connection paces it (see `sendPaced`).
         mutating func sendPacedEvent(_ frame: [UInt8], to client: ClientRef) {
             outbox.sendPacedEvent(frame, to: client.handle)

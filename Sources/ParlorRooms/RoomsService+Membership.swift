@@ -17,7 +17,7 @@ extension RoomsService {
             // Idempotent: the same member back, no second member:joined. A member waiting out its grace period is back.
             if existing.disconnectedAt != nil { try markPresent(existing.id, in: room, &step) }
             attach(caller.client, to: room)
-            step.batch.reply(to: caller, .conversationJoin, body: joinReply(room, memberID: existing.id))
+            step.batch.reply(to: caller, .conversationJoin, encodedBody: joinReply(room, memberID: existing.id))
             return
         }
         try checkAdmission(caller, to: room, &step)
@@ -35,20 +35,24 @@ extension RoomsService {
         room.emptySince = nil
         if let timer = room.ttlTimer { clock.cancel(timer); room.ttlTimer = nil }
         attach(caller.client, to: room)
-        step.batch.reply(to: caller, .conversationJoin, body: joinReply(room, memberID: member.id))
+        step.batch.reply(to: caller, .conversationJoin, encodedBody: joinReply(room, memberID: member.id))
         broadcast(event, in: room, &step)
         step.batch.notices.append(.memberJoined(room: room.summary, member: member.summary, eventID: event.id))
     }
 
-    private func joinReply(_ room: LiveRoom, memberID: String) -> JSONValue {
+    /// The join reply's body, its O(n) member list spliced from each member's cached bytes.
+    private func joinReply(_ room: LiveRoom, memberID: String) -> [UInt8] {
         loop.assertInLoop()
-        return [
-            "member_id": .string(memberID), "cid": .string(room.id),
-            "members": .array(room.sortedMembers.map { room.record(of: $0).json }),
-            "last_event_id": JSONValue(room.lastEventID),
-            "mode": .string(room.mode.rawValue), "locked": .bool(room.locked),
-            "role": .string(room.member(memberID).map { room.role(of: $0.user.id) }?.rawValue ?? MemberRole.speaker.rawValue),
-        ]
+        let members = room.encodedMemberList()
+        var reply = JSONObjectWriter(reservingCapacity: members.count + 256)
+        reply.field("member_id", .string(memberID))
+        reply.field("cid", .string(room.id))
+        reply.field("members", encoded: members)
+        reply.field("last_event_id", JSONValue(room.lastEventID))
+        reply.field("mode", .string(room.mode.rawValue))
+        reply.field("locked", .bool(room.locked))
+        reply.field("role", .string(room.member(memberID).map { room.role(of: $0.user.id) }?.rawValue ?? MemberRole.speaker.rawValue))
+        return reply.finish()
     }
 
     func leave(_ cid: String, for caller: Caller, _ step: inout Step) throws {
@@ -76,7 +80,7 @@ extension RoomsService {
         room.remove(member.id)
         for handle in room.detachAll(user: member.user.id) { state.clients[handle]?.rooms.remove(room.id) }
         // A member who leaves leaves the queue of hands (member:left says so); a room without moderators gets one.
-        if room.hands.removeValue(forKey: member.user.id) != nil {
+        if room.setHand(raisedAt: nil, of: member.user.id) != nil {
             try step.store.setHand(roomID: room.id, userID: member.user.id, raisedAt: nil)
         }
         if reason != .roomClosed { try promoteSuccessorIfNeeded(after: member, in: room, &step) }

@@ -75,7 +75,7 @@ extension RoomsService {
         let role = StageRules.initialRole(mode: room.mode, isCreator: user.id == room.createdBy,
                                           roomHasCreator: room.createdBy != nil, roomHasRoles: !room.roles.isEmpty)
         if room.mode == .stage || role != .speaker { try step.store.setRole(roomID: room.id, userID: user.id, role) }
-        room.roles[user.id] = role
+        room.setRole(role, of: user.id)
     }
 
     /// Whether the user has been in the room before (its role is kept, so a lock or an address ban lets it back in).
@@ -96,7 +96,7 @@ extension RoomsService {
             room.lastHandRaisedAt = raisedAt ?? now
         }
         try step.store.setHand(roomID: room.id, userID: userID, raisedAt: raisedAt)
-        room.hands[userID] = raisedAt
+        room.setHand(raisedAt: raisedAt, of: userID)
         try appendAndBroadcast(EventType.memberHand, about: member, in: room, body: ["raised": .bool(raised), "by": by(actor)], at: now, &step)
     }
 
@@ -111,7 +111,7 @@ extension RoomsService {
         }
         if role.maySpeak, room.hands[userID] != nil { try setHand(of: member, raised: false, by: actor, in: room, &step) }
         try step.store.setRole(roomID: room.id, userID: userID, role)
-        room.roles[userID] = role
+        room.setRole(role, of: userID)
         try appendAndBroadcast(EventType.memberRole, about: member, in: room, body: ["role": .string(role.rawValue), "by": by(actor)],
                                at: clock.now(), &step)
         // Demoted: its audio stops at once, so the other clients stop playing it (the forwarding unit will enforce it).

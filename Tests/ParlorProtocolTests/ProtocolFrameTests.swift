@@ -16,6 +16,24 @@ import Testing
         #expect(Self.text(frame) == #"{"type":"conversation:leave:success","tid":"7","body":{}}"#)
     }
 
+    @Test func aSuccessWithAnEncodedBodyIsTheSameFrameAsWithTheTree() {
+        let members: JSONValue = [["member_id": "MEM-1", "user": ["id": "u\"1", "name": "Zoë\n"]], ["state": "joined"]]
+        let body: JSONValue = ["member_id": "MEM-1", "cid": "RM-1", "members": members, "last_event_id": 42, "locked": false]
+        var writer = JSONObjectWriter()
+        writer.field("member_id", "MEM-1")
+        writer.field("cid", "RM-1")
+        writer.field("members", encoded: members.encoded())
+        writer.field("last_event_id", 42)
+        writer.field("locked", false)
+        let spliced = writer.finish()
+        #expect(spliced == body.encoded())
+        for tid: JSONValue in ["7", 3, nil] {
+            #expect(ProtocolFrame.success(.conversationJoin, tid: tid, encodedBody: spliced)
+                    == ProtocolFrame.success(.conversationJoin, tid: tid, body: body))
+        }
+        #expect(JSONObjectWriter().finish() == Array("{}".utf8))
+    }
+
     @Test func errorsCarryTheCodeAndTheRequestTypeAsSent() {
         let frame = ProtocolFrame.error(tid: 3, code: .requestUnknownType, detail: "unknown request type x:y", requestType: "x:y")
         #expect(Self.text(frame)
