@@ -22,7 +22,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select
 
-from two_users_talk import REPO, Person, Server, audio_flows, check, results, wait_for
+from two_users_talk import REPO, Person, Server, audio_flows, check, results, run_scenario, wait_for
 
 SCREENSHOT = os.environ.get("PARLOR_STAGE_SCREENSHOT", os.path.join(REPO, "docs/images/stage-room.png"))
 ROOM_NAME = "Town hall"
@@ -235,18 +235,7 @@ def main():
         check("stage: the server starts", False, str(error))
         server = None
     if server:
-        print(f"--- stage: server at {server.url}", flush=True)
-        people = []
-        try:
-            people = stage(server)
-        finally:
-            for person in people:
-                errors = person.console_errors()
-                check(f"stage: no errors in {person.name}'s browser console", not errors, "; ".join(errors)[:600])
-                person.quit()
-            server.stop()
-            if any(not r[1] for r in results):
-                print("--- server log (last lines) ---\n" + server.log_tail(), file=sys.stderr)
+        run_scenario("stage", server, stage)
     passed = sum(1 for r in results if r[1])
     failed = len(results) - passed if results else 1
     print(f"stage: {passed} passed, {failed} failed", flush=True)

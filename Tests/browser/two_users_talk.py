@@ -372,6 +372,24 @@ def shared_link(server):
     return people
 
 
+def run_scenario(name, server, scenario):
+    """Runs scenario(server), which returns the people it opened; then checks their consoles, closes them, stops
+    the server, and prints the server's last log lines if this scenario added a failure."""
+    print(f"--- {name}: server at {server.url}", flush=True)
+    failures = sum(1 for r in results if not r[1])
+    people = []
+    try:
+        people = scenario(server)
+    finally:
+        for person in people:
+            errors = person.console_errors()
+            check(f"{name}: no errors in {person.name}'s browser console", not errors, "; ".join(errors)[:600])
+            person.quit()
+        server.stop()
+        if sum(1 for r in results if not r[1]) > failures:
+            print("--- server log (last lines) ---\n" + server.log_tail(), file=sys.stderr)
+
+
 def main():
     for path, what in ((PARLOR_BIN, "the parlor binary (PARLOR_BIN)"), (CHROMIUM, "chromium"), (CHROMEDRIVER, "chromedriver")):
         if not os.access(path, os.X_OK):
@@ -385,19 +403,7 @@ def main():
         except Exception as error:
             check(f"{name}: the server starts", False, str(error))
             continue
-        print(f"--- {name}: server at {server.url}", flush=True)
-        failures = sum(1 for r in results if not r[1])
-        people = []
-        try:
-            people = scenario(server)
-        finally:
-            for person in people:
-                errors = person.console_errors()
-                check(f"{name}: no errors in {person.name}'s browser console", not errors, "; ".join(errors)[:600])
-                person.quit()
-            server.stop()
-            if sum(1 for r in results if not r[1]) > failures:
-                print("--- server log (last lines) ---\n" + server.log_tail(), file=sys.stderr)
+        run_scenario(name, server, scenario)
     passed = sum(1 for r in results if r[1])
     failed = len(results) - passed
     if not results:
