@@ -23,6 +23,12 @@ public struct ForwardedRequest: Sendable, Equatable {
         let peer = IPAddress(peerIP)
         let peerText = peer?.description ?? peerIP
         guard let peer, trusted.contains(peer) else { return ForwardedRequest(clientIP: peerText) }
+        return resolve(trustedPeer: peerText, headers: headers, trusted: trusted)
+    }
+
+    /// Resolves the headers of a request from a trusted proxy whose canonical address is `peerText` (parsed and
+    /// checked once per connection by the caller: this runs on every request).
+    public static func resolve(trustedPeer peerText: String, headers: HTTPHeaders, trusted: TrustedProxies) -> ForwardedRequest {
         let forwarded = headers.values("Forwarded")
         if !forwarded.isEmpty {
             return fromForwarded(forwarded.joined(separator: ","), peer: peerText, trusted: trusted)

@@ -32,7 +32,10 @@ final class HTTPConnectionHandler: ConnectionHandler {
     /// Connection-cap keys this connection counts under: its TCP peer (a trusted proxy under a key of its own) and,
     /// behind a proxy, the forwarded client address of its first request.
     private var countedAddresses: [String] = []
-    private lazy var peerIsTrustedProxy = context.configuration.trustedProxies.contains(ip: connection.peerIP)
+    /// The peer's canonical address when it is a trusted proxy (nil otherwise), parsed once per connection.
+    private lazy var trustedProxyAddress: String? = IPAddress(connection.peerIP)
+        .flatMap { context.configuration.trustedProxies.contains($0) ? $0.description : nil }
+    private var peerIsTrustedProxy: Bool { trustedProxyAddress != nil }
     private var forwardedAddressCounted = false
 
     struct InFlight {
@@ -154,9 +157,9 @@ final class HTTPConnectionHandler: ConnectionHandler {
         requestCount += 1
         let head = request.head
         // Only a trusted proxy's headers are read; everyone else is the peer it is.
-        let forwarded = peerIsTrustedProxy
-            ? ForwardedRequest.resolve(peerIP: connection.peerIP, headers: head.headers, trusted: context.configuration.trustedProxies)
-            : ForwardedRequest(clientIP: connection.peerIP)
+        let forwarded = trustedProxyAddress.map {
+            ForwardedRequest.resolve(trustedPeer: $0, headers: head.headers, trusted: context.configuration.trustedProxies)
+        } ?? ForwardedRequest(clientIP: connection.peerIP)
         let flight = InFlight(number: requestCount, method: head.method, path: head.path, headOnly: head.method == "HEAD",
                               keepAlive: head.keepAlive && !closeWhenDone, origin: head.headers["Origin"],
                               startedAt: MonotonicClock.now(), requestID: RequestID.make(incoming: head.headers["X-Request-Id"]),
@@ -328,12 +331,14 @@ final class HTTPConnectionHandler: ConnectionHandler {
     private func accessLog(_ flight: InFlight, status: Int, bytes: Int) {
         guard context.logger.isEnabled(.info) else { return }
         let micros = (MonotonicClock.now() - flight.startedAt) / 1000
-        let line = context.logger.line(.info, "request", ["method": flight.method, "path": LogRedaction.path(flight.path),
-                                                          "status": String(status), "bytes": String(bytes),
-                                                          "duration_ms": Self.milliseconds(micros), "client": flight.clientIP,
-                                                          "peer": connection.peer, "request_id": flight.requestID])
         // Batched per round of the loop: one write(2) for all the requests it answered.
-        if let line { connection.loop.appendLog(line) }
+        let logger = context.logger, peer = connection.peer
+        connection.loop.appendLog { buffer in
+            logger.appendLine(.info, "request", ["method": flight.method, "path": LogRedaction.path(flight.path),
+                                                 "status": String(status), "bytes": String(bytes),
+                                                 "duration_ms": Self.milliseconds(micros), "client": flight.clientIP,
+                                                 "peer": peer, "request_id": flight.requestID], to: &buffer)
+        }
     }
 
     private func countRequest(_ flight: InFlight, status: Int) {

@@ -144,9 +144,9 @@ public final class EventLoop: @unchecked Sendable {  // loop-thread state is con
     }
 
     /// Queues a formatted log line for the end of this round; loop thread only.
-    public func appendLog(_ line: String) {
+    public func appendLog(_ write: (inout [UInt8]) -> Void) {
         assertInLoop()
-        pendingLog.append(contentsOf: line.utf8)
+        write(&pendingLog)
         if pendingLog.count > 64 * 1024 { flushLog() }
     }
 

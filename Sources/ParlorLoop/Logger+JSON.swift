@@ -7,32 +7,55 @@ extension Logger {
     private static let numericFields: Set<String> = ["status", "bytes", "duration_ms", "attempt", "count", "members", "commands"]
 
     /// `{"time":"2026-12-01T03:04:05.678Z","level":"info","message":"…",<fields>}` and a newline.
-    func jsonLine(_ level: Level, _ message: String, _ fields: KeyValuePairs<String, String>) -> String {
-        var line = #"{"time":""# + Self.utcTimestamp() + #"","level":""# + level.name + #"","message":"#
-        Self.appendJSONString(message, to: &line)
+    func appendJSONLine(_ level: Level, _ message: String, _ fields: KeyValuePairs<String, String>, to out: inout [UInt8]) {
+        out.append(contentsOf: #"{"time":""#.utf8)
+        Self.appendUTCTimestamp(to: &out)
+        out.append(contentsOf: #"","level":""#.utf8)
+        out.append(contentsOf: level.name.utf8)
+        out.append(contentsOf: #"","message":"#.utf8)
+        Self.appendJSONString(message, to: &out)
         for (key, value) in fields where key != "time" && key != "level" && key != "message" {
-            line += ","
-            Self.appendJSONString(key, to: &line)
-            line += ":"
-            if Self.numericFields.contains(key), Self.isJSONNumber(value) { line += value } else { Self.appendJSONString(value, to: &line) }
+            out.append(UInt8(ascii: ","))
+            Self.appendJSONString(key, to: &out)
+            out.append(UInt8(ascii: ":"))
+            if Self.numericFields.contains(key), Self.isJSONNumber(value) { out.append(contentsOf: value.utf8) } else { Self.appendJSONString(value, to: &out) }
         }
-        return line + "}\n"
+        out.append(contentsOf: "}\n".utf8)
     }
 
     /// RFC 3339 in UTC with milliseconds, from the wall clock, without Foundation.
-    static func utcTimestamp() -> String {
+    static func appendUTCTimestamp(to out: inout [UInt8]) {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         var seconds = now.tv_sec
         var parts = tm()
         gmtime_r(&seconds, &parts)
-        func pad(_ value: Int32, _ width: Int) -> String {
-            let text = String(value)
-            return text.count >= width ? text : String(repeating: "0", count: width - text.count) + text
-        }
-        return pad(parts.tm_year + 1900, 4) + "-" + pad(parts.tm_mon + 1, 2) + "-" + pad(parts.tm_mday, 2) + "T"
-            + pad(parts.tm_hour, 2) + ":" + pad(parts.tm_min, 2) + ":" + pad(parts.tm_sec, 2) + "."
-            + pad(Int32(now.tv_nsec / 1_000_000), 3) + "Z"
+        appendDigits(Int(parts.tm_year) + 1900, width: 4, to: &out)
+        out.append(UInt8(ascii: "-"))
+        appendDigits(Int(parts.tm_mon) + 1, width: 2, to: &out)
+        out.append(UInt8(ascii: "-"))
+        appendDigits(Int(parts.tm_mday), width: 2, to: &out)
+        out.append(UInt8(ascii: "T"))
+        appendDigits(Int(parts.tm_hour), width: 2, to: &out)
+        out.append(UInt8(ascii: ":"))
+        appendDigits(Int(parts.tm_min), width: 2, to: &out)
+        out.append(UInt8(ascii: ":"))
+        appendDigits(Int(parts.tm_sec), width: 2, to: &out)
+        out.append(UInt8(ascii: "."))
+        appendDigits(now.tv_nsec / 1_000_000, width: 3, to: &out)
+        out.append(UInt8(ascii: "Z"))
+    }
+
+    /// A non-negative number, zero-padded to at least `width` digits.
+    static func appendDigits(_ value: Int, width: Int, to out: inout [UInt8]) {
+        var digits: [UInt8] = []
+        var rest = max(0, value)
+        repeat {
+            digits.append(UInt8(ascii: "0") + UInt8(rest % 10))
+            rest /= 10
+        } while rest > 0
+        for _ in digits.count..<max(width, digits.count) { out.append(UInt8(ascii: "0")) }
+        out.append(contentsOf: digits.reversed())
     }
 
     static func isJSONNumber(_ value: String) -> Bool {
@@ -46,24 +69,43 @@ extension Logger {
         return dots <= 1
     }
 
-    static func appendJSONString(_ value: String, to out: inout String) {
-        out += "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 || scalar.value == 0x7F || scalar.value == 0x2028 || scalar.value == 0x2029 {
-                    let hex = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    out.unicodeScalars.append(scalar)
+    /// A JSON string literal: quotes, backslashes and control characters escaped, and U+2028/U+2029 too (some
+    /// JavaScript readers treat them as line ends). Works on the UTF-8 bytes; everything else is copied.
+    static func appendJSONString(_ value: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        let bytes = value.utf8
+        var index = bytes.startIndex
+        while index < bytes.endIndex {
+            let byte = bytes[index]
+            switch byte {
+            case 0x22: out.append(contentsOf: #"\""#.utf8)
+            case 0x5C: out.append(contentsOf: #"\\"#.utf8)
+            case 0x0A: out.append(contentsOf: #"\n"#.utf8)
+            case 0x0D: out.append(contentsOf: #"\r"#.utf8)
+            case 0x09: out.append(contentsOf: #"\t"#.utf8)
+            case 0..<0x20, 0x7F: appendUnicodeEscape(UInt32(byte), to: &out)
+            case 0xE2:
+                // U+2028 and U+2029 are E2 80 A8 and E2 80 A9 in UTF-8.
+                let second = bytes.index(after: index)
+                if second < bytes.endIndex, bytes[second] == 0x80 {
+                    let third = bytes.index(after: second)
+                    if third < bytes.endIndex, bytes[third] == 0xA8 || bytes[third] == 0xA9 {
+                        appendUnicodeEscape(bytes[third] == 0xA8 ? 0x2028 : 0x2029, to: &out)
+                        index = bytes.index(after: third)
+                        continue
+                    }
                 }
+                out.append(byte)
+            default: out.append(byte)
             }
+            index = bytes.index(after: index)
         }
-        out += "\""
+        out.append(UInt8(ascii: "\""))
+    }
+
+    private static func appendUnicodeEscape(_ value: UInt32, to out: inout [UInt8]) {
+        let hex: [UInt8] = Array("0123456789abcdef".utf8)
+        out.append(contentsOf: #"\u"#.utf8)
+        for shift in stride(from: 12, through: 0, by: -4) { out.append(hex[Int((value >> UInt32(shift)) & 0xF)]) }
     }
 }

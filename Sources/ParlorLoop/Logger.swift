@@ -36,31 +36,23 @@ public struct Logger: Sendable {
 
     /// Writes `level=… msg="…" key=value…`; values with spaces or quotes are quoted.
     public func log(_ level: Level, _ message: String, _ fields: KeyValuePairs<String, String> = [:]) {
-        guard let line = line(level, message, fields) else { return }
+        guard isEnabled(level) else { return }
+        var bytes: [UInt8] = []
+        appendLine(level, message, fields, to: &bytes)
         // One write(2) per line keeps lines from different threads whole.
-        var bytes = Array(line.utf8)
-        _ = bytes.withUnsafeMutableBytes { Glibc.write(2, $0.baseAddress, $0.count) }
+        _ = bytes.withUnsafeBytes { Glibc.write(2, $0.baseAddress, $0.count) }
     }
 
     /// The formatted line with its newline, or nil when `level` is not logged.
     public func line(_ level: Level, _ message: String, _ fields: KeyValuePairs<String, String> = [:]) -> String? {
         guard isEnabled(level) else { return nil }
-        if format == .json { return jsonLine(level, message, fields) }
-        var line = "level=\(level.name) msg=\(Self.quote(message))"
-        for (key, value) in fields { line += " \(key)=\(Self.quote(value))" }
-        return line + "\n"
+        var bytes: [UInt8] = []
+        appendLine(level, message, fields, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     public func debug(_ message: String, _ fields: KeyValuePairs<String, String> = [:]) { log(.debug, message, fields) }
     public func info(_ message: String, _ fields: KeyValuePairs<String, String> = [:]) { log(.info, message, fields) }
     public func warning(_ message: String, _ fields: KeyValuePairs<String, String> = [:]) { log(.warning, message, fields) }
     public func error(_ message: String, _ fields: KeyValuePairs<String, String> = [:]) { log(.error, message, fields) }
-
-    static func quote(_ value: String) -> String {
-        let needsQuotes = value.isEmpty || value.utf8.contains { $0 <= 0x20 || $0 == 0x22 || $0 == 0x3D || $0 == 0x5C || $0 >= 0x7F }
-        guard needsQuotes else { return value }
-        var out = ""
-        appendJSONString(value, to: &out)  // the same escaping as JSON lines: a quoted value reads back as JSON
-        return out
-    }
 }
