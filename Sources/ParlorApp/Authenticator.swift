@@ -78,8 +78,11 @@ struct Authenticator: Sendable {
 
     static func token(in head: HTTPRequestHead) -> String? {
         if let authorization = head.headers["Authorization"] {
-            let parts = authorization.split(separator: " ", maxSplits: 1)
-            if parts.count == 2, parts[0].lowercased() == "bearer" { return String(parts[1]).trimmingSpaces }
+            // "Bearer <token>", the scheme case-insensitive (RFC 9110 §11.1); compared on bytes: this runs per request.
+            let bytes = authorization.utf8
+            if bytes.count > 7, zip(bytes, "bearer ".utf8).allSatisfy({ $0 | 0x20 == $1 }) {
+                return Substring(authorization.utf8.dropFirst(7)).trimmingSpaces
+            }
             return authorization  // not Bearer: let verification reject it with a clear reason
         }
         return head.query["token"]

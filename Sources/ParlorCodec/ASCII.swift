@@ -60,6 +60,14 @@ enum ASCII {
     static func equalsIgnoringCase(_ lhs: String, _ rhs: String) -> Bool {
         let left = lhs.utf8, right = rhs.utf8
         guard left.count == right.count else { return false }
+        // Header lookups call this for every field of every request: compare contiguous bytes where Swift has them.
+        let contiguous = left.withContiguousStorageIfAvailable { l in
+            right.withContiguousStorageIfAvailable { r in
+                for index in 0..<l.count where l[index] != r[index] && lowercased(l[index]) != lowercased(r[index]) { return false }
+                return true
+            }
+        }
+        if let contiguous, let equal = contiguous { return equal }
         return zip(left, right).allSatisfy { lowercased($0) == lowercased($1) }
     }
 
