@@ -35,11 +35,13 @@ extension HTTPRequestParser {
 
     /// `METHOD SP request-target SP HTTP/1.x`
     static func parseRequestLine(_ line: ArraySlice<UInt8>) throws(HTTPParseError) -> RequestLine {
-        let parts = line.split(separator: ASCII.space, omittingEmptySubsequences: false)
-        guard parts.count == 3 else {
+        // Exactly two spaces: found by hand, not with `split`, which builds an array per request.
+        guard let firstSpace = line.firstIndex(of: ASCII.space),
+              let secondSpace = line[(firstSpace + 1)...].firstIndex(of: ASCII.space),
+              !line[(secondSpace + 1)...].contains(ASCII.space) else {
             throw .malformed("The request line must be \"METHOD target HTTP/1.1\", separated by single spaces.")
         }
-        let (method, target, version) = (parts[0], parts[1], parts[2])
+        let (method, target, version) = (line[..<firstSpace], line[(firstSpace + 1)..<secondSpace], line[(secondSpace + 1)...])
         guard !method.isEmpty, method.allSatisfy(ASCII.isTokenChar) else {
             throw .malformed("The request method is not a valid token.")
         }
@@ -64,8 +66,11 @@ extension HTTPRequestParser {
                            versionMinor: versionMinor)
     }
 
+    private static let http11: [UInt8] = Array("HTTP/1.1".utf8)
+
     /// "HTTP/1.0" → 0, "HTTP/1.1" → 1; a well-formed other version is 505, anything else 400.
     static func parseVersion(_ version: ArraySlice<UInt8>) throws(HTTPParseError) -> Int {
+        if version.elementsEqual(Self.http11) { return 1 }  // nearly every request
         let prefix = "HTTP/".utf8
         guard version.starts(with: prefix) else {
             throw .malformed("The request line does not end with an HTTP version.")
@@ -82,30 +87,39 @@ extension HTTPRequestParser {
         return Int(minor - UInt8(ascii: "0"))
     }
 
-    /// `field-name ":" OWS field-value OWS`
+    /// `field-name ":" OWS field-value OWS`. Runs once per header line of every request, so it works on the
+    /// slice's contiguous bytes: one pass for the name up to the colon, one for the value.
     static func parseHeaderLine(_ line: ArraySlice<UInt8>) throws(HTTPParseError) -> (String, String) {
-        if let first = line.first, ASCII.isWhitespace(first) {
-            throw .malformed("Header line folding (obs-fold) is not allowed.")
-        }
-        guard let colon = line.firstIndex(of: ASCII.colon) else {
-            throw .malformed("A header line has no colon.")
-        }
-        let name = line[..<colon]
-        guard !name.isEmpty else {
-            throw .malformed("A header line has an empty name.")
-        }
-        guard name.allSatisfy(ASCII.isTokenChar) else {
-            if let last = name.last, ASCII.isWhitespace(last) {
-                throw .malformed("Whitespace between a header name and the colon is not allowed.")
+        let parsed = line.withUnsafeBufferPointer { bytes -> Result<(String, String), HTTPParseError> in
+            if let first = bytes.first, ASCII.isWhitespace(first) {
+                return .failure(.malformed("Header line folding (obs-fold) is not allowed."))
             }
-            throw .malformed("A header name contains characters that are not allowed.")
+            var colon = 0
+            while colon < bytes.count, bytes[colon] != ASCII.colon {
+                guard ASCII.isTokenChar(bytes[colon]) else {
+                    // A bad name character, or a line without a colon: say which.
+                    guard let found = bytes[colon...].firstIndex(of: ASCII.colon) else { return .failure(.malformed("A header line has no colon.")) }
+                    if ASCII.isWhitespace(bytes[found - 1]) {
+                        return .failure(.malformed("Whitespace between a header name and the colon is not allowed."))
+                    }
+                    return .failure(.malformed("A header name contains characters that are not allowed."))
+                }
+                colon += 1
+            }
+            guard colon < bytes.count else { return .failure(.malformed("A header line has no colon.")) }
+            guard colon > 0 else { return .failure(.malformed("A header line has an empty name.")) }
+            var start = colon + 1, end = bytes.count
+            while start < end, ASCII.isWhitespace(bytes[start]) { start += 1 }
+            while end > start, ASCII.isWhitespace(bytes[end - 1]) { end -= 1 }
+            let name = UnsafeBufferPointer(rebasing: bytes[..<colon])
+            let value = UnsafeBufferPointer(rebasing: bytes[start..<end])
+            // Field values are visible characters, spaces and tabs; obs-text (0x80...) is tolerated.
+            if value.contains(where: { $0 < ASCII.space ? $0 != ASCII.tab : $0 == 0x7F }) {
+                return .failure(.malformed("The value of header \"\(String(decoding: name, as: UTF8.self))\" contains control characters."))
+            }
+            return .success((String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self)))
         }
-        let value = ASCII.trimmingWhitespace(line[(colon + 1)...])
-        // Field values are visible characters, spaces and tabs; obs-text (0x80...) is tolerated.
-        guard value.allSatisfy({ $0 >= ASCII.space ? $0 != 0x7F : $0 == ASCII.tab }) else {
-            throw .malformed("The value of header \"\(String(decoding: name, as: UTF8.self))\" contains control characters.")
-        }
-        return (String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self))
+        return try parsed.get()
     }
 
     /// Validates the complete head and decides how the body is framed.
