@@ -240,6 +240,8 @@ extension StringProtocol {
     var trimmingSpaces: String {
         let text = String(self)
         let bytes = text.utf8
+        // Usually nothing to trim: no second copy.
+        guard let first = bytes.first, let last = bytes.last, first == 0x20 || first == 0x09 || last == 0x20 || last == 0x09 else { return text }
         var start = bytes.startIndex
         var end = bytes.endIndex
         while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start = bytes.index(after: start) }

@@ -11,6 +11,12 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         fields = []
     }
 
+    /// Room for `capacity` fields before the first reallocation (a request head has a handful).
+    public init(minimumCapacity capacity: Int) {
+        fields = []
+        fields.reserveCapacity(capacity)
+    }
+
     public init(_ pairs: [(String, String)]) {
         fields = pairs.map { (name: $0.0, value: $0.1) }
     }

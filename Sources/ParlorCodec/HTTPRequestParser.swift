@@ -23,7 +23,7 @@ public struct HTTPRequestParser: Sendable {
     struct PartialHead: Sendable {
         var byteCount = 0
         var requestLine: RequestLine?
-        var headers = HTTPHeaders()
+        var headers = HTTPHeaders(minimumCapacity: 8)
     }
 
     struct RequestLine: Sendable {

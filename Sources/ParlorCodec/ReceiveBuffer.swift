@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Bytes received but not yet consumed by a decoder.
 ///
 /// Consumption only moves a read index; the storage is compacted once the consumed prefix is large
@@ -35,7 +39,13 @@ struct ReceiveBuffer: Sendable {
 
     /// Relative offset of the first `byte` at or after relative offset `start`.
     func firstOffset(of byte: UInt8, from start: Int) -> Int? {
-        storage[(readIndex + start)...].firstIndex(of: byte).map { $0 - readIndex }
+        // memchr on the contiguous bytes: every line of every request head is found here.
+        storage.withUnsafeBufferPointer { bytes in
+            let from = readIndex + start
+            guard from < bytes.count, let base = bytes.baseAddress,
+                  let found = memchr(base + from, Int32(byte), bytes.count - from) else { return nil }
+            return base.distance(to: found.assumingMemoryBound(to: UInt8.self)) - readIndex
+        }
     }
 
     mutating func consume(_ count: Int) {
