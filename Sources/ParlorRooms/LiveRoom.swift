@@ -16,9 +16,6 @@ struct LiveMember {
     /// Memory only: recent chat messages and reactions, for their per-member rates.
     var messageWindow = RateWindow(StageRules.messageRate)
     var reactionWindow = RateWindow(StageRules.reactionRate)
-    /// `MemberRecord.json` encoded, kept for the member lists of join replies until the member, its role or its
-    /// hand changes (the room clears it then); nil until a list needs it.
-    var encodedRecord: [UInt8]?
 }
 
 /// An open room's live state, owned by the rooms thread. The database is the record; this is its working copy
@@ -51,6 +48,22 @@ final class LiveRoom {
 
     private(set) var members: [String: LiveMember] = [:]
     private(set) var memberIDByUser: [String: String] = [:]
+    /// The members by (joinedAt, id), kept sorted as members come and go, each with its `MemberRecord.json`
+    /// encoded once a list needed it (until the member, its role or its hand changes). A join reply lists the
+    /// members in this order from these bytes: sorting the room and encoding every member on each join cost more
+    /// than the rest of the reply.
+    private(set) var joinOrder: [JoinSlot] = []
+
+    struct JoinSlot {
+        let id: String
+        let joinedAt: Int64
+        var encodedRecord: [UInt8]?
+    }
+    /// Users who became (true) or stopped being (false) JOINED members since the last `takeUserChanges()`:
+    /// `LiveUsers` applies them after each batch instead of recounting the room.
+    private(set) var userChanges: [(userID: String, joined: Bool)] = []
+    /// A room object that `LiveUsers` has not counted yet (new, or reloaded from the store): counted whole once.
+    private(set) var needsFullUserCount = true
     /// Connections receiving this room's events, by user id.
     private(set) var attached: [String: Set<ConnectionHandle>] = [:]
     /// Connections that receive this room's events without a membership (conversation:watch).
@@ -79,29 +92,55 @@ final class LiveRoom {
     func member(_ id: String) -> LiveMember? { members[id] }
 
     func add(_ member: LiveMember) {
-        var member = member
-        member.encodedRecord = nil  // a copy may carry bytes from before a change
+        if let previous = members[member.id] { joinOrder.remove(at: joinOrderPosition(of: previous)) }
         members[member.id] = member
-        memberIDByUser[member.user.id] = member.id
+        joinOrder.insert(JoinSlot(id: member.id, joinedAt: member.joinedAt), at: joinOrderIndex(joinedAt: member.joinedAt, id: member.id))
+        if memberIDByUser.updateValue(member.id, forKey: member.user.id) == nil { userChanges.append((member.user.id, true)) }
     }
 
     func update(_ memberID: String, _ change: (inout LiveMember) -> Void) {
         guard var member = members[memberID] else { return }
         change(&member)
-        member.encodedRecord = nil
+        joinOrder[joinOrderPosition(of: member)].encodedRecord = nil
         members[memberID] = member
     }
 
     @discardableResult
     func remove(_ memberID: String) -> LiveMember? {
-        guard let member = members.removeValue(forKey: memberID) else { return nil }
-        memberIDByUser[member.user.id] = nil
+        guard let member = members[memberID] else { return nil }
+        joinOrder.remove(at: joinOrderPosition(of: member))
+        members[memberID] = nil
+        if memberIDByUser.removeValue(forKey: member.user.id) != nil { userChanges.append((member.user.id, false)) }
         return member
     }
 
     /// Joined members in join order, as every list and reply presents them.
-    var sortedMembers: [LiveMember] {
-        members.values.sorted { ($0.joinedAt, $0.id) < ($1.joinedAt, $1.id) }
+    var sortedMembers: [LiveMember] { joinOrder.compactMap { members[$0.id] } }
+
+    /// Where (joinedAt, id) is or would go in `joinOrder`: a binary search (a new member usually goes last).
+    private func joinOrderIndex(joinedAt: Int64, id: String) -> Int {
+        var low = 0, high = joinOrder.count
+        while low < high {
+            let middle = (low + high) / 2
+            if (joinOrder[middle].joinedAt, joinOrder[middle].id) < (joinedAt, id) { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+
+    /// Where a member in `members` sits in `joinOrder`.
+    private func joinOrderPosition(of member: LiveMember) -> Int {
+        let index = joinOrderIndex(joinedAt: member.joinedAt, id: member.id)
+        if index < joinOrder.count, joinOrder[index].id == member.id { return index }
+        preconditionFailure("joinOrder lost member \(member.id)")
+    }
+
+    /// The user changes recorded since the last call, in order; nil when the room must be counted whole.
+    func takeUserChanges() -> [(userID: String, joined: Bool)]? {
+        defer {
+            userChanges.removeAll(keepingCapacity: true)
+            needsFullUserCount = false
+        }
+        return needsFullUserCount ? nil : userChanges
     }
 
     func attach(_ handle: ConnectionHandle, user userID: String) {
@@ -153,7 +192,7 @@ final class LiveRoom {
         hands = stage.roles.compactMapValues(\.handRaisedAt)
         lastHandRaisedAt = hands.values.max() ?? 0
         bans = stage.bans
-        for memberID in members.keys { members[memberID]?.encodedRecord = nil }
+        for index in joinOrder.indices { joinOrder[index].encodedRecord = nil }
     }
 
     func setRole(_ role: MemberRole, of userID: String) {
@@ -170,14 +209,17 @@ final class LiveRoom {
         return previous
     }
 
-    /// Caches a member's encoded record (`encodedMemberList` fills it).
-    func keepEncodedRecord(_ bytes: [UInt8], of memberID: String) {
-        members[memberID]?.encodedRecord = bytes
+    /// The encoded record of the member at `position` in `joinOrder`: cached, or encoded now and kept.
+    func encodedRecord(at position: Int) -> [UInt8] {
+        if let bytes = joinOrder[position].encodedRecord { return bytes }
+        let bytes = members[joinOrder[position].id].map { record(of: $0).json.encoded() } ?? []
+        joinOrder[position].encodedRecord = bytes
+        return bytes
     }
 
     private func forgetEncodedRecord(ofUser userID: String) {
-        guard let memberID = memberIDByUser[userID] else { return }
-        members[memberID]?.encodedRecord = nil
+        guard let member = member(forUser: userID) else { return }
+        joinOrder[joinOrderPosition(of: member)].encodedRecord = nil
     }
 
     /// A user's role here; users from before stage rooms existed are speakers.

@@ -27,6 +27,23 @@ public final class LiveUsers: Sendable {
         state.withLock { Self.add(-1, to: userID, in: &$0.counts) }
     }
 
+    /// Applies a room's membership changes in order (`LiveRoom.takeUserChanges`); a change that is already true
+    /// (a join of a counted user, a leave of an uncounted one) changes nothing.
+    func apply(room roomID: String, _ changes: [(userID: String, joined: Bool)]) {
+        guard !changes.isEmpty else { return }
+        state.withLock { state in
+            var members = state.roomMembers.removeValue(forKey: roomID) ?? []
+            for change in changes {
+                if change.joined {
+                    if members.insert(change.userID).inserted { Self.add(1, to: change.userID, in: &state.counts) }
+                } else if members.remove(change.userID) != nil {
+                    Self.add(-1, to: change.userID, in: &state.counts)
+                }
+            }
+            if !members.isEmpty { state.roomMembers[roomID] = members }
+        }
+    }
+
     /// Counts a room's JOINED users afresh (empty for a room that is gone), changing only users that came or went.
     func sync(room roomID: String, members: Set<String>) {
         state.withLock { state in
@@ -45,11 +62,20 @@ public final class LiveUsers: Sendable {
 }
 
 extension RoomsService {
-    /// After a batch (rooms thread): recount the rooms it touched, so POST /auth sees who is a member now.
+    /// After a batch (rooms thread): apply the membership changes of the rooms it touched, so POST /auth sees who
+    /// is a member now. A room that is gone counts as empty; a new or reloaded room object is counted whole.
     func syncLiveUsers(_ roomIDs: Set<String>) {
         loop.assertInLoop()
         for roomID in roomIDs {
-            liveUsers.sync(room: roomID, members: state.rooms[roomID].map { Set($0.memberIDByUser.keys) } ?? [])
+            if let room = state.rooms[roomID] {
+                if let changes = room.takeUserChanges() {
+                    liveUsers.apply(room: roomID, changes)
+                } else {
+                    liveUsers.sync(room: roomID, members: Set(room.memberIDByUser.keys))
+                }
+            } else {
+                liveUsers.sync(room: roomID, members: [])
+            }
         }
     }
 }
