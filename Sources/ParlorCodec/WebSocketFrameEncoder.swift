@@ -11,6 +11,14 @@ public enum WebSocketFrameEncoder {
     public static func frame(
         _ opcode: WebSocketOpcode, payload: UnsafeRawBufferPointer, fin: Bool = true, mask: Mask? = nil
     ) -> [UInt8] {
+        frame(opcode, payload: Array(payload), fin: fin, mask: mask)
+    }
+
+    /// The same, for bytes in an array: every event and reply the server sends comes through here, so the payload
+    /// is appended as an array (one copy), not as a raw buffer (which appends byte by byte).
+    public static func frame(
+        _ opcode: WebSocketOpcode, payload: [UInt8], fin: Bool = true, mask: Mask? = nil
+    ) -> [UInt8] {
         let length = payload.count
         var frame: [UInt8] = []
         frame.reserveCapacity(14 + length)
@@ -28,17 +36,11 @@ public enum WebSocketFrameEncoder {
         }
         if let mask {
             frame.append(contentsOf: [mask.0, mask.1, mask.2, mask.3])
-            WebSocketMask(mask).append(payload, phase: 0, to: &frame)
+            payload.withUnsafeBytes { WebSocketMask(mask).append($0, phase: 0, to: &frame) }
         } else {
             frame.append(contentsOf: payload)
         }
         return frame
-    }
-
-    public static func frame(
-        _ opcode: WebSocketOpcode, payload: [UInt8], fin: Bool = true, mask: Mask? = nil
-    ) -> [UInt8] {
-        payload.withUnsafeBytes { frame(opcode, payload: $0, fin: fin, mask: mask) }
     }
 
     /// A complete, unfragmented text frame.

@@ -16,7 +16,8 @@ public enum ProtocolFrame {
 
     /// The same frame as `success(_:tid:body:)`, for a body that is already encoded JSON.
     public static func success(_ type: RequestType, tid: JSONValue, encodedBody: [UInt8]) -> [UInt8] {
-        var message = JSONObjectWriter(reservingCapacity: encodedBody.count + 64)
+        // Room for the type, the tid and the body without growing (a grown buffer copies the body again).
+        var message = JSONObjectWriter(reservingCapacity: encodedBody.count + 256)
         message.field("type", .string(type.successType))
         message.field("tid", tid)
         message.field("body", encoded: encodedBody)
