@@ -67,11 +67,15 @@ let package = Package(
         .testTarget(name: "ParlorProtocolTests", dependencies: ["ParlorProtocol", "ParlorCodec"]),
         .testTarget(name: "ParlorMediaTests", dependencies: ["ParlorMedia", "ParlorLoop", "COpenSSL"]),
         .testTarget(name: "ParlorStoreTests", dependencies: ["ParlorStore"]),
-        // The rooms logic without sockets: an in-memory store, a manual clock, deliveries recorded per client.
-        .testTarget(name: "ParlorRoomsTests", dependencies: ["ParlorRooms", "ParlorStore", "ParlorProtocol", "ParlorLoop"]),
+        // A private PostgreSQL cluster per test process (initdb + pg_ctl in a temporary directory), for the tests below.
+        .target(name: "PostgresTestCluster", dependencies: ["ParlorPostgres"], path: "Tests/PostgresTestCluster"),
+        .testTarget(name: "ParlorPostgresTests", dependencies: ["ParlorPostgres", "ParlorStore", "PostgresTestCluster"]),
+        // The rooms logic without sockets: in-memory SQLite and PostgreSQL stores, a manual clock, deliveries recorded per client.
+        .testTarget(name: "ParlorRoomsTests", dependencies: ["ParlorRooms", "ParlorStore", "ParlorProtocol", "ParlorLoop",
+                                                           "ParlorRoomsPostgres", "ParlorPostgres", "PostgresTestCluster"]),
         .testTarget(name: "ParlorClientTests", dependencies: ["ParlorClient", "ParlorApp", "ParlorTesting", "ParlorTestServer"]),
         .testTarget(name: "ParlorAppTests", dependencies: ["ParlorApp", "ParlorClient", "ParlorCodec", "ParlorProtocol", "ParlorStore", "ParlorRooms",
-                                                         "ParlorLoop", "COpenSSL"]),
+                                                         "ParlorLoop", "COpenSSL", "ParlorPostgres", "PostgresTestCluster"]),
     ],
     swiftLanguageModes: [.v6]
 )
