@@ -52,7 +52,7 @@ let package = Package(
                                                   "ParlorCodec", "COpenSSL"],
                 // The web client ships inside the binary: no files to deploy, nothing fetched at run time.
                 resources: [.embedInCode("Web")]),
-        .executableTarget(name: "parlor", dependencies: ["ParlorApp", "ParlorClient"]),
+        .executableTarget(name: "parlor", dependencies: ["ParlorApp", "ParlorClient", "ParlorPostgres"]),
 
         // Load generator for bench/: the project's own event loop and codec, so it outruns a script-language client.
         .executableTarget(name: "ParlorBench", dependencies: ["ParlorLoop", "ParlorCodec"]),
