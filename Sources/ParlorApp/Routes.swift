@@ -62,8 +62,14 @@ struct Routes: Sendable {
             return try rooms.store.read(body)
         } catch {
             logger.error("database read failed", ["error": "\(error)"])
-            throw HTTPError.internalError()
+            throw storageError(error)
         }
+    }
+
+    /// 503 (try later) when the storage failed (a lost PostgreSQL connection, a full disk), else 500.
+    func storageError(_ error: any Error) -> HTTPError {
+        guard rooms.store.isStorageFailure(error) else { return HTTPError.internalError() }
+        return HTTPError(.serverUnavailable, title: "Service unavailable", detail: "the database is unavailable; try again later")
     }
 
     /// `page_size` from the query: default and maximum from configuration.

@@ -94,6 +94,8 @@ import Testing
             let unhealthy = try http(app, "GET", "/healthz")
             #expect(unhealthy.status == 503)
             #expect((unhealthy.object["detail"] as? String)?.contains("database unreachable") == true, "\(unhealthy.text)")
+            // Requests that need the database are told to try later, not that the server broke.
+            expectProblem(try http(app, "POST", "/auth", json: #"{"name":"late"}"#), 503, "server:error:unavailable")
         }
     }
 
