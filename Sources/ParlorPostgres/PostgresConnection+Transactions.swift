@@ -16,10 +16,20 @@ extension PostgresConnection {
     }
 
     /// Runs `body` between `begin` (e.g. `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`) and `COMMIT`; rolls back
-    /// if `body` or the commit throws, and rethrows. Reconnects first if the session was lost since the last use.
+    /// if `body` or the commit throws, and rethrows. Reconnects first if the session was lost since the last use,
+    /// including when `begin` is what finds out.
     public func inTransaction<T>(_ begin: String = "BEGIN", _ body: (PostgresConnection) throws -> T) throws -> T {
-        if !isInTransaction { try reconnectIfNeeded() }
-        try execute(begin)
+        let nested = isInTransaction
+        if !nested { try reconnectIfNeeded() }
+        do {
+            try execute(begin)
+        } catch {
+            // The server ended the session since its last use (a restart, a cut): libpq only learns it on the next
+            // statement. Nothing had started, so connecting again and beginning once more is safe.
+            guard error.connectionLost, !nested else { throw error }
+            try reconnectIfNeeded()
+            try execute(begin)
+        }
         do {
             let result = try body(self)
             // COMMIT of an aborted transaction "succeeds" as a rollback: refuse it instead of losing the work silently.

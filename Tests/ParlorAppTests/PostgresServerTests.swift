@@ -99,6 +99,31 @@ import Testing
         }
     }
 
+    @Test func aServerWhoseConnectionsWereCutServesAgainWithoutARestart() throws {
+        let url = try TestPostgres.shared().makeDatabase()
+        try withPostgresServer(url) { app in
+            let room = try createRoom(app)
+            let alice = try TestWebSocket(app, name: "alice")
+            _ = try alice.join(room)
+            // Every connection of the server is cut (as by a PostgreSQL restart or a network cut).
+            let admin = try PostgresConnection(url: url)
+            let cut = try admin.query("""
+                SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity
+                WHERE datname = current_database() AND pid <> pg_backend_pid()
+                """)
+            #expect(cut.count >= 2 && cut.allSatisfy { $0.bool("done") == true })
+
+            // Each connection reconnects at its next transaction: health, the rooms thread's writes, REST reads.
+            #expect(try http(app, "GET", "/healthz").status == 200)
+            let bob = try TestWebSocket(app, name: "bob")
+            let bobJoin = try bob.join(room)
+            #expect(bobJoin["last_event_id"] as? Int == 2)
+            let bobMember = try #require(bobJoin["member_id"] as? String)
+            #expect(try alice.event("member:joined", in: room, member: bobMember)["id"] as? Int == 2)
+            #expect(try http(app, "GET", "/rooms/\(room)", token: try token(app, "alice")).status == 200)
+        }
+    }
+
     @Test func aMalformedPostgreSQLURLIsAClearConfigurationError() throws {
         #expect {
             try withServer({ $0.databasePath = "postgres://parlor@127.0.0.1:1/x?sslmod=require" }) { _ in }
