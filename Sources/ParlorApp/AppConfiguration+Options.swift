@@ -43,7 +43,7 @@ extension AppConfiguration {
         },
         option("--token-ttl", "PARLOR_TOKEN_TTL", "21600", "seconds a token from /auth stays valid") { $0.tokenTTLSeconds = Int64(try int($1, "--token-ttl", 1...31_536_000)) },
         option("--loops", "PARLOR_LOOPS", "0", "event-loop threads; 0 means one per core") { $0.http.loopCount = try int($1, "--loops", 0...256) },
-        option("--readers", "PARLOR_READERS", "2", "SQLite reader connections") { $0.readerCount = try int($1, "--readers", 1...64) },
+        option("--readers", "PARLOR_READERS", "2", "SQLite reader connections; with PostgreSQL, the pool beside the writer connection holds this many plus one") { $0.readerCount = try int($1, "--readers", 1...64) },
         option("--max-body-bytes", "PARLOR_MAX_BODY_BYTES", "65536", "largest HTTP request body (413 above)") { $0.http.limits.maxBodyBytes = try int($1, "--max-body-bytes", 0...(64 << 20)) },
         option("--header-timeout", "PARLOR_HEADER_TIMEOUT", "10", "seconds to receive a request head (slowloris guard)") { $0.http.headerTimeout = .seconds(try seconds($1, "--header-timeout")) },
         option("--body-timeout", "PARLOR_BODY_TIMEOUT", "30", "seconds to receive a request body after its head (408 and close after)") { $0.http.bodyTimeout = .seconds(try seconds($1, "--body-timeout")) },

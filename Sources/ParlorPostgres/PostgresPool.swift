@@ -15,7 +15,11 @@ final class PostgresPool: @unchecked Sendable {  // idle, checkedOut and isClose
     /// Runs `body` with a connection of its own; waits while every connection is busy.
     func withConnection<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
         let connection = try checkOut()
-        defer { checkIn(connection) }
+        defer {
+            // A body that failed mid-transaction (connection lost) leaves nothing open for the next user.
+            if connection.isInTransaction { try? connection.execute("ROLLBACK") }
+            checkIn(connection)
+        }
         return try body(connection)
     }
 
@@ -46,8 +50,6 @@ final class PostgresPool: @unchecked Sendable {  // idle, checkedOut and isClose
     private func checkIn(_ connection: PostgresConnection) {
         condition.lock()
         defer { condition.unlock() }
-        // A body that failed mid-transaction (connection lost) leaves nothing open for the next user.
-        if connection.isInTransaction { try? connection.execute("ROLLBACK") }
         idle.append(connection)
         checkedOut -= 1
         condition.broadcast()
