@@ -45,7 +45,9 @@ extension PostgresConnection {
             case .real(let value): values.append(strdup("\(value)")); lengths.append(0); formats.append(0); types.append(0)
             case .text(let value): values.append(strdup(value)); lengths.append(0); formats.append(0); types.append(0)
             case .blob(let bytes):
-                let buffer = malloc(max(1, bytes.count))!.assumingMemoryBound(to: CChar.self)
+                guard let buffer = malloc(max(1, bytes.count))?.assumingMemoryBound(to: CChar.self) else {
+                    throw PostgresError.misuse("out of memory binding \(bytes.count) bytes")
+                }
                 bytes.withUnsafeBytes { raw in
                     if let base = raw.baseAddress { memcpy(buffer, base, bytes.count) }
                 }
@@ -59,13 +61,12 @@ extension PostgresConnection {
             }
             return PQexecParams(handle, sql, count, types, valuePointers.baseAddress, lengths, formats, 0)
         }
-        do {
-            try check(result, sql: sql)
-        } catch {
+        guard let result, PQresultStatus(result) == PGRES_COMMAND_OK || PQresultStatus(result) == PGRES_TUPLES_OK else {
+            let failure = error(from: result, sql: sql)
             PQclear(result)
-            throw error
+            throw failure
         }
-        return result!
+        return result
     }
 
     /// The name of the session's statement for `sql`, preparing it on first use; nil past the limit.
