@@ -5,7 +5,6 @@ import Foundation
 import ParlorHTTP
 import ParlorLoop
 import ParlorMetrics
-import ParlorPostgres
 import ParlorRooms
 import ParlorStore
 import Synchronization

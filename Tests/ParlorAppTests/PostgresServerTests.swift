@@ -124,6 +124,20 @@ import Testing
         }
     }
 
+    @Test func parlorMigrateAppliesAndReportsOnPostgreSQL() throws {
+        let url = try TestPostgres.shared().makeDatabase()
+        let before = try CLITests.run(["migrate", "--status", "--json", "--database", url.string])
+        #expect(before.status == 0)
+        #expect(before.output.contains(#""pending":["001_initial"]"#), "\(before.output)")
+        #expect(try CLITests.run(["migrate", "--database", url.string]).status == 0)
+        let after = try CLITests.run(["migrate", "--status", "--json", "--database", url.string])
+        let report = try JSONSerialization.jsonObject(with: Data(after.output.utf8)) as? [String: Any]
+        #expect((report?["applied"] as? [[String: Any]])?.map { $0["id"] as? String } == ["001_initial"])
+        #expect((report?["pending"] as? [Any])?.isEmpty == true)
+        let unreachable = try CLITests.run(["migrate", "--database", try TestPostgres.shared().url(database: "no_such_database").string])
+        #expect(unreachable.status == 1)
+    }
+
     @Test func aMalformedPostgreSQLURLIsAClearConfigurationError() throws {
         #expect {
             try withServer({ $0.databasePath = "postgres://parlor@127.0.0.1:1/x?sslmod=require" }) { _ in }
