@@ -21,6 +21,7 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CJWT", pkgConfig: "libjwt", providers: [.apt(["libjwt-dev"])]),
         .systemLibrary(name: "CSRTP", pkgConfig: "libsrtp2", providers: [.apt(["libsrtp2-dev"])]),
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         // epoll, eventfd, timerfd, accept4, recvmmsg and sendmmsg: Glibc does not expose them to Swift.
         .target(name: "CParlorSystem"),
 
@@ -39,14 +40,19 @@ let package = Package(
         .executableTarget(name: "ParlorMigrationEmbedder"),
         .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["ParlorMigrationEmbedder"]),
         .target(name: "ParlorStore", dependencies: ["CSQLite"], plugins: ["EmbedMigrations"]),
+        // PostgreSQL through libpq, beside ParlorStore: connections, statements, migrations (Migrations/postgres).
+        // It shares ParlorStore's value, row and migration types.
+        .target(name: "ParlorPostgres", dependencies: ["CLibPQ", "ParlorStore"], plugins: ["EmbedMigrations"]),
         // No HTTP module: the rooms domain hands its deliveries to a `DeliveryChannel` that ParlorApp implements.
         .target(name: "ParlorRooms", dependencies: ["ParlorStore", "ParlorProtocol", "ParlorMetrics", "ParlorCodec", "ParlorLoop",
                                                     "CJWT", "COpenSSL"]),
-        .target(name: "ParlorApp", dependencies: ["ParlorRooms", "ParlorHTTP", "ParlorProtocol", "ParlorMetrics", "ParlorStore", "ParlorLoop",
+        // The rooms domain's stores on PostgreSQL: libpq stays out of ParlorRooms.
+        .target(name: "ParlorRoomsPostgres", dependencies: ["ParlorRooms", "ParlorPostgres", "ParlorStore", "ParlorProtocol"]),
+        .target(name: "ParlorApp", dependencies: ["ParlorRooms", "ParlorRoomsPostgres", "ParlorPostgres", "ParlorHTTP", "ParlorProtocol", "ParlorMetrics", "ParlorStore", "ParlorLoop",
                                                   "ParlorCodec", "COpenSSL"],
                 // The web client ships inside the binary: no files to deploy, nothing fetched at run time.
                 resources: [.embedInCode("Web")]),
-        .executableTarget(name: "parlor", dependencies: ["ParlorApp", "ParlorClient"]),
+        .executableTarget(name: "parlor", dependencies: ["ParlorApp", "ParlorClient", "ParlorPostgres"]),
 
         // Load generator for bench/: the project's own event loop and codec, so it outruns a script-language client.
         .executableTarget(name: "ParlorBench", dependencies: ["ParlorLoop", "ParlorCodec"]),
@@ -61,11 +67,15 @@ let package = Package(
         .testTarget(name: "ParlorProtocolTests", dependencies: ["ParlorProtocol", "ParlorCodec"]),
         .testTarget(name: "ParlorMediaTests", dependencies: ["ParlorMedia", "ParlorLoop", "COpenSSL"]),
         .testTarget(name: "ParlorStoreTests", dependencies: ["ParlorStore"]),
-        // The rooms logic without sockets: an in-memory store, a manual clock, deliveries recorded per client.
-        .testTarget(name: "ParlorRoomsTests", dependencies: ["ParlorRooms", "ParlorStore", "ParlorProtocol", "ParlorLoop"]),
+        // A private PostgreSQL cluster per test process (initdb + pg_ctl in a temporary directory), for the tests below.
+        .target(name: "PostgresTestCluster", dependencies: ["ParlorPostgres"], path: "Tests/PostgresTestCluster"),
+        .testTarget(name: "ParlorPostgresTests", dependencies: ["ParlorPostgres", "ParlorStore", "PostgresTestCluster"]),
+        // The rooms logic without sockets: in-memory SQLite and PostgreSQL stores, a manual clock, deliveries recorded per client.
+        .testTarget(name: "ParlorRoomsTests", dependencies: ["ParlorRooms", "ParlorStore", "ParlorProtocol", "ParlorLoop",
+                                                           "ParlorRoomsPostgres", "ParlorPostgres", "PostgresTestCluster"]),
         .testTarget(name: "ParlorClientTests", dependencies: ["ParlorClient", "ParlorApp", "ParlorTesting", "ParlorTestServer"]),
         .testTarget(name: "ParlorAppTests", dependencies: ["ParlorApp", "ParlorClient", "ParlorCodec", "ParlorProtocol", "ParlorStore", "ParlorRooms",
-                                                         "ParlorLoop", "COpenSSL"]),
+                                                         "ParlorLoop", "COpenSSL", "ParlorPostgres", "PostgresTestCluster"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -30,20 +30,20 @@ extension AppConfiguration {
         option("--host", "PARLOR_HOST", "0.0.0.0", "address to listen on") { $0.http.host = $1 },
         option("--port", "PARLOR_PORT", "8080", "port to listen on; 0 picks a free one") { $0.http.port = try int($1, "--port", 0...65535) },
         option("--data-dir", "PARLOR_DATA_DIR", "./data", "directory for the database and the generated JWT secret") { $0.dataDirectory = $1 },
-        option("--database", "PARLOR_DATABASE", "<data-dir>/parlor.db", "SQLite file, or :memory: for no files at all") { $0.databasePath = $1 },
+        option("--database", "PARLOR_DATABASE", "<data-dir>/parlor.db", "SQLite file, :memory: for no files at all, or postgres://USER@HOST:PORT/DB (libpq URI: sslmode, password, …)") { $0.databasePath = $1 },
         option("--tls-cert", "PARLOR_TLS_CERT", "unset", "PEM certificate chain: with --tls-key, serve HTTPS and WSS only (TLS 1.2+)") { $0.http.tlsCertificatePath = $1 },
         option("--tls-key", "PARLOR_TLS_KEY", "unset", "PEM private key of --tls-cert") { $0.http.tlsPrivateKeyPath = $1 },
         ConfigurationOption(flag: "--tls-self-signed", environment: "PARLOR_TLS_SELF_SIGNED", defaultValue: "off",
                             help: "serve HTTPS/WSS with a self-signed certificate made once in <data-dir> (browsers need HTTPS for the microphone on a LAN)",
                             apply: { configuration, value in configuration.tlsSelfSigned = !["0", "false", "off", "no"].contains(value.lowercased()) },
                             isSwitch: true),
-        option("--jwt-secret", "PARLOR_JWT_SECRET", "generated", "HS256 secret; when unset, a random one is kept in <data-dir>/jwt-secret (0600)") {
+        option("--jwt-secret", "PARLOR_JWT_SECRET", "generated", "HS256 secret; when unset, a random one is kept in <data-dir>/jwt-secret (0600), or in the database with PostgreSQL (shared by every node)") {
             try validateSecret($1, "--jwt-secret")
             $0.jwtSecret = $1
         },
         option("--token-ttl", "PARLOR_TOKEN_TTL", "21600", "seconds a token from /auth stays valid") { $0.tokenTTLSeconds = Int64(try int($1, "--token-ttl", 1...31_536_000)) },
         option("--loops", "PARLOR_LOOPS", "0", "event-loop threads; 0 means one per core") { $0.http.loopCount = try int($1, "--loops", 0...256) },
-        option("--readers", "PARLOR_READERS", "2", "SQLite reader connections") { $0.readerCount = try int($1, "--readers", 1...64) },
+        option("--readers", "PARLOR_READERS", "2", "SQLite reader connections; with PostgreSQL, the pool beside the writer connection holds this many plus one") { $0.readerCount = try int($1, "--readers", 1...64) },
         option("--max-body-bytes", "PARLOR_MAX_BODY_BYTES", "65536", "largest HTTP request body (413 above)") { $0.http.limits.maxBodyBytes = try int($1, "--max-body-bytes", 0...(64 << 20)) },
         option("--header-timeout", "PARLOR_HEADER_TIMEOUT", "10", "seconds to receive a request head (slowloris guard)") { $0.http.headerTimeout = .seconds(try seconds($1, "--header-timeout")) },
         option("--body-timeout", "PARLOR_BODY_TIMEOUT", "30", "seconds to receive a request body after its head (408 and close after)") { $0.http.bodyTimeout = .seconds(try seconds($1, "--body-timeout")) },
@@ -120,7 +120,7 @@ extension AppConfiguration {
             guard urls.allSatisfy({ $0.hasPrefix("http://") }) else { throw ConfigurationError(message: "--webhook-urls takes http:// URLs") }
             $0.webhookURLs = urls
         },
-        option("--webhook-secret", "PARLOR_WEBHOOK_SECRET", "generated", "key of the HMAC-SHA256 in X-Parlor-Signature; when unset, a random one is kept in <data-dir>/webhook-secret (0600)") { $0.webhookSecret = $1 },
+        option("--webhook-secret", "PARLOR_WEBHOOK_SECRET", "generated", "key of the HMAC-SHA256 in X-Parlor-Signature; when unset, a random one is kept in <data-dir>/webhook-secret (0600), or in the database with PostgreSQL") { $0.webhookSecret = $1 },
         option("--max-connections-per-ip", "PARLOR_MAX_CONNECTIONS_PER_IP", "1000", "open connections from one address (429 and close above); 0 = no limit") { $0.http.maxConnectionsPerIP = try int($1, "--max-connections-per-ip", 0...1_000_000) },
         option("--trusted-proxies", "PARLOR_TRUSTED_PROXIES", "127.0.0.0/8,::1/128", "comma-separated CIDR blocks of reverse proxies whose Forwarded / X-Forwarded-For, -Proto, -Host give the client's address, scheme and host; none = trust no one") {
             guard let proxies = TrustedProxies(list: $1) else { throw ConfigurationError(message: "--trusted-proxies must be comma-separated CIDR blocks (10.0.0.0/8, ::1/128) or none") }

@@ -25,5 +25,6 @@ extension AppConfiguration {
             throw ConfigurationError(message: "--test-mode needs PARLOR_ADMIN_TOKEN: its routes are admin routes")
         }
         if let jwtSecret { try Self.validateSecret(jwtSecret, "PARLOR_JWT_SECRET") }
+        _ = try postgresURL
     }
 }

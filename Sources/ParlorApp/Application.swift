@@ -13,7 +13,8 @@ import Synchronization
 /// The executable and the tests both start it with `buildApplication`.
 public final class ParlorApplication: Sendable {
     public let configuration: AppConfiguration
-    public let database: Database
+    /// SQLite or PostgreSQL (`--database`).
+    public let storage: AppStorage
     public let rooms: RoomsService
     public let users: UserDirectory
     public let tokens: TokenService
@@ -45,10 +46,11 @@ public final class ParlorApplication: Sendable {
         ProcessSetup.prepareForServing()
         try configuration.validate()
 
-        var databaseConfiguration = DatabaseConfiguration(path: configuration.resolvedDatabasePath)
-        databaseConfiguration.readerCount = configuration.readerCount
-        let database = try Database(databaseConfiguration)
-        self.database = database
+        let storage = try AppStorage.open(configuration)
+        self.storage = storage
+        // Until the rooms service owns the rest, a failure below must not leave the database open.
+        var opened = false
+        defer { if !opened { storage.close() } }
 
         var configuration = configuration
         if configuration.tlsSelfSigned, configuration.http.tlsCertificatePath == nil {
@@ -59,13 +61,15 @@ public final class ParlorApplication: Sendable {
         let secret: [UInt8]
         if let configured = configuration.jwtSecret {
             secret = Array(configured.utf8)
+        } else if let shared = try storage.sharedSecret(named: "jwt") {
+            secret = shared  // every node on the database signs and verifies with the same key
         } else if configuration.isInMemory && configuration.databasePath != nil {
             secret = SecretFile.random()  // nothing survives an in-memory run, so neither need its tokens
         } else {
             secret = try SecretFile.loadOrCreate(in: configuration.dataDirectory)
         }
         tokens = TokenService(secret: secret, timeToLiveSeconds: configuration.tokenTTLSeconds)
-        users = UserDirectory(database: database)
+        users = UserDirectory(store: storage.userStore)
         var roomsConfiguration = configuration.rooms
         roomsConfiguration.iceServers = configuration.resolvedICEServers
         if let turnSecret = configuration.turnSecret {
@@ -78,6 +82,8 @@ public final class ParlorApplication: Sendable {
         if !configuration.webhookURLs.isEmpty {
             if let configured = configuration.webhookSecret {
                 webhookSecret = Array(configured.utf8)
+            } else if let shared = try storage.sharedSecret(named: "webhook") {
+                webhookSecret = shared
             } else if configuration.isInMemory && configuration.databasePath != nil {
                 webhookSecret = SecretFile.random()
             } else {
@@ -97,21 +103,21 @@ public final class ParlorApplication: Sendable {
         var observer: (@Sendable ([RoomNotice]) -> Void)?
         if let webhooks { observer = { notices in webhooks.enqueue(notices) } }
         do {
-            rooms = try RoomsService(database: database, configuration: roomsConfiguration, logger: logger,
+            rooms = try RoomsService(store: storage.roomStore, configuration: roomsConfiguration, logger: logger,
                                      delivery: WebSocketDelivery(), observer: observer, metrics: metrics)
         } catch {
             group.shutdown()
             webhooks?.stop()
-            database.close()
             throw error
         }
+        opened = true
         let authLimiter = configuration.authRatePerIP > 0
             ? AddressRateLimiter(rate: configuration.authRatePerIP, burst: configuration.authRatePerIP * 3) : nil
         let roomCreationLimiter = configuration.roomCreationsPerMinute > 0
             ? AddressRateLimiter(rate: configuration.roomCreationsPerMinute / 60, burst: configuration.roomCreationsPerMinute * 2) : nil
         let executor = DatabaseExecutor(readerCount: configuration.readerCount)
         self.executor = executor
-        let routes = Routes(configuration: configuration, database: database, executor: executor, rooms: rooms, users: users,
+        let routes = Routes(configuration: configuration, storage: storage, executor: executor, rooms: rooms, users: users,
                             tokens: tokens, logger: logger, authLimiter: authLimiter, roomCreationLimiter: roomCreationLimiter)
         var mainServer: HTTPServer?
         do {
@@ -130,7 +136,7 @@ public final class ParlorApplication: Sendable {
             group.shutdown()
             rooms.stop()
             webhooks?.stop()
-            database.close()
+            storage.close()
             throw error
         }
     }
@@ -146,7 +152,15 @@ public final class ParlorApplication: Sendable {
         rooms.stop()
         webhooks?.stop()
         group.shutdown()
-        database.close()
+        storage.close()
+    }
+
+    /// The SQLite database, for tests and tools that reach into it; throws on a server that runs on PostgreSQL.
+    public var database: Database {
+        get throws {
+            guard case .sqlite(let database) = storage else { throw NotSQLiteError() }
+            return database
+        }
     }
 }
 

@@ -41,7 +41,7 @@ extension Routes {
         case .string(let text)?: claim = text
         case let other?: throw HTTPError.invalidField("claim", "must be the string an earlier /auth returned, not \(other.typeName)")
         }
-        let (users, liveUsers, tokens, logger) = (self.users, rooms.liveUsers, self.tokens, self.logger)
+        let (users, liveUsers, tokens, logger, routes) = (self.users, rooms.liveUsers, self.tokens, self.logger, self)
         // The user row is written on the write thread; the token is signed back on the loop, beside the other loops.
         executor.write {
             let grant: Result<UserDirectory.Grant, HTTPError>
@@ -52,7 +52,7 @@ extension Routes {
                                            detail: "this name's tokens were revoked by an admin; it is blocked until \(Timestamp.iso8601(milliseconds: blocked.until))"))
             } catch {
                 logger.error("could not create user", ["error": "\(error)"])
-                grant = .failure(HTTPError.internalError())
+                grant = .failure(routes.storageError(error))
             }
             context.complete(onLoop: {
                 let grant = try grant.get()

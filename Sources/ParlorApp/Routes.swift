@@ -8,7 +8,7 @@ import ParlorStore
 /// The HTTP API: each route validates its input and answers JSON; errors carry `{"code","title","detail"}`.
 struct Routes: Sendable {
     let configuration: AppConfiguration
-    let database: Database
+    let storage: AppStorage
     /// Where the routes' database work runs: never on the loop thread (`Routes+OffLoop.swift`).
     let executor: DatabaseExecutor
     let rooms: RoomsService
@@ -42,20 +42,16 @@ struct Routes: Sendable {
         }
     }
 
-    /// 200 while the database answers and writes get through; 503 with the reason otherwise (a full disk too).
-    /// On a read thread: a reader answers `SELECT 1`, and while writes fail a probe write runs at most once a second.
+    /// 200 while the database answers and writes get through; 503 with the reason otherwise (a full disk, an
+    /// unreachable PostgreSQL). On a read thread: SQLite's reader answers `SELECT 1` and while writes fail a probe
+    /// write runs at most once a second; PostgreSQL's pool answers `SELECT 1`.
     func health(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
-        let database = self.database
+        let storage = self.storage
         return onReader(context) {
-            if let failure = database.writeFailure() {
-                return .response(.json(["status": "unavailable", "detail": .string(failure)], status: 503))
+            if let problem = storage.healthProblem() {
+                return .response(.json(["status": "unavailable", "detail": .string(problem)], status: 503))
             }
-            do {
-                _ = try database.read { try $0.queryOne("SELECT 1 AS ok") }
-                return .response(.json(["status": "ok"]))
-            } catch {
-                return .response(.json(["status": "unavailable", "detail": .string("\(error)")], status: 503))
-            }
+            return .response(.json(["status": "ok"]))
         }
     }
 
@@ -66,8 +62,14 @@ struct Routes: Sendable {
             return try rooms.store.read(body)
         } catch {
             logger.error("database read failed", ["error": "\(error)"])
-            throw HTTPError.internalError()
+            throw storageError(error)
         }
+    }
+
+    /// 503 (try later) when the storage failed (a lost PostgreSQL connection, a full disk), else 500.
+    func storageError(_ error: any Error) -> HTTPError {
+        guard rooms.store.isStorageFailure(error) else { return HTTPError.internalError() }
+        return HTTPError(.serverUnavailable, title: "Service unavailable", detail: "the database is unavailable; try again later")
     }
 
     /// `page_size` from the query: default and maximum from configuration.

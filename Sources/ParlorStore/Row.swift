@@ -54,3 +54,11 @@ final class ColumnNames: Sendable {
         positions[name]
     }
 }
+
+extension Row {
+    /// The rows of a result read by another database layer (ParlorPostgres), sharing one column index.
+    public static func rows(columnNames: [String], values: [[SQLValue]]) -> [Row] {
+        let columns = ColumnNames(columnNames)
+        return values.map { Row(columns: columns, values: $0) }
+    }
+}

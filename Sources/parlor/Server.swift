@@ -44,7 +44,7 @@ enum Server {
             // After the listening line (scripts wait for it first), on stderr, so nobody mistakes this for production.
             FileHandle.standardError.write(Data(configuration.devBanner.utf8))
         }
-        app.logger.info("parlor started", ["address": app.baseURL, "database": configuration.resolvedDatabasePath])
+        app.logger.info("parlor started", ["address": app.baseURL, "database": configuration.databaseDescription])
 
         // The signal sources must outlive the wait: an optimized build would otherwise release them early.
         withExtendedLifetime(sources) { stop.wait() }

@@ -4,8 +4,8 @@ import Testing
 
 /// Kick, mute, connection drops, revocation, reset, media state and watching, without a socket.
 @Suite struct AdminAndMediaTests {
-    @Test func kickEndsTheMembershipWithReasonKicked() throws {
-        let rooms = try RoomsHarness()
+    @Test(arguments: StoreKind.allCases) func kickEndsTheMembershipWithReasonKicked(_ store: StoreKind) throws {
+        let rooms = try RoomsHarness(store)
         defer { rooms.stop() }
         let roomID = try rooms.createRoom()
         let alice = try rooms.connect("alice")
@@ -23,8 +23,8 @@ import Testing
         }
     }
 
-    @Test func muteIsStoredAndSeenByEveryone() throws {
-        let rooms = try RoomsHarness()
+    @Test(arguments: StoreKind.allCases) func muteIsStoredAndSeenByEveryone(_ store: StoreKind) throws {
+        let rooms = try RoomsHarness(store)
         defer { rooms.stop() }
         let roomID = try rooms.createRoom()
         let alice = try rooms.connect("alice")
@@ -43,8 +43,8 @@ import Testing
         #expect(rooms.messages(bob).isEmpty, "muting a muted member changes nothing")
     }
 
-    @Test func mediaStateIsStoredAndSpeakingIsOnlyBroadcast() throws {
-        let rooms = try RoomsHarness { $0.maxAudioSenders = 1 }
+    @Test(arguments: StoreKind.allCases) func mediaStateIsStoredAndSpeakingIsOnlyBroadcast(_ store: StoreKind) throws {
+        let rooms = try RoomsHarness(store) { $0.maxAudioSenders = 1 }
         defer { rooms.stop() }
         let roomID = try rooms.createRoom()
         let alice = try rooms.connect("alice")
@@ -71,8 +71,8 @@ import Testing
         #expect(rooms.request(.media(cid: roomID, change: .enable), from: bob).type == "audio:enable:success", "a sender's place is free again")
     }
 
-    @Test func signallingGoesOnlyToItsTarget() throws {
-        let rooms = try RoomsHarness()
+    @Test(arguments: StoreKind.allCases) func signallingGoesOnlyToItsTarget(_ store: StoreKind) throws {
+        let rooms = try RoomsHarness(store)
         defer { rooms.stop() }
         let roomID = try rooms.createRoom()
         let alice = try rooms.connect("alice")
@@ -91,8 +91,8 @@ import Testing
         #expect(try rooms.storedEvents(roomID).count == 3, "signalling is not stored")
     }
 
-    @Test func watchersReceiveEventsWithoutAMembershipUntilTheyUnwatch() throws {
-        let rooms = try RoomsHarness()
+    @Test(arguments: StoreKind.allCases) func watchersReceiveEventsWithoutAMembershipUntilTheyUnwatch(_ store: StoreKind) throws {
+        let rooms = try RoomsHarness(store)
         defer { rooms.stop() }
         let roomID = try rooms.createRoom()
         let alice = try rooms.connect("alice")
@@ -111,8 +111,8 @@ import Testing
         #expect(rooms.request(.watch(cid: "RM-nope"), from: dashboard).errorCode == "room:error:not-found")
     }
 
-    @Test func droppedConnectionsAreCutAfterTheCommitAndTheMemberGetsItsGracePeriod() throws {
-        let rooms = try RoomsHarness()
+    @Test(arguments: StoreKind.allCases) func droppedConnectionsAreCutAfterTheCommitAndTheMemberGetsItsGracePeriod(_ store: StoreKind) throws {
+        let rooms = try RoomsHarness(store)
         defer { rooms.stop() }
         let roomID = try rooms.createRoom()
         let alice = try rooms.connect("alice")
@@ -129,8 +129,8 @@ import Testing
         #expect(try rooms.storedMembers(roomID, state: .joined).count == 1, "a cut connection is a disconnect, not a leave")
     }
 
-    @Test func revokingAUserEndsItsMembershipsThenClosesItsConnections() throws {
-        let rooms = try RoomsHarness()
+    @Test(arguments: StoreKind.allCases) func revokingAUserEndsItsMembershipsThenClosesItsConnections(_ store: StoreKind) throws {
+        let rooms = try RoomsHarness(store)
         defer { rooms.stop() }
         let roomID = try rooms.createRoom()
         let alice = try rooms.connect("alice")
@@ -149,8 +149,8 @@ import Testing
         #expect(rooms.messages(bob).map(\.type) == ["member:left"])
     }
 
-    @Test func resetForgetsEverythingAndClosesEveryConnection() throws {
-        let rooms = try RoomsHarness()
+    @Test(arguments: StoreKind.allCases) func resetForgetsEverythingAndClosesEveryConnection(_ store: StoreKind) throws {
+        let rooms = try RoomsHarness(store)
         defer { rooms.stop() }
         let roomID = try rooms.createRoom()
         let alice = try rooms.connect("alice")

@@ -4,8 +4,8 @@ import Testing
 
 /// Join, leave, max_members, room close and not-joined errors, against an in-memory store, without a socket.
 @Suite struct MembershipTests {
-    @Test func joinAddsAMemberAndTellsEveryoneAttached() throws {
-        let rooms = try RoomsHarness()
+    @Test(arguments: StoreKind.allCases) func joinAddsAMemberAndTellsEveryoneAttached(_ store: StoreKind) throws {
+        let rooms = try RoomsHarness(store)
         defer { rooms.stop() }
         let roomID = try rooms.createRoom()
         let alice = try rooms.connect("alice")
@@ -30,8 +30,8 @@ import Testing
         #expect(try rooms.storedRoom(roomID)?.lastEventID == 2)
     }
 
-    @Test func joiningAgainIsIdempotent() throws {
-        let rooms = try RoomsHarness()
+    @Test(arguments: StoreKind.allCases) func joiningAgainIsIdempotent(_ store: StoreKind) throws {
+        let rooms = try RoomsHarness(store)
         defer { rooms.stop() }
         let roomID = try rooms.createRoom()
         let alice = try rooms.connect("alice")
@@ -48,8 +48,8 @@ import Testing
         #expect(try rooms.storedMembers(roomID).count == 2)
     }
 
-    @Test func leaveEndsTheMembershipForEveryConnectionOfTheUser() throws {
-        let rooms = try RoomsHarness()
+    @Test(arguments: StoreKind.allCases) func leaveEndsTheMembershipForEveryConnectionOfTheUser(_ store: StoreKind) throws {
+        let rooms = try RoomsHarness(store)
         defer { rooms.stop() }
         let roomID = try rooms.createRoom()
         let alice = try rooms.connect("alice")
@@ -69,8 +69,8 @@ import Testing
         #expect(rooms.request(.leave(cid: roomID), from: alice).errorCode == "member:error:not-joined")
     }
 
-    @Test func aFullRoomRefusesAnotherMember() throws {
-        let rooms = try RoomsHarness()
+    @Test(arguments: StoreKind.allCases) func aFullRoomRefusesAnotherMember(_ store: StoreKind) throws {
+        let rooms = try RoomsHarness(store)
         defer { rooms.stop() }
         let roomID = try rooms.createRoom(maxMembers: 1)
         let alice = try rooms.connect("alice")
@@ -87,8 +87,8 @@ import Testing
         #expect(try rooms.storedEvents(roomID).map(\.id) == [1, 2, 3])
     }
 
-    @Test func requestsOfANonMemberAreRefused() throws {
-        let rooms = try RoomsHarness()
+    @Test(arguments: StoreKind.allCases) func requestsOfANonMemberAreRefused(_ store: StoreKind) throws {
+        let rooms = try RoomsHarness(store)
         defer { rooms.stop() }
         let roomID = try rooms.createRoom()
         let alice = try rooms.connect("alice")
@@ -103,8 +103,8 @@ import Testing
         #expect(rooms.messages(bob).count == 1, "bob saw only his own member:joined")
     }
 
-    @Test func closingARoomEndsEveryMembershipAndRefusesJoins() throws {
-        let rooms = try RoomsHarness()
+    @Test(arguments: StoreKind.allCases) func closingARoomEndsEveryMembershipAndRefusesJoins(_ store: StoreKind) throws {
+        let rooms = try RoomsHarness(store)
         defer { rooms.stop() }
         let alice = try rooms.connect("alice")
         let bob = try rooms.connect("bob")
@@ -126,8 +126,8 @@ import Testing
         #expect(rooms.request(.events(cid: roomID, since: 0, pageSize: 10), from: bob).body?["events"]?.arrayValue?.count == 4)
     }
 
-    @Test func theReaderListsOpenRoomsNewestFirstInPages() throws {
-        let rooms = try RoomsHarness()
+    @Test(arguments: StoreKind.allCases) func theReaderListsOpenRoomsNewestFirstInPages(_ store: StoreKind) throws {
+        let rooms = try RoomsHarness(store)
         defer { rooms.stop() }
         let first = try rooms.createRoom()
         let second = try rooms.createRoom()
@@ -140,8 +140,8 @@ import Testing
         #expect(rest.next == nil)
     }
 
-    @Test func membersAndEventsPagesComeFromTheStore() throws {
-        let rooms = try RoomsHarness()
+    @Test(arguments: StoreKind.allCases) func membersAndEventsPagesComeFromTheStore(_ store: StoreKind) throws {
+        let rooms = try RoomsHarness(store)
         defer { rooms.stop() }
         let roomID = try rooms.createRoom()
         let alice = try rooms.connect("alice")

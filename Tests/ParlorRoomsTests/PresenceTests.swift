@@ -4,8 +4,8 @@ import Testing
 
 /// Disconnect, grace period, resume and drop, ttl close, session expiry and restart recovery, on a manual clock.
 @Suite struct PresenceTests {
-    @Test func aDisconnectedMemberDropsOnceWhenTheGracePeriodEnds() throws {
-        let rooms = try RoomsHarness()
+    @Test(arguments: StoreKind.allCases) func aDisconnectedMemberDropsOnceWhenTheGracePeriodEnds(_ store: StoreKind) throws {
+        let rooms = try RoomsHarness(store)
         defer { rooms.stop() }
         let roomID = try rooms.createRoom()
         let alice = try rooms.connect("alice")
@@ -31,8 +31,8 @@ import Testing
         #expect(try rooms.storedEvents(roomID).filter { $0.type == "member:left" }.count == 1)
     }
 
-    @Test func aMemberWithAnotherConnectionLeftDoesNotDrop() throws {
-        let rooms = try RoomsHarness()
+    @Test(arguments: StoreKind.allCases) func aMemberWithAnotherConnectionLeftDoesNotDrop(_ store: StoreKind) throws {
+        let rooms = try RoomsHarness(store)
         defer { rooms.stop() }
         let roomID = try rooms.createRoom()
         let alice = try rooms.connect("alice")
@@ -45,8 +45,8 @@ import Testing
         #expect(rooms.pendingTimers == 1, "only the session sweep is armed")
     }
 
-    @Test func joiningAgainWithinTheGracePeriodKeepsTheMembership() throws {
-        let rooms = try RoomsHarness()
+    @Test(arguments: StoreKind.allCases) func joiningAgainWithinTheGracePeriodKeepsTheMembership(_ store: StoreKind) throws {
+        let rooms = try RoomsHarness(store)
         defer { rooms.stop() }
         let roomID = try rooms.createRoom()
         let alice = try rooms.connect("alice")
@@ -65,8 +65,8 @@ import Testing
         #expect(try rooms.storedMembers(roomID, state: .joined).count == 2)
     }
 
-    @Test func resumeWithinTheGracePeriodReattachesAndReplaysWhatWasMissed() throws {
-        let rooms = try RoomsHarness()
+    @Test(arguments: StoreKind.allCases) func resumeWithinTheGracePeriodReattachesAndReplaysWhatWasMissed(_ store: StoreKind) throws {
+        let rooms = try RoomsHarness(store)
         defer { rooms.stop() }
         let roomID = try rooms.createRoom()
         let otherRoom = try rooms.createRoom()
@@ -96,8 +96,8 @@ import Testing
         #expect(rooms.messages(back).map(\.type) == ["audio:mute:on"], "the resumed connection receives the room again")
     }
 
-    @Test func aResumeTooFarBehindListsTheRoomAsLost() throws {
-        let rooms = try RoomsHarness { $0.maxReplayEvents = 2 }
+    @Test(arguments: StoreKind.allCases) func aResumeTooFarBehindListsTheRoomAsLost(_ store: StoreKind) throws {
+        let rooms = try RoomsHarness(store) { $0.maxReplayEvents = 2 }
         defer { rooms.stop() }
         let roomID = try rooms.createRoom()
         let alice = try rooms.connect("alice")
@@ -113,8 +113,8 @@ import Testing
         #expect(rooms.messages(back).isEmpty, "nothing is replayed for a lost room")
     }
 
-    @Test func duringShutdownRequestsAreRefusedAndDisconnectsKeepMemberships() throws {
-        let rooms = try RoomsHarness()
+    @Test(arguments: StoreKind.allCases) func duringShutdownRequestsAreRefusedAndDisconnectsKeepMemberships(_ store: StoreKind) throws {
+        let rooms = try RoomsHarness(store)
         defer { rooms.stop() }
         let roomID = try rooms.createRoom()
         let alice = try rooms.connect("alice")
@@ -126,8 +126,8 @@ import Testing
         #expect(try rooms.storedMembers(roomID, state: .joined).count == 1, "kept for the next start to recover")
     }
 
-    @Test func resumeAfterTheDropListsTheRoomAsLost() throws {
-        let rooms = try RoomsHarness()
+    @Test(arguments: StoreKind.allCases) func resumeAfterTheDropListsTheRoomAsLost(_ store: StoreKind) throws {
+        let rooms = try RoomsHarness(store)
         defer { rooms.stop() }
         let roomID = try rooms.createRoom()
         let alice = try rooms.connect("alice")
@@ -140,8 +140,8 @@ import Testing
         #expect(resumed.body?["lost"] == JSONValue.array([.string(roomID)]))
     }
 
-    @Test func anEndedSessionExpiresAfterTheGracePeriod() throws {
-        let rooms = try RoomsHarness()
+    @Test(arguments: StoreKind.allCases) func anEndedSessionExpiresAfterTheGracePeriod(_ store: StoreKind) throws {
+        let rooms = try RoomsHarness(store)
         defer { rooms.stop() }
         let alice = try rooms.connect("alice")
         rooms.disconnect(alice)
@@ -158,8 +158,8 @@ import Testing
             == "session:error:not-found", "a session resumes only for its own user")
     }
 
-    @Test func anEmptyRoomClosesWhenItsTTLRunsOut() throws {
-        let rooms = try RoomsHarness()
+    @Test(arguments: StoreKind.allCases) func anEmptyRoomClosesWhenItsTTLRunsOut(_ store: StoreKind) throws {
+        let rooms = try RoomsHarness(store)
         defer { rooms.stop() }
         let roomID = try rooms.createRoom(ttl: 60)
         let alice = try rooms.connect("alice")
@@ -176,8 +176,8 @@ import Testing
         #expect(rooms.request(.join(cid: roomID), from: alice).errorCode == "room:error:closed")
     }
 
-    @Test func aRestartGivesMembershipsLeftJoinedAGracePeriodThenDropsThem() throws {
-        let rooms = try RoomsHarness()
+    @Test(arguments: StoreKind.allCases) func aRestartGivesMembershipsLeftJoinedAGracePeriodThenDropsThem(_ store: StoreKind) throws {
+        let rooms = try RoomsHarness(store)
         defer { rooms.stop() }
         let roomID = try rooms.createRoom()
         let alice = try rooms.connect("alice")
@@ -201,8 +201,8 @@ import Testing
         #expect(try rooms.storedMembers(roomID, state: .joined).map(\.user.name) == ["alice"])
     }
 
-    @Test func aRoomLeftEmptyByAPreviousRunClosesOnItsTTL() throws {
-        let rooms = try RoomsHarness()
+    @Test(arguments: StoreKind.allCases) func aRoomLeftEmptyByAPreviousRunClosesOnItsTTL(_ store: StoreKind) throws {
+        let rooms = try RoomsHarness(store)
         defer { rooms.stop() }
         let roomID = try rooms.createRoom(ttl: 100)
         try rooms.restart(after: 40)

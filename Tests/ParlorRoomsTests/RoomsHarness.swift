@@ -1,15 +1,30 @@
 @testable import ParlorLoop
+import ParlorPostgres
 import ParlorProtocol
 @testable import ParlorRooms
+import ParlorRoomsPostgres
 import ParlorStore
+import PostgresTestCluster
 import Testing
 
-/// One RoomsService over an in-memory SQLite store, a manual clock and a recording delivery channel: the rooms
-/// logic without a socket. Every call waits on the rooms thread until what it started has run (no sleeps).
+/// The stores the rooms tests run against: each test takes both as arguments, so the domain's behaviour is one
+/// conformance suite for every `RoomStore`.
+enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    /// In-memory SQLite.
+    case sqlite
+    /// A fresh database on the test run's PostgreSQL cluster (PostgresTestCluster).
+    case postgres
+
+    var testDescription: String { rawValue }
+}
+
+/// One RoomsService over a store (in-memory SQLite or a fresh PostgreSQL database), a manual clock and a recording
+/// delivery channel: the rooms logic without a socket. Every call waits on the rooms thread until what it started
+/// has run (no sleeps).
 final class RoomsHarness {
-    let database: Database
-    let store: SQLiteRoomStore
+    let store: any RoomStore
     let users: UserDirectory
+    private let closeStore: () -> Void
     let channel = RecordingChannel()
     let configuration: RoomsConfiguration
     private(set) var clock: ManualClock
@@ -19,14 +34,23 @@ final class RoomsHarness {
     private var lastFD: Int32 = 1000
     private var lastTID = 0
 
-    init(_ configure: (inout RoomsConfiguration) -> Void = { _ in }) throws {
+    init(_ kind: StoreKind = .sqlite, _ configure: (inout RoomsConfiguration) -> Void = { _ in }) throws {
         var configuration = RoomsConfiguration()
         configuration.gracePeriod = .seconds(10)
         configure(&configuration)
         self.configuration = configuration
-        database = try Database(DatabaseConfiguration(path: ":memory:"))
-        store = SQLiteRoomStore(database: database)
-        users = UserDirectory(database: database)
+        switch kind {
+        case .sqlite:
+            let database = try Database(DatabaseConfiguration(path: ":memory:"))
+            store = SQLiteRoomStore(database: database)
+            users = UserDirectory(database: database)
+            closeStore = { database.close() }
+        case .postgres:
+            let database = try PostgresDatabase(url: try TestPostgres.shared().makeDatabase(), poolSize: 2)
+            store = PostgresRoomStore(database: database)
+            users = UserDirectory(store: PostgresUserStore(database: database))
+            closeStore = { database.close() }
+        }
         clock = ManualClock()
         service = try RoomsService(store: store, configuration: configuration, logger: Logger(level: .off), delivery: channel,
                                    clock: clock)
@@ -46,7 +70,7 @@ final class RoomsHarness {
 
     func stop() {
         service.stop()
-        database.close()
+        closeStore()
     }
 
     /// Returns once everything queued on the rooms thread before it has run (and its deliveries are recorded).

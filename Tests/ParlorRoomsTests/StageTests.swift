@@ -24,8 +24,8 @@ import Testing
         Dictionary(uniqueKeysWithValues: try rooms.storedMembers(roomID, state: .joined).map { ($0.user.name, $0.role) })
     }
 
-    @Test func rolesOnJoiningFollowTheModeAndTheCreator() throws {
-        let rooms = try RoomsHarness()
+    @Test(arguments: StoreKind.allCases) func rolesOnJoiningFollowTheModeAndTheCreator(_ store: StoreKind) throws {
+        let rooms = try RoomsHarness(store)
         defer { rooms.stop() }
         let (roomID, _, bob, _, _) = try stage(rooms)
         #expect(try roles(rooms, roomID) == ["alice": .moderator, "bob": .listener, "carol": .listener])
@@ -45,16 +45,16 @@ import Testing
         #expect(try roles(rooms, creatorless) == ["dave": .moderator, "bob": .listener], "the first member moderates")
     }
 
-    @Test func aListenerCannotSendAudio() throws {
-        let rooms = try RoomsHarness()
+    @Test(arguments: StoreKind.allCases) func aListenerCannotSendAudio(_ store: StoreKind) throws {
+        let rooms = try RoomsHarness(store)
         defer { rooms.stop() }
         let (roomID, alice, bob, _, _) = try stage(rooms)
         #expect(rooms.request(.media(cid: roomID, change: .enable), from: bob).errorCode == "member:error:not-allowed")
         #expect(rooms.request(.media(cid: roomID, change: .enable), from: alice).type == "audio:enable:success")
     }
 
-    @Test func handsQueueInTheOrderRaisedAndOnlyModeratorsLowerOthers() throws {
-        let rooms = try RoomsHarness()
+    @Test(arguments: StoreKind.allCases) func handsQueueInTheOrderRaisedAndOnlyModeratorsLowerOthers(_ store: StoreKind) throws {
+        let rooms = try RoomsHarness(store)
         defer { rooms.stop() }
         let (roomID, alice, bob, carol, ids) = try stage(rooms)
         rooms.request(.stage(cid: roomID, action: .raiseHand), from: carol)
@@ -81,8 +81,8 @@ import Testing
         #expect(try rooms.storedEvents(roomID).filter { $0.type == "member:hand" }.count == 4, "hand changes are stored")
     }
 
-    @Test func aMemberWhoLeavesLeavesTheQueueOfHands() throws {
-        let rooms = try RoomsHarness()
+    @Test(arguments: StoreKind.allCases) func aMemberWhoLeavesLeavesTheQueueOfHands(_ store: StoreKind) throws {
+        let rooms = try RoomsHarness(store)
         defer { rooms.stop() }
         let (roomID, _, bob, _, _) = try stage(rooms)
         rooms.request(.stage(cid: roomID, action: .raiseHand), from: bob)
@@ -93,8 +93,8 @@ import Testing
         #expect(bobListed?.role == .listener)
     }
 
-    @Test func promotionLowersTheHandAndDemotionStopsTheAudio() throws {
-        let rooms = try RoomsHarness()
+    @Test(arguments: StoreKind.allCases) func promotionLowersTheHandAndDemotionStopsTheAudio(_ store: StoreKind) throws {
+        let rooms = try RoomsHarness(store)
         defer { rooms.stop() }
         let (roomID, alice, bob, carol, ids) = try stage(rooms)
         let bobID = try #require(ids["bob"])
@@ -118,8 +118,8 @@ import Testing
                 == "member:error:not-allowed")
     }
 
-    @Test func stageSpeakersCountAgainstTheSenderCap() throws {
-        let rooms = try RoomsHarness { $0.maxAudioSenders = 2 }
+    @Test(arguments: StoreKind.allCases) func stageSpeakersCountAgainstTheSenderCap(_ store: StoreKind) throws {
+        let rooms = try RoomsHarness(store) { $0.maxAudioSenders = 2 }
         defer { rooms.stop() }
         let (roomID, alice, _, _, ids) = try stage(rooms)
         rooms.request(.stage(cid: roomID, action: .setRole(memberID: try #require(ids["bob"]), role: .speaker)), from: alice)
@@ -128,8 +128,8 @@ import Testing
         #expect(try roles(rooms, roomID)["carol"] == .listener)
     }
 
-    @Test func muteAllMutesEveryUnmutedSenderButTheModerator() throws {
-        let rooms = try RoomsHarness()
+    @Test(arguments: StoreKind.allCases) func muteAllMutesEveryUnmutedSenderButTheModerator(_ store: StoreKind) throws {
+        let rooms = try RoomsHarness(store)
         defer { rooms.stop() }
         let alice = try rooms.connect("alice")
         let roomID = try rooms.createRoom(by: alice)
@@ -151,8 +151,8 @@ import Testing
         #expect(try rooms.storedMembers(roomID, state: .joined).first { $0.user.name == "carol" }?.handRaisedAt != nil)
     }
 
-    @Test func aLockedRoomRefusesNewUsersButNotItsOwn() throws {
-        let rooms = try RoomsHarness()
+    @Test(arguments: StoreKind.allCases) func aLockedRoomRefusesNewUsersButNotItsOwn(_ store: StoreKind) throws {
+        let rooms = try RoomsHarness(store)
         defer { rooms.stop() }
         let (roomID, alice, bob, _, _) = try stage(rooms)
         rooms.request(.stage(cid: roomID, action: .lock(true)), from: alice)
@@ -166,8 +166,8 @@ import Testing
         #expect(rooms.request(.join(cid: roomID), from: dave).type == "conversation:join:success")
     }
 
-    @Test func aBanKicksAndRefusesTheUserAndItsAddressUntilItExpires() throws {
-        let rooms = try RoomsHarness()
+    @Test(arguments: StoreKind.allCases) func aBanKicksAndRefusesTheUserAndItsAddressUntilItExpires(_ store: StoreKind) throws {
+        let rooms = try RoomsHarness(store)
         defer { rooms.stop() }
         let alice = try rooms.connect("alice", address: "10.0.0.1")
         let roomID = try rooms.createRoom(by: alice, mode: .stage)
@@ -196,8 +196,8 @@ import Testing
         #expect(try roles(rooms, roomID)["bob"] == .listener)
     }
 
-    @Test func whenTheLastModeratorLeavesTheLongestPresentSpeakerTakesOver() throws {
-        let rooms = try RoomsHarness()
+    @Test(arguments: StoreKind.allCases) func whenTheLastModeratorLeavesTheLongestPresentSpeakerTakesOver(_ store: StoreKind) throws {
+        let rooms = try RoomsHarness(store)
         defer { rooms.stop() }
         let (roomID, alice, _, carol, ids) = try stage(rooms)
         rooms.request(.stage(cid: roomID, action: .setRole(memberID: try #require(ids["carol"]), role: .speaker)), from: alice)
@@ -215,8 +215,8 @@ import Testing
         #expect(try roles(rooms, roomID) == ["alice": .moderator, "bob": .moderator, "carol": .speaker])
     }
 
-    @Test func chatIsStoredAndRateLimitedReactionsAreNot() throws {
-        let rooms = try RoomsHarness()
+    @Test(arguments: StoreKind.allCases) func chatIsStoredAndRateLimitedReactionsAreNot(_ store: StoreKind) throws {
+        let rooms = try RoomsHarness(store)
         defer { rooms.stop() }
         let (roomID, alice, bob, _, _) = try stage(rooms)
         for index in 1...5 {
@@ -239,8 +239,8 @@ import Testing
         #expect(try rooms.storedEvents(roomID).count == before, "reactions are not stored")
     }
 
-    @Test func restModerationIsForTheCreatorAndAdminsOnly() throws {
-        let rooms = try RoomsHarness()
+    @Test(arguments: StoreKind.allCases) func restModerationIsForTheCreatorAndAdminsOnly(_ store: StoreKind) throws {
+        let rooms = try RoomsHarness(store)
         defer { rooms.stop() }
         let (roomID, alice, bob, _, ids) = try stage(rooms)
         #expect(throws: RoomError.self) {
@@ -257,7 +257,7 @@ import Testing
 
 /// The text rules of chat messages and reactions, and the rate window.
 @Suite struct StageRulesTests {
-    @Test func chatTextFollowsTheNameRulesWithLineBreaks() throws {
+    @Test(arguments: StoreKind.allCases) func chatTextFollowsTheNameRulesWithLineBreaks(_ store: StoreKind) throws {
         #expect(TextRules.checkChat("  e\u{301}\nnext line ") == .success("\u{E9}\nnext line"))
         #expect(throws: TextRuleViolation.self) { try TextRules.checkChat("   ").get() }
         #expect(throws: TextRuleViolation.self) { try TextRules.checkChat("evil \u{202E}txt").get() }

@@ -1,5 +1,6 @@
 import Foundation
 import ParlorApp
+import ParlorPostgres
 import ParlorRooms
 import ParlorStore
 
@@ -13,9 +14,10 @@ enum LocalCommands {
         server requires). --dev uses the fixed secret of `parlor serve --dev`.
         """
     static let migrateHelp = """
-        Usage: parlor migrate [--status] [--database PATH | --data-dir DIR] [--json]
+        Usage: parlor migrate [--status] [--database PATH|postgres://… | --data-dir DIR] [--json]
         Applies the pending migrations to the database (the server also does at start), or with --status lists
-        which are applied and which are pending without changing anything.
+        which are applied and which are pending without changing anything. On PostgreSQL, nodes that migrate at the
+        same time wait for each other (an advisory lock): the migrations run once.
         """
 
     static func token(_ arguments: [String]) throws -> Int32 {
@@ -69,21 +71,34 @@ enum LocalCommands {
         let path = options["--database"] ?? environment["PARLOR_DATABASE"] ?? directory + "/parlor.db"
         guard path != ":memory:" else { throw UsageError(description: "an in-memory database has nothing to migrate") }
         let statusOnly = options.has("--status")
-        if statusOnly, !FileManager.default.fileExists(atPath: path) {
-            warn("no database at \(path)")
-            return ExitCode.notFound
+        let applied: [(id: String, appliedAt: Int64, checksum: String)]
+        let known: [Migration]
+        var shownPath = path
+        if PostgresURL.isPostgres(path) {
+            let url = try PostgresURL(path)
+            shownPath = url.description
+            let database = try PostgresDatabase(url: url, poolSize: 1, appliesMigrations: !statusOnly)
+            defer { database.close() }
+            applied = try database.migrationStatus()
+            known = PostgresMigrations.embedded
+        } else {
+            if statusOnly, !FileManager.default.fileExists(atPath: path) {
+                warn("no database at \(path)")
+                return ExitCode.notFound
+            }
+            var configuration = DatabaseConfiguration(path: path, readerCount: 1)
+            configuration.appliesMigrations = !statusOnly
+            let database = try Database(configuration)
+            defer { database.close() }
+            applied = try database.migrationStatus()
+            known = Migrations.embedded
         }
-        var configuration = DatabaseConfiguration(path: path, readerCount: 1)
-        configuration.appliesMigrations = !statusOnly
-        let database = try Database(configuration)
-        defer { database.close() }
-        let applied = try database.migrationStatus()
         let appliedIDs = Set(applied.map(\.id))
-        let pending = Migrations.embedded.filter { !appliedIDs.contains($0.id) }
+        let pending = known.filter { !appliedIDs.contains($0.id) }
         if options.has("--json") {
             let appliedJSON = applied.map { #"{"id":"\#($0.id)","applied_at":"\#(Timestamp.iso8601(milliseconds: $0.appliedAt))"}"# }
             let pendingJSON = pending.map { #""\#($0.id)""# }
-            print(#"{"database":\#(jsonString(path)),"applied":[\#(appliedJSON.joined(separator: ","))],"pending":[\#(pendingJSON.joined(separator: ","))]}"#)
+            print(#"{"database":\#(jsonString(shownPath)),"applied":[\#(appliedJSON.joined(separator: ","))],"pending":[\#(pendingJSON.joined(separator: ","))]}"#)
         } else {
             TableOutput.print(["MIGRATION", "STATE", "APPLIED AT"],
                               applied.map { [$0.id, "applied", Timestamp.iso8601(milliseconds: $0.appliedAt)] } + pending.map { [$0.id, "pending", ""] })

@@ -1,0 +1,76 @@
+import Foundation
+import ParlorStore
+
+// Bringing the schema up to date, once, however many nodes start at the same time.
+extension PostgresConnection {
+    /// Serialises migrators across every node sharing the database (an arbitrary constant: "parlor" in ASCII).
+    static let migrationLockKey: Int64 = 0x7061_726C_6F72
+
+    /// Applies the `migrations` the database lacks, in id order, each in its own transaction, holding the advisory
+    /// lock so that nodes starting together wait for the first one and then find nothing to do. Checks everything
+    /// first: a changed or unknown migration stops the start before any change. Returns the ids it applied.
+    func migrate(to migrations: [Migration]) throws -> [String] {
+        let known = try Dictionary(migrations.map { ($0.id, $0) }) { first, _ in
+            throw MigrationError.duplicate(id: first.id)
+        }
+        try reconnectIfNeeded()
+        try execute("SELECT pg_advisory_lock(\(Self.migrationLockKey))")
+        // Also released if the connection dies: the lock is the session's.
+        defer { try? execute("SELECT pg_advisory_unlock(\(Self.migrationLockKey))") }
+        try execute("""
+            CREATE TABLE IF NOT EXISTS schema_migrations (
+                id         TEXT PRIMARY KEY,
+                checksum   TEXT NOT NULL,
+                applied_at BIGINT NOT NULL
+            )
+            """)
+        let applied = try appliedMigrations()
+        let unknown = applied.map(\.id).filter { known[$0] == nil }
+        guard unknown.isEmpty else { throw MigrationError.unknown(ids: unknown) }
+
+        var pending: [Migration] = []
+        for migration in migrations.sorted(by: { $0.id < $1.id }) {
+            if let record = applied.first(where: { $0.id == migration.id }) {
+                guard record.checksum == migration.checksum else { throw MigrationError.changed(id: migration.id) }
+            } else {
+                pending.append(migration)
+            }
+        }
+        for migration in pending {
+            do {
+                try inTransaction { connection in
+                    try connection.execute(migration.sql)
+                    try connection.run("INSERT INTO schema_migrations (id, checksum, applied_at) VALUES ($1, $2, $3)",
+                                       [.text(migration.id), .text(migration.checksum), .integer(Self.nowMilliseconds())])
+                }
+            } catch let error as PostgresError {
+                throw PostgresError(sqlState: error.sqlState, message: "migration \(migration.id) failed and was rolled back: \(error.message)",
+                                    connectionLost: error.connectionLost)
+            }
+        }
+        return pending.map(\.id)
+    }
+
+    /// The rows of `schema_migrations`, in id order.
+    func appliedMigrations() throws -> [(id: String, checksum: String, appliedAt: Int64)] {
+        try query("SELECT id, checksum, applied_at FROM schema_migrations ORDER BY id").map { row in
+            (row.string("id") ?? "", row.string("checksum") ?? "", row.int("applied_at") ?? 0)
+        }
+    }
+
+    static func nowMilliseconds() -> Int64 {
+        Int64((Date().timeIntervalSince1970 * 1000).rounded())
+    }
+}
+
+extension PostgresDatabase {
+    /// Every applied migration in id order, with when (Unix ms) and the checksum it had.
+    public func migrationStatus() throws -> [(id: String, appliedAt: Int64, checksum: String)] {
+        try read { connection in
+            guard try connection.queryOne("SELECT to_regclass('schema_migrations') IS NOT NULL AS found")?.bool("found") == true else {
+                return []
+            }
+            return try connection.appliedMigrations().map { ($0.id, $0.appliedAt, $0.checksum) }
+        }
+    }
+}

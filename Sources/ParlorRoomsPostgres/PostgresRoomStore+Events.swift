@@ -1,0 +1,49 @@
+import ParlorPostgres
+import ParlorProtocol
+import ParlorRooms
+import ParlorStore
+
+// Events: a room's history, numbered per room in commit order; and sessions.
+extension PostgresRoomReading {
+    func events(roomID: String, since: Int64, pageSize: Int) throws -> Page<EventRecord> {
+        let rows = try db.query("""
+            SELECT seq, type, from_member, body, created_at FROM events
+            WHERE room_id = $1 AND seq > $2 ORDER BY seq LIMIT $3
+            """, [.text(roomID), .integer(since), .integer(Int64(pageSize + 1))])
+        let events = rows.map { $0.eventRecord(roomID: roomID) }
+        return Page(items: events, pageSize: pageSize) { PageCursor(number: $0.id, id: "") }
+    }
+
+    func sessionOwner(sessionID: String) throws -> String? {
+        try db.queryOne("SELECT user_id FROM sessions WHERE id = $1", [.text(sessionID)])?.string("user_id")
+    }
+}
+
+extension PostgresRoomTransaction {
+    /// The id comes from the room's row, incremented in this transaction: the update locks the row until the
+    /// commit, so another writer of the same room waits and takes the next id, and commit order is id order.
+    /// One round trip: the increment and the insert in one statement.
+    func appendEvent(roomID: String, type: String, from: String?, body: JSONValue, at time: Int64) throws -> EventRecord {
+        guard let id = try db.queryOne("""
+            WITH next AS (UPDATE rooms SET last_event_id = last_event_id + 1 WHERE id = $1 RETURNING id, last_event_id)
+            INSERT INTO events (room_id, seq, type, from_member, body, created_at)
+            SELECT id, last_event_id, $2, $3, $4, $5 FROM next RETURNING seq
+            """, [.text(roomID), .text(type), SQLValue(from), .text(body.encodedString()), .integer(time)])?.int("seq") else {
+            throw RoomError.notFound(roomID)
+        }
+        return .appended(roomID: roomID, id: id, type: type, from: from, body: body, at: time)
+    }
+
+    func openSession(id: String, userID: String, at time: Int64) throws {
+        try db.run("INSERT INTO sessions (id, user_id, created_at) VALUES ($1, $2, $3)", [.text(id), .text(userID), .integer(time)])
+    }
+
+    func endSession(id: String, at time: Int64) throws {
+        try db.run("UPDATE sessions SET ended_at = $1 WHERE id = $2 AND ended_at IS NULL", [.integer(time), .text(id)])
+    }
+
+    func deleteSessions(endedBefore time: Int64, limit: Int) throws -> Int {
+        try db.run("DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE ended_at < $1 LIMIT $2)",
+                   [.integer(time), .integer(Int64(limit))])
+    }
+}
