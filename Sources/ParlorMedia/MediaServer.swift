@@ -119,6 +119,12 @@ public final class MediaServer: @unchecked Sendable {  // mutable state is touch
         return socketStorage!
     }
 
+    /// Open sessions (media loop: read it inside `onLoop`).
+    public var sessionCount: Int {
+        loop.assertInLoop()
+        return sessions.count
+    }
+
     func emit(_ event: MediaServerEvent) {
         events?(event)
     }
