@@ -37,11 +37,12 @@ import Testing
         }
 
         /// Joins `room` as `name`, turns audio on if `speaker`, offers (a microphone when `sends`) and connects.
-        func join(_ room: String, _ name: String, speaker: Bool, sends: Bool? = nil, socket: TestWebSocket? = nil) throws -> Participant {
+        func join(_ room: String, _ name: String, speaker: Bool, sends: Bool? = nil, slots: Int = 3,
+                  socket: TestWebSocket? = nil) throws -> Participant {
             let socket = try socket ?? TestWebSocket(app, name: name)
             let member = try #require(try socket.join(room)["member_id"] as? String)
             if speaker { _ = try socket.call("audio:enable", ["cid": room]) }
-            let media = try MediaTestClient(loop: loop, sends: sends ?? speaker)
+            let media = try MediaTestClient(loop: loop, slots: slots, sends: sends ?? speaker)
             clients.append(media)
             let answer = try socket.call("media:offer", ["cid": room, "sdp": media.offer])
             try media.connect(answer: try #require(answer["sdp"] as? String))
@@ -271,6 +272,32 @@ import Testing
             #expect(((session["body"] as? [String: Any])?["media"] as? [String: Any])?["mode"] as? String == "mesh")
             _ = try hello.join(room)
             #expect(errorCode(try hello.request("media:offer", ["cid": room, "sdp": "v=0"])) == "request:error:unknown-type")
+        }
+    }
+}
+
+extension SFUTests {
+    /// With more senders than a client's slots, the loudest recent one gets the slot.
+    @Test func theLoudestSenderTakesTheOnlySlot() throws {
+        try withServer({ $0.rooms.maxForwardedSpeakers = 1 }) { app in
+            let harness = try Harness(app)
+            let room = try createRoom(app)
+            let alice = try harness.join(room, "alice", speaker: true, slots: 1)
+            let bob = try harness.join(room, "bob", speaker: true, slots: 1)
+            let carol = try harness.join(room, "carol", speaker: false, slots: 1)
+            #expect((carol.answer["slots"] as? [[String: Any]])?.count == 1)
+            _ = try Self.slots(carol.socket, room, carrying: alice.member)  // first come, first served
+            try alice.media.send(Self.payload("alice, quiet"))
+            try carol.media.waitForPacket { $0.payload == Self.payload("alice, quiet") }
+
+            try bob.media.startStreaming(Self.payload("bob, loud"), level: 10)
+            _ = try Self.slots(carol.socket, room, carrying: bob.member)
+            let received = try carol.media.waitForPacket { $0.payload == Self.payload("bob, loud") }
+            try bob.media.stopStreaming()
+            // One stream for carol across the switch: the slot's SSRC, sequence numbers going on from alice's.
+            #expect(Set(received.map(\.ssrc)).count == 1)
+            let sequences = received.map(\.sequence)
+            #expect(zip(sequences, sequences.dropFirst()).allSatisfy { $1 == $0 &+ 1 })
         }
     }
 }
