@@ -13,6 +13,7 @@ extension MediaServer {
         }
         let session = MediaSession(setup: setup, dtls: dtls, now: MonotonicClock.now())
         sessions[setup.id] = session
+        metrics?.mediaSessions.set(sessions.count)
         sessionByUsernameFragment[setup.local.usernameFragment] = session
         responder.addSession(local: setup.local, remoteUsernameFragment: setup.remoteUsernameFragment)
         groups[setup.group, default: MediaGroup()].sessions.append(session)
@@ -24,6 +25,7 @@ extension MediaServer {
         loop.assertInLoop()
         guard sessions[session.id] === session else { return }
         sessions[session.id] = nil
+        metrics?.mediaSessions.set(sessions.count)
         sessionByUsernameFragment[session.setup.local.usernameFragment] = nil
         responder.removeSession(usernameFragment: session.setup.local.usernameFragment)
         let alert = session.dtls.close()

@@ -101,6 +101,8 @@ import Testing
             #expect(Set(bob.media.received.map(\.ssrc)) == [slotSSRC])
             let sequences = bob.media.received.map(\.sequence)
             #expect(zip(sequences, sequences.dropFirst()).allSatisfy { $1 == $0 &+ 1 })
+            #expect(app.metrics.mediaSessions.load() == 3)
+            #expect(app.metrics.mediaPacketsForwarded.load() == 6)
             // Alice was sent nothing: no slot of hers carries anyone, and her own packets never come back.
             #expect(alice.media.received.isEmpty)
             #expect(!alice.socket.log.contains { $0["type"] as? String == "media:slots" })
