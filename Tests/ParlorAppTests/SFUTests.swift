@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import ParlorApp
 import ParlorLoop
 import ParlorMedia
@@ -328,5 +331,72 @@ extension SFUTests {
             try bob.media.send(hello, level: 30)
             try alice.media.waitForPacket { $0.payload == hello }
         }
+    }
+
+    /// Strangers on the media port: garbage of every first-byte class, DTLS and SRTP from an address that never
+    /// passed a check, a check with the wrong password. None is forwarded or harms the sessions.
+    @Test func strangersOnTheMediaPortAreIgnored() throws {
+        try withServer { app in
+            let harness = try Harness(app)
+            let room = try createRoom(app)
+            let alice = try harness.join(room, "alice", speaker: true)
+            let bob = try harness.join(room, "bob", speaker: false)
+            _ = try Self.slots(bob.socket, room, carrying: alice.member)
+            let media = try #require(app.media)
+            let port = media.localAddress.port
+            let aliceAnswer = try SessionDescription(parsing: try #require(alice.answer["sdp"] as? String))
+            let ufrag = try #require(aliceAnswer.remoteICE?.usernameFragment)
+
+            let stranger = try RawUDPSocket()
+            let droppedBefore = media.onLoop { $0.droppedPackets }
+            let garbage: [[UInt8]] = [[], [0x00], [0x17, 0xFE, 0xFD] + Array(repeating: 0xEE, count: 40), [0x80] + Array(repeating: 1, count: 30),
+                                      [0x80, 0xC8, 0x00, 0x01, 0, 0, 0, 1], [0xFF, 0xFF], Array(repeating: 0x41, count: 1400)]
+            for datagram in garbage { try stranger.send(datagram, toPort: port) }
+            // A check naming alice's session but signed with the wrong password: 401, and no mapping.
+            let check = STUNMessage(type: .bindingRequest, transactionID: Array(repeating: 3, count: 12),
+                                    attributes: [.username("\(ufrag):nope"), .iceControlling(tieBreaker: 1), .useCandidate])
+                .serialized(integrityKey: Array("not-the-password-at-all!".utf8), fingerprint: true)
+            try stranger.send(check, toPort: port)
+            let answer = try STUNMessage(parsing: try stranger.receive())
+            #expect(answer.type == .bindingError)
+            #expect(answer.attributes.contains(.errorCode(code: 401, reason: "Unauthorized")))
+
+            let marker = Self.payload("still fine")
+            try alice.media.send(marker, level: 30)
+            let received = try bob.media.waitForPacket { $0.payload == marker }
+            #expect(received.map(\.payload) == [marker])
+            #expect(media.onLoop { $0.droppedPackets } - droppedBefore >= 4)
+            #expect(harness.mediaSessions == 2)
+        }
+    }
+}
+
+/// A plain blocking UDP socket on 127.0.0.1, for sending what no client would.
+final class RawUDPSocket {
+    let fd: Int32
+
+    init() throws {
+        fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        guard fd >= 0 else { throw TestFailure("socket failed") }
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    deinit { close(fd) }
+
+    func send(_ bytes: [UInt8], toPort port: UInt16) throws {
+        var (storage, length) = TransportAddress(host: "127.0.0.1", port: port)!.storage
+        let sent = withUnsafePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(fd, bytes, bytes.count, 0, $0, length) }
+        }
+        guard sent == bytes.count else { throw TestFailure("sendto failed") }
+    }
+
+    /// One datagram (throws after 5 s without).
+    func receive() throws -> [UInt8] {
+        var buffer = [UInt8](repeating: 0, count: 2048)
+        let count = recv(fd, &buffer, buffer.count, 0)
+        guard count >= 0 else { throw TestFailure("nothing arrived") }
+        return Array(buffer.prefix(count))
     }
 }
