@@ -25,21 +25,25 @@ extension RoomsService {
         let id = state.mediaSessionIDs[key] ?? state.nextMediaSessionID
         let maySend = StageRules.mayEnableAudio(room.role(of: member.user.id))
         let answer: (sdp: String, setup: MediaSessionSetup)
+        let previous = state.mediaSessions[id].flatMap { $0.memberID == member.id ? $0 : nil }
         do {
-            let previous = state.mediaSessions[id].flatMap { $0.memberID == member.id ? $0.setup : nil }
-            answer = try media.answer(offer: sdp, session: id, group: cid, member: member.id, maySend: maySend, previous: previous)
+            answer = try media.answer(offer: sdp, session: id, group: cid, member: member.id, maySend: maySend, previous: previous?.setup)
         } catch {
             throw RoomError(.requestInvalidField, "body.sdp cannot be used: \(Self.describe(error))")
         }
+        // The same peer connection renegotiating keeps its slots (the media thread keeps their senders); a new one
+        // starts empty and hears of its senders in media:slots.
+        let renegotiates = previous?.setup.remoteFingerprint == answer.setup.remoteFingerprint
+        let kept = Dictionary((renegotiates ? previous?.slots ?? [] : []).map { ($0.mid, $0.member) }, uniquingKeysWith: { first, _ in first })
+        let slots = answer.setup.slots.map { MediaSlotAssignment(mid: $0.mid, member: kept[$0.mid] ?? nil) }
         if id == state.nextMediaSessionID { state.nextMediaSessionID += 1 }
         state.mediaSessionIDs[key] = id
-        state.mediaSessions[id] = MediaSessionRecord(key: key, memberID: member.id, userID: member.user.id, setup: answer.setup)
+        state.mediaSessions[id] = MediaSessionRecord(key: key, memberID: member.id, userID: member.user.id, setup: answer.setup, slots: slots)
         state.mediaSessionsByRoom[cid, default: []].insert(id)
         // Now, not after the commit: a leave later in this batch must find the session open to close it.
         media.open(answer.setup)
         step.batch.mediaRooms.insert(cid)
-        let slots = answer.setup.slots.map { JSONValue.object(["mid": .string($0.mid), "member_id": .null]) }
-        step.batch.reply(to: caller, .mediaOffer, body: ["sdp": .string(answer.sdp), "slots": .array(slots)])
+        step.batch.reply(to: caller, .mediaOffer, body: ["sdp": .string(answer.sdp), "slots": Self.json(slots)])
     }
 
     /// media:close: ends this connection's session in the room; nothing to end is not an error.
@@ -94,11 +98,15 @@ extension RoomsService {
             if let frame = try applyMedia(.speaking(on), to: member, in: room, &step) { broadcast(frame, in: room, &step) }
         case .slots(let id, let roomID, let assignments):
             guard let record = state.mediaSessions[id], record.key.roomID == roomID else { return }
-            let slots = assignments.map { JSONValue.object(["mid": .string($0.mid), "member_id": $0.member.map(JSONValue.string) ?? .null]) }
+            state.mediaSessions[id]?.slots = assignments
             let frame = ProtocolFrame.message(["type": .string(EventType.mediaSlots.rawValue), "cid": .string(roomID),
-                                               "body": ["slots": .array(slots)]])
+                                               "body": ["slots": Self.json(assignments)]])
             step.batch.outbox.send(frame, to: record.key.handle)
         }
+    }
+
+    private static func json(_ slots: [MediaSlotAssignment]) -> JSONValue {
+        .array(slots.map { .object(["mid": .string($0.mid), "member_id": $0.member.map(JSONValue.string) ?? .null]) })
     }
 
     private static func describe(_ error: any Error) -> String {

@@ -31,6 +31,8 @@ struct MediaSessionRecord {
     let userID: String
     /// What its last offer set up, which a new offer of the same peer connection renegotiates.
     let setup: MediaSessionSetup
+    /// The slots as the media thread last reported them (`media:slots`): a renegotiation's reply repeats them.
+    var slots: [MediaSlotAssignment] = []
 }
 
 struct MediaSessionKey: Hashable {

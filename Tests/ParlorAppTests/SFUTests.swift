@@ -260,6 +260,8 @@ extension SFUTests {
             let second = try SessionDescription(parsing: try #require(again["sdp"] as? String))
             #expect(second.media.first?.direction == .recvonly, "an open room's member may send: its microphone is received")
             #expect(second.remoteICE == first.remoteICE)
+            let kept = again["slots"] as? [[String: Any]] ?? []
+            #expect(kept.first?["member_id"] as? String == alice.member, "the reply to a renegotiation keeps the slots' senders")
             #expect(second.media.map { $0.sources.first?.ssrc } == first.media.map { $0.sources.first?.ssrc })
             _ = try Self.slots(alice.socket, room, carrying: bob.member)
             #expect(harness.mediaSessions == 2)
