@@ -125,7 +125,7 @@ import Testing
     }
 
     @Test func leavingAndClosingStopForwarding() throws {
-        try withServer { app in
+        try withServer({ $0.rooms.gracePeriod = .milliseconds(200) }) { app in
             let harness = try Harness(app)
             let room = try createRoom(app)
             let alice = try harness.join(room, "alice", speaker: true)
@@ -151,9 +151,47 @@ import Testing
             #expect(carol.media.received.isEmpty)
             #expect(bob.media.received.isEmpty)
 
-            // A connection that closes takes its session with it.
+            // A connection that closes keeps its session while its member may come back; when the grace period
+            // drops the member, the session ends.
             dave.socket.drop()
+            _ = try alice.socket.event("member:left", in: room, member: dave.member)
+            harness.mediaSettled()
+            #expect(harness.mediaSessions == 1)
+        }
+    }
+
+    /// A client whose WebSocket dropped keeps hearing the room, and its new connection renegotiates the same peer
+    /// connection: same ICE credentials, the DTLS association goes on, no second session.
+    @Test func aReconnectedClientTakesItsSessionOver() throws {
+        try withServer { app in
+            let harness = try Harness(app)
+            let room = try createRoom(app)
+            let alice = try harness.join(room, "alice", speaker: true)
+            let bob = try harness.join(room, "bob", speaker: false)
+            _ = try Self.slots(bob.socket, room, carrying: alice.member)
+            let firstICE = try SessionDescription(parsing: try #require(bob.answer["sdp"] as? String)).remoteICE
+
+            bob.socket.drop()
             try alice.socket.sync()
+            harness.mediaSettled()
+            #expect(harness.mediaSessions == 2)
+            let during = Self.payload("while bob's socket is down")
+            try alice.media.send(during, level: 30)
+            try bob.media.waitForPacket { $0.payload == during }
+
+            let again = try TestWebSocket(app, name: "bob")
+            #expect(try again.join(room)["member_id"] as? String == bob.member)
+            let answer = try again.call("media:offer", ["cid": room, "sdp": bob.media.offer])
+            #expect(try SessionDescription(parsing: try #require(answer["sdp"] as? String)).remoteICE == firstICE)
+            #expect((answer["slots"] as? [[String: Any]])?.first?["member_id"] as? String == alice.member)
+            harness.mediaSettled()
+            #expect(harness.mediaSessions == 2)
+            let after = Self.payload("after the reconnect")
+            try alice.media.send(after, level: 30)
+            try bob.media.waitForPacket { $0.payload == after }
+
+            // The session is the new connection's now.
+            _ = try again.call("media:close", ["cid": room])
             harness.mediaSettled()
             #expect(harness.mediaSessions == 1)
         }
