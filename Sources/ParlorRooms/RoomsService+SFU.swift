@@ -56,6 +56,12 @@ extension RoomsService {
         step.batch.reply(to: caller, .mediaOffer, body: ["sdp": .string(answer.sdp), "slots": Self.json(slots)])
     }
 
+    /// Whether a member of the room has a media session there (its audio goes through the forwarding unit).
+    func hasMediaSession(_ memberID: String, in roomID: String) -> Bool {
+        loop.assertInLoop()
+        return state.mediaSessionsByRoom[roomID]?.contains { state.mediaSessions[$0]?.memberID == memberID } ?? false
+    }
+
     /// media:close: ends this connection's session in the room; nothing to end is not an error.
     func closeMedia(cid: String, for caller: Caller, _ step: inout Step) throws {
         loop.assertInLoop()

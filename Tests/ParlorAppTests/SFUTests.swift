@@ -236,11 +236,16 @@ import Testing
             _ = try bob.socket.event("audio:speaking:off", in: room, member: alice.member)
             try alice.media.stopStreaming()
 
-            // A client's own word is answered and ignored.
+            // A client whose audio goes through the server: its own word is answered and ignored.
             _ = try bob.socket.call("audio:speaking:on", ["cid": room])
             try bob.socket.sync()
             try alice.socket.sync()
             #expect(!alice.socket.log.contains { ($0["type"] as? String) == "audio:speaking:on" && ($0["from"] as? String) == bob.member })
+            // A client without a media session (one still on the mesh) reports its own, as before.
+            let carol = try TestWebSocket(app, name: "carol")
+            let carolMember = try #require(try carol.join(room)["member_id"] as? String)
+            _ = try carol.call("audio:speaking:on", ["cid": room])
+            _ = try alice.socket.event("audio:speaking:on", in: room, member: carolMember)
         }
     }
 
