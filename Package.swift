@@ -24,7 +24,7 @@ let package = Package(
         // epoll, eventfd, timerfd, accept4, recvmmsg and sendmmsg: Glibc does not expose them to Swift.
         .target(name: "CParlorSystem"),
 
-        // Layers, in one dependency direction: loop → codec/protocols → store → rooms → app → executable.
+        // Layers, in one dependency direction: loop → codec/protocols → media → store → rooms → app → executable.
         .target(name: "ParlorLoop", dependencies: ["CParlorSystem", "COpenSSL"]),
         .target(name: "ParlorCodec"),
         // The wire vocabulary (JSON, request/event types, error codes with their HTTP status, frames), no I/O:
@@ -40,10 +40,11 @@ let package = Package(
         .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["ParlorMigrationEmbedder"]),
         .target(name: "ParlorStore", dependencies: ["CSQLite"], plugins: ["EmbedMigrations"]),
         // No HTTP module: the rooms domain hands its deliveries to a `DeliveryChannel` that ParlorApp implements.
+        // Rooms decide who may send and receive audio and hand that to ParlorMedia's forwarding unit (--media sfu).
         .target(name: "ParlorRooms", dependencies: ["ParlorStore", "ParlorProtocol", "ParlorMetrics", "ParlorCodec", "ParlorLoop",
-                                                    "CJWT", "COpenSSL"]),
+                                                    "ParlorMedia", "CJWT", "COpenSSL"]),
         .target(name: "ParlorApp", dependencies: ["ParlorRooms", "ParlorHTTP", "ParlorProtocol", "ParlorMetrics", "ParlorStore", "ParlorLoop",
-                                                  "ParlorCodec", "COpenSSL"],
+                                                  "ParlorCodec", "ParlorMedia", "COpenSSL"],
                 // The web client ships inside the binary: no files to deploy, nothing fetched at run time.
                 resources: [.embedInCode("Web")]),
         .executableTarget(name: "parlor", dependencies: ["ParlorApp", "ParlorClient"]),
@@ -65,7 +66,7 @@ let package = Package(
         .testTarget(name: "ParlorRoomsTests", dependencies: ["ParlorRooms", "ParlorStore", "ParlorProtocol", "ParlorLoop"]),
         .testTarget(name: "ParlorClientTests", dependencies: ["ParlorClient", "ParlorApp", "ParlorTesting", "ParlorTestServer"]),
         .testTarget(name: "ParlorAppTests", dependencies: ["ParlorApp", "ParlorClient", "ParlorCodec", "ParlorProtocol", "ParlorStore", "ParlorRooms",
-                                                         "ParlorLoop", "COpenSSL"]),
+                                                         "ParlorLoop", "ParlorMedia", "COpenSSL"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -31,7 +31,7 @@ public final class UDPSocket: DescriptorHandler {
     public let localAddress: TransportAddress
     private let receive: (_ datagram: [UInt8], _ source: TransportAddress) -> Void
     private var registration: DescriptorRegistration?
-    private var isOpen = true
+    private(set) var isOpen = true
 
     // Reused for every batch: no allocation per system call.
     private var receiveBuffer = [UInt8](repeating: 0, count: UDPSocket.batchSize * UDPSocket.slotSize)
@@ -147,6 +147,14 @@ public final class UDPSocket: DescriptorHandler {
         }
         return sent
     }
+
+    /// Counts one `sendmmsg` for the counters (UDPSendQueue.swift sends through the same C call).
+    func recordBatch(sent: Int) {
+        sendCalls += 1
+        datagramsSent += sent
+    }
+
+    func recordDropped(_ count: Int) { datagramsDropped += count }
 
     /// One `sendmmsg`: how many the kernel took, and errno if it stopped short.
     private func sendBatch(_ batch: ArraySlice<UDPDatagram>) -> (taken: Int, error: Int32) {

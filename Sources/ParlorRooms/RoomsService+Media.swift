@@ -25,6 +25,10 @@ extension RoomsService {
         loop.assertInLoop()
         let room = try openRoom(cid, &step)
         guard let member = room.member(forUser: caller.user.id) else { throw RoomError.notJoined(cid) }
+        if case .speaking = change, media != nil {
+            // The forwarding unit decides who speaks from the audio itself: a client's word is not needed.
+            return step.batch.reply(to: caller, change.requestType, body: .object([:]))
+        }
         let frame = try applyMedia(change, to: member, in: room, &step)
         step.batch.touchedRooms.insert(cid)
         step.batch.reply(to: caller, change.requestType, body: .object([:]))

@@ -13,6 +13,26 @@ final class RoomsState {
     /// Member counts as last published to the metrics, per room, and their sum (RoomsService+Metrics.swift).
     var publishedMemberCounts: [String: Int] = [:]
     var publishedMemberTotal = 0
+    /// Media sessions with the forwarding unit (--media sfu), by id, and their ids by connection and room
+    /// (RoomsService+SFU.swift).
+    var mediaSessions: [UInt64: MediaSessionRecord] = [:]
+    var mediaSessionIDs: [MediaSessionKey: UInt64] = [:]
+    var mediaSessionsByRoom: [String: Set<UInt64>] = [:]
+    var nextMediaSessionID: UInt64 = 1
+    /// Per room, the senders last handed to the media loop.
+    var mediaSenders: [String: Set<String>] = [:]
+}
+
+/// A connection's media session in a room, as the rooms thread tracks it.
+struct MediaSessionRecord {
+    let key: MediaSessionKey
+    let memberID: String
+    let userID: String
+}
+
+struct MediaSessionKey: Hashable {
+    let handle: ConnectionHandle
+    let roomID: String
 }
 
 /// A connected client as the rooms thread tracks it.

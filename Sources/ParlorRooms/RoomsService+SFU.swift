@@ -1,0 +1,111 @@
+import ParlorLoop
+import ParlorMedia
+import ParlorProtocol
+
+/// Audio through the server's forwarding unit (--media sfu). The rooms thread decides: who has a media session in
+/// which room (a joined member's attached connection, after its offer), and whose audio is forwarded (joined, audio
+/// on, not muted, allowed to speak). The media loop is handed those decisions after each commit and tells the rooms
+/// thread who speaks and which member each slot carries.
+extension RoomsService {
+    /// `session:success`'s `media`: how audio flows on this server.
+    var mediaJSON: JSONValue {
+        guard let media else { return ["mode": .string(MediaMode.mesh.rawValue)] }
+        return ["mode": .string(MediaMode.sfu.rawValue), "slots": JSONValue(media.configuration.slots)]
+    }
+
+    /// media:offer: answers the client's offer and opens (or replaces) this connection's session in the room.
+    func offerMedia(_ sdp: String, cid: String, for caller: Caller, _ step: inout Step) throws {
+        loop.assertInLoop()
+        guard let media else { throw RoomError(.requestUnknownType, "this server forwards no audio (--media mesh): use rtc:* signalling") }
+        let room = try openRoom(cid, &step)
+        guard let member = room.member(forUser: caller.user.id), room.connections(of: caller.user.id).contains(caller.client.handle) else {
+            throw RoomError.notJoined(cid)
+        }
+        let key = MediaSessionKey(handle: caller.client.handle, roomID: cid)
+        let id = state.mediaSessionIDs[key] ?? state.nextMediaSessionID
+        let maySend = StageRules.mayEnableAudio(room.role(of: member.user.id))
+        let answer: (sdp: String, setup: MediaSessionSetup)
+        do {
+            answer = try media.answer(offer: sdp, session: id, group: cid, member: member.id, maySend: maySend)
+        } catch {
+            throw RoomError(.requestInvalidField, "body.sdp cannot be used: \(Self.describe(error))")
+        }
+        if id == state.nextMediaSessionID { state.nextMediaSessionID += 1 }
+        state.mediaSessionIDs[key] = id
+        state.mediaSessions[id] = MediaSessionRecord(key: key, memberID: member.id, userID: member.user.id)
+        state.mediaSessionsByRoom[cid, default: []].insert(id)
+        // Now, not after the commit: a leave later in this batch must find the session open to close it.
+        media.open(answer.setup)
+        step.batch.mediaRooms.insert(cid)
+        let slots = answer.setup.slots.map { JSONValue.object(["mid": .string($0.mid), "member_id": .null]) }
+        step.batch.reply(to: caller, .mediaOffer, body: ["sdp": .string(answer.sdp), "slots": .array(slots)])
+    }
+
+    /// media:close: ends this connection's session in the room; nothing to end is not an error.
+    func closeMedia(cid: String, for caller: Caller, _ step: inout Step) throws {
+        loop.assertInLoop()
+        guard media != nil else { throw RoomError(.requestUnknownType, "this server forwards no audio (--media mesh)") }
+        if let id = state.mediaSessionIDs[MediaSessionKey(handle: caller.client.handle, roomID: cid)] { endMediaSession(id) }
+        step.batch.reply(to: caller, .mediaClose, body: .object([:]))
+    }
+
+    private func endMediaSession(_ id: UInt64) {
+        guard let record = state.mediaSessions.removeValue(forKey: id) else { return }
+        state.mediaSessionIDs[record.key] = nil
+        state.mediaSessionsByRoom[record.key.roomID]?.remove(id)
+        if state.mediaSessionsByRoom[record.key.roomID]?.isEmpty == true { state.mediaSessionsByRoom[record.key.roomID] = nil }
+        media?.close(session: id)
+    }
+
+    /// After each batch: sessions whose connection is no longer attached to the room as that member (left, kicked,
+    /// dropped, connection closed, room closed) are ended, and each room's senders handed over when they changed.
+    func syncMedia(_ roomIDs: Set<String>) {
+        loop.assertInLoop()
+        guard let media, !roomIDs.isEmpty, !state.mediaSessions.isEmpty || !state.mediaSenders.isEmpty else { return }
+        for roomID in roomIDs {
+            let room = state.rooms[roomID]
+            for id in state.mediaSessionsByRoom[roomID] ?? [] {
+                guard let record = state.mediaSessions[id] else { continue }
+                let valid = room.map { room in
+                    room.member(forUser: record.userID)?.id == record.memberID && room.connections(of: record.userID).contains(record.key.handle)
+                } ?? false
+                if !valid { endMediaSession(id) }
+            }
+            let senders: Set<String> = room.map { room in
+                Set(room.members.values.filter { member in
+                    member.audioEnabled && !member.audioMuted && StageRules.mayEnableAudio(room.role(of: member.user.id))
+                }.map(\.id))
+            } ?? []
+            let hasSessions = state.mediaSessionsByRoom[roomID] != nil
+            guard state.mediaSenders[roomID] != senders, hasSessions || state.mediaSenders[roomID] != nil else { continue }
+            state.mediaSenders[roomID] = senders.isEmpty && !hasSessions ? nil : senders
+            media.setSenders(group: roomID, members: senders)
+        }
+    }
+
+    /// What the media loop reports: speaking changes become `audio:speaking:*` for the room; slot changes become
+    /// `media:slots` to the session's connection.
+    func handleMediaEvent(_ event: MediaServerEvent, _ step: inout Step) throws {
+        loop.assertInLoop()
+        switch event {
+        case .speaking(let roomID, let memberID, let on):
+            guard let room = state.rooms[roomID], let member = room.member(memberID) else { return }
+            if let frame = try applyMedia(.speaking(on), to: member, in: room, &step) { broadcast(frame, in: room, &step) }
+        case .slots(let id, let roomID, let assignments):
+            guard let record = state.mediaSessions[id], record.key.roomID == roomID else { return }
+            let slots = assignments.map { JSONValue.object(["mid": .string($0.mid), "member_id": $0.member.map(JSONValue.string) ?? .null]) }
+            let frame = ProtocolFrame.message(["type": .string(EventType.mediaSlots.rawValue), "cid": .string(roomID),
+                                               "body": ["slots": .array(slots)]])
+            step.batch.outbox.send(frame, to: record.key.handle)
+        }
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        switch error as? SDPError {
+        case .malformedLine(let line)?: "line \(line) is malformed"
+        case .notSDP?: "it is not SDP (no v=0 first)"
+        case .missing(let what)?: "it needs \(what)"
+        case nil: "\(error)"
+        }
+    }
+}
