@@ -146,9 +146,10 @@ export class Sfu {
     this.onChange(null);
     const reply = await this.send('media:offer', { cid: this.cid, sdp: pc.localDescription.sdp });
     if (this.pc !== pc) return;
+    // At once, before anything is awaited: a media:slots event that follows the reply must win over it.
+    this.applySlots(reply.slots);
     await pc.setRemoteDescription({ type: 'answer', sdp: reply.sdp });
     this.offers += 1;
-    this.applySlots(reply.slots);
     this.watch(pc, RESTART_AFTER_MS);
   }
 
