@@ -70,8 +70,8 @@ extension AppConfiguration {
             guard let mode = MediaMode(rawValue: $1.lowercased()) else { throw ConfigurationError(message: "--media must be sfu or mesh") }
             $0.rooms.mediaMode = mode
         },
-        option("--media-port", "PARLOR_MEDIA_PORT", "the HTTP port's number (a free one with --port 0)", "UDP port of the media server (--media sfu); open it in firewalls") { $0.mediaPort = try int($1, "--media-port", 0...65535) },
-        option("--media-address", "PARLOR_MEDIA_ADDRESS", "this machine's non-loopback addresses (127.0.0.1 when bound to it)", "comma-separated addresses clients reach the media port on (the public address behind NAT or in Docker)") {
+        option("--media-port", "PARLOR_MEDIA_PORT", "same as --port", "UDP port of the media server with --media sfu (a free one with --port 0); open it in firewalls") { $0.mediaPort = try int($1, "--media-port", 0...65535) },
+        option("--media-address", "PARLOR_MEDIA_ADDRESS", "interface addresses", "comma-separated addresses announced to clients for the media port: by default this machine's non-loopback IPv4 addresses, or --host when it names one; set the public one behind NAT or in Docker") {
             $0.mediaAddresses = $1.split(separator: ",").map { $0.trimmingSpaces }.filter { !$0.isEmpty }
         },
         option("--max-forwarded-speakers", "PARLOR_MAX_FORWARDED_SPEAKERS", "8", "receive slots per client (--media sfu): the loudest this many senders reach each listener") { $0.rooms.maxForwardedSpeakers = try int($1, "--max-forwarded-speakers", 1...32) },

@@ -72,9 +72,8 @@ extension MediaServer {
         guard let group = groups[name] else { return }
         let senders = group.sessions.filter { isSender($0, in: group) }
         // Loudest recent first; the order they opened breaks ties (a stable sort keeps it).
-        let ranked = senders.count > configuration.slots
-            ? senders.enumerated().sorted { ($0.element.speaking.lastLoudAt, -$0.offset) > ($1.element.speaking.lastLoudAt, -$1.offset) }.map(\.element)
-            : senders
+        let ranked = senders.count < 2 ? senders
+            : senders.enumerated().sorted { ($0.element.speaking.lastLoudAt, -$0.offset) > ($1.element.speaking.lastLoudAt, -$1.offset) }.map(\.element)
         for sender in group.sessions { sender.forwardTo.removeAll(keepingCapacity: true) }
         for subscriber in group.sessions {
             let chosen = ranked.lazy.filter { $0.member != subscriber.member }.prefix(subscriber.slots.count)

@@ -36,7 +36,7 @@ extension MediaServer {
     }
 
     /// Every `reportInterval`: a receiver report to each sender (RFC 3550 §6.4.2, from what arrived), and the slots
-    /// reconsidered where a group has more senders than slots (the loudest recent ones get them).
+    /// reconsidered where a group has several senders (with more senders than slots the loudest recent ones get them).
     func report() {
         loop.assertInLoop()
         let now = MonotonicClock.now()
@@ -52,7 +52,8 @@ extension MediaServer {
             queue.append(packet, to: address)
         }
         socket.send(&queue)
-        for (name, group) in groups where group.sessions.count(where: { isSender($0, in: group) }) > configuration.slots {
+        // Cheap when nothing changes (no event); needed whenever a subscriber has fewer slots than the group has senders.
+        for (name, group) in groups where group.sessions.count(where: { isSender($0, in: group) }) > 1 {
             reassignSlots(in: name)
         }
         reportTimer = loop.schedule(after: configuration.reportInterval) { [weak self] in self?.report() }

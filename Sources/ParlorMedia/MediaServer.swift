@@ -49,6 +49,7 @@ public final class MediaServer: @unchecked Sendable {  // mutable state is touch
         let socket = try UDPSocket(loop: loop, bindingTo: configuration.bind) { datagram, source in
             box.server?.receive(datagram, from: source)
         }
+        socket.batchEnded = { box.server?.flush() }
         localAddress = socket.localAddress
         let announced = configuration.announced.isEmpty ? [socket.localAddress] : configuration.announced
         candidates = announced.map { TransportAddress(ip: $0.ip, port: socket.localAddress.port) }
@@ -117,6 +118,17 @@ public final class MediaServer: @unchecked Sendable {  // mutable state is touch
     var socket: UDPSocket {
         loop.assertInLoop()
         return socketStorage!
+    }
+
+    /// Open sessions (media loop: read it inside `onLoop`).
+    public var sessionCount: Int {
+        loop.assertInLoop()
+        return sessions.count
+    }
+
+    /// Sends what one receive batch queued (STUN answers, DTLS flights, every forwarded copy) in `sendmmsg` batches.
+    func flush() {
+        socket.send(&queue)
     }
 
     func emit(_ event: MediaServerEvent) {

@@ -30,6 +30,9 @@ public final class UDPSocket: DescriptorHandler {
     public let fd: Int32
     public let localAddress: TransportAddress
     private let receive: (_ datagram: [UInt8], _ source: TransportAddress) -> Void
+    /// Called on the loop after each received batch has been handed to `receive`: where a caller sends what the
+    /// batch produced in one go (the media server's forwarding queue). Set before `start`.
+    public var batchEnded: (() -> Void)?
     private var registration: DescriptorRegistration?
     private(set) var isOpen = true
 
@@ -99,6 +102,7 @@ public final class UDPSocket: DescriptorHandler {
         for _ in 0..<Self.batchesPerWakeUp {
             guard isOpen else { return }
             let count = receiveBatch()
+            if count > 0 { batchEnded?() }
             if count < Self.batchSize { return }
         }
     }

@@ -1,0 +1,303 @@
+import Foundation
+import ParlorApp
+import ParlorLoop
+import ParlorMedia
+import Testing
+
+/// The forwarding unit end to end (--media sfu): a real server on 127.0.0.1, members signalling over the WebSocket,
+/// and in-process media clients (`MediaTestClient`: STUN, DTLS client, SRTP over real UDP) in the browser's place.
+///
+/// Absence is shown by order, not by waiting: the server handles one source's datagrams in the order they came and
+/// sends each packet's copies in one batch, so once a later packet ("marker") arrived, an earlier one that was
+/// forwarded would have arrived before it.
+@Suite(.serialized) struct SFUTests {
+    /// A member with its WebSocket and its peer connection to the server.
+    struct Participant {
+        let socket: TestWebSocket
+        let media: MediaTestClient
+        let member: String
+        let answer: [String: Any]
+    }
+
+    final class Harness {
+        let app: ParlorApplication
+        let loop: EventLoop
+        private var clients: [MediaTestClient] = []
+
+        init(_ app: ParlorApplication) throws {
+            self.app = app
+            loop = try EventLoop(name: "test-media-clients")
+            loop.start()
+        }
+
+        deinit {
+            for client in clients { client.close() }
+            loop.stop()
+            loop.waitUntilStopped()
+        }
+
+        /// Joins `room` as `name`, turns audio on if `speaker`, offers (a microphone when `sends`) and connects.
+        func join(_ room: String, _ name: String, speaker: Bool, sends: Bool? = nil, slots: Int = 3,
+                  socket: TestWebSocket? = nil) throws -> Participant {
+            let socket = try socket ?? TestWebSocket(app, name: name)
+            let member = try #require(try socket.join(room)["member_id"] as? String)
+            if speaker { _ = try socket.call("audio:enable", ["cid": room]) }
+            let media = try MediaTestClient(loop: loop, slots: slots, sends: sends ?? speaker)
+            clients.append(media)
+            let answer = try socket.call("media:offer", ["cid": room, "sdp": media.offer])
+            try media.connect(answer: try #require(answer["sdp"] as? String))
+            return Participant(socket: socket, media: media, member: member, answer: answer)
+        }
+
+        /// Returns once the media loop has done everything the rooms thread handed it so far (a reply the test
+        /// holds was sent after its hand-off was queued).
+        func mediaSettled() {
+            _ = app.media?.onLoop { _ in true }
+        }
+
+        var mediaSessions: Int { app.media?.onLoop { $0.sessionCount } ?? -1 }
+    }
+
+    static func payload(_ text: String) -> [UInt8] { Array(text.utf8) }
+
+    /// The next media:slots for `room` naming `member` in some slot (or none when nil).
+    static func slots(_ socket: TestWebSocket, _ room: String, carrying member: String?) throws -> [[String: Any]] {
+        let event = try socket.next { message in
+            guard message["type"] as? String == "media:slots", message["cid"] as? String == room else { return false }
+            let slots = (message["body"] as? [String: Any])?["slots"] as? [[String: Any]] ?? []
+            if let member { return slots.contains { $0["member_id"] as? String == member } }
+            return slots.allSatisfy { $0["member_id"] is NSNull }
+        }
+        return (event["body"] as? [String: Any])?["slots"] as? [[String: Any]] ?? []
+    }
+
+    @Test func oneSpeakerReachesEveryListenerAndNeverItself() throws {
+        try withServer { app in
+            let harness = try Harness(app)
+            let room = try createRoom(app)
+            let alice = try harness.join(room, "alice", speaker: true)
+            let bob = try harness.join(room, "bob", speaker: false)
+            let carol = try harness.join(room, "carol", speaker: false)
+
+            // The answer: alice may send on mid 0; the slots are sendonly with their own SSRC and stream id.
+            let sdp = try #require(bob.answer["sdp"] as? String)
+            #expect(sdp.contains("a=ice-lite") && sdp.contains("a=msid:slot-1 ") && sdp.contains("a=setup:passive"))
+            let replySlots = bob.answer["slots"] as? [[String: Any]] ?? []
+            #expect(replySlots.map { $0["mid"] as? String } == ["1", "2", "3"])
+            #expect(replySlots.allSatisfy { $0["member_id"] is NSNull })
+            let slotSSRC = try #require(SessionDescription(parsing: sdp).media.first { $0.mid == "1" }?.sources.first?.ssrc)
+
+            for listener in [bob, carol] {
+                let slots = try Self.slots(listener.socket, room, carrying: alice.member)
+                #expect(slots.first?["mid"] as? String == "1" && slots.first?["member_id"] as? String == alice.member)
+            }
+            let sent = (1...3).map { Self.payload("alice says \($0)") }
+            for payload in sent { try alice.media.send(payload, level: 40) }
+            for listener in [bob, carol] {
+                let received = try listener.media.waitForPacket { $0.payload == sent[2] }
+                #expect(received.map(\.payload) == sent)
+                #expect(Set(received.map(\.ssrc)).count == 1)
+            }
+            #expect(Set(bob.media.received.map(\.ssrc)) == [slotSSRC])
+            let sequences = bob.media.received.map(\.sequence)
+            #expect(zip(sequences, sequences.dropFirst()).allSatisfy { $1 == $0 &+ 1 })
+            // Alice was sent nothing: no slot of hers carries anyone, and her own packets never come back.
+            #expect(alice.media.received.isEmpty)
+            #expect(!alice.socket.log.contains { $0["type"] as? String == "media:slots" })
+        }
+    }
+
+    @Test func aMutedSpeakerReachesNobody() throws {
+        try withServer { app in
+            let harness = try Harness(app)
+            let room = try createRoom(app)
+            let alice = try harness.join(room, "alice", speaker: true)
+            let bob = try harness.join(room, "bob", speaker: false)
+            _ = try Self.slots(bob.socket, room, carrying: alice.member)
+
+            _ = try alice.socket.call("audio:mute:on", ["cid": room])
+            harness.mediaSettled()
+            _ = try Self.slots(bob.socket, room, carrying: nil)
+            for index in 1...5 { try alice.media.send(Self.payload("muted \(index)"), level: 20) }
+            _ = try alice.socket.call("audio:mute:off", ["cid": room])
+            harness.mediaSettled()
+            let marker = Self.payload("unmuted")
+            try alice.media.send(marker, level: 20)
+            let received = try bob.media.waitForPacket { $0.payload == marker }
+            #expect(received.map(\.payload) == [marker], "a packet sent while muted was forwarded")
+        }
+    }
+
+    @Test func aListenerWhoSendsReachesNobody() throws {
+        try withServer { app in
+            let harness = try Harness(app)
+            let aliceToken = try token(app, "alice")
+            let created = try http(app, "POST", "/rooms", json: #"{"display_name":"Stage","properties":{"mode":"stage"}}"#, token: aliceToken)
+            let room = try #require(created.object["id"] as? String)
+            let alice = try harness.join(room, "alice", speaker: true, socket: try TestWebSocket(port: app.port, token: aliceToken))
+            // Bob is a listener but sends anyway: his answer refuses his microphone, and the server drops what comes.
+            let bob = try harness.join(room, "bob", speaker: false, sends: true)
+            let bobSDP = try #require(bob.answer["sdp"] as? String)
+            #expect(try SessionDescription(parsing: bobSDP).media.first?.direction == .inactive)
+            let aliceSDP = try #require(alice.answer["sdp"] as? String)
+            #expect(try SessionDescription(parsing: aliceSDP).media.first?.direction == .recvonly)
+            let carol = try harness.join(room, "carol", speaker: false)
+            _ = try Self.slots(carol.socket, room, carrying: alice.member)
+
+            let droppedBefore = app.media?.onLoop { $0.droppedPackets } ?? 0
+            for index in 1...5 { try bob.media.send(Self.payload("bob \(index)"), level: 10) }
+            let marker = Self.payload("alice")
+            try alice.media.send(marker, level: 30)
+            let received = try carol.media.waitForPacket { $0.payload == marker }
+            #expect(received.map(\.payload) == [marker], "a listener's packet was forwarded")
+            #expect((app.media?.onLoop { $0.droppedPackets } ?? 0) - droppedBefore >= 5)
+            #expect(!alice.media.received.contains { $0.payload.starts(with: Self.payload("bob")) })
+            #expect(!carol.socket.log.contains { message in
+                message["type"] as? String == "media:slots"
+                    && ((message["body"] as? [String: Any])?["slots"] as? [[String: Any]] ?? []).contains { $0["member_id"] as? String == bob.member }
+            })
+        }
+    }
+
+    @Test func aMemberOfAnotherRoomNeverReceives() throws {
+        try withServer { app in
+            let harness = try Harness(app)
+            let first = try createRoom(app, "First"), second = try createRoom(app, "Second")
+            let alice = try harness.join(first, "alice", speaker: true)
+            let bob = try harness.join(first, "bob", speaker: false)
+            let dave = try harness.join(second, "dave", speaker: true)
+            let erin = try harness.join(second, "erin", speaker: false)
+            _ = try Self.slots(bob.socket, first, carrying: alice.member)
+            _ = try Self.slots(erin.socket, second, carrying: dave.member)
+
+            let fromFirst = Self.payload("first room")
+            try alice.media.send(fromFirst, level: 30)
+            try bob.media.waitForPacket { $0.payload == fromFirst }
+            let marker = Self.payload("second room")
+            try dave.media.send(marker, level: 30)
+            let received = try erin.media.waitForPacket { $0.payload == marker }
+            #expect(received.map(\.payload) == [marker], "audio crossed rooms")
+            #expect(!dave.media.received.contains { $0.payload == fromFirst })
+            #expect(!erin.socket.log.contains { ($0["type"] as? String) == "media:slots" && ($0["cid"] as? String) == first })
+        }
+    }
+
+    @Test func leavingAndClosingStopForwarding() throws {
+        try withServer { app in
+            let harness = try Harness(app)
+            let room = try createRoom(app)
+            let alice = try harness.join(room, "alice", speaker: true)
+            let bob = try harness.join(room, "bob", speaker: false)
+            let carol = try harness.join(room, "carol", speaker: false)
+            _ = try Self.slots(carol.socket, room, carrying: alice.member)
+            #expect(harness.mediaSessions == 3)
+
+            _ = try carol.socket.call("conversation:leave", ["cid": room])
+            harness.mediaSettled()
+            #expect(harness.mediaSessions == 2)
+            _ = try bob.socket.call("media:close", ["cid": room])
+            harness.mediaSettled()
+            #expect(harness.mediaSessions == 1)
+            _ = try bob.socket.call("media:close", ["cid": room])  // nothing left to close: still fine
+
+            // Dave's packets show the server handled alice's before them.
+            let dave = try harness.join(room, "dave", speaker: false)
+            _ = try Self.slots(dave.socket, room, carrying: alice.member)
+            let marker = Self.payload("after leaving")
+            try alice.media.send(marker, level: 30)
+            try dave.media.waitForPacket { $0.payload == marker }
+            #expect(carol.media.received.isEmpty)
+            #expect(bob.media.received.isEmpty)
+
+            // A connection that closes takes its session with it.
+            dave.socket.drop()
+            try alice.socket.sync()
+            harness.mediaSettled()
+            #expect(harness.mediaSessions == 1)
+        }
+    }
+
+    @Test func theServerDecidesWhoIsSpeakingFromTheAudioLevel() throws {
+        try withServer { app in
+            let harness = try Harness(app)
+            let room = try createRoom(app)
+            let alice = try harness.join(room, "alice", speaker: true)
+            let bob = try harness.join(room, "bob", speaker: false)
+
+            try alice.media.startStreaming(Self.payload("loud"), level: 20)
+            let on = try bob.socket.event("audio:speaking:on", in: room, member: alice.member)
+            #expect(on["id"] == nil)
+            try alice.media.startStreaming(Self.payload("quiet"), level: 127)
+            _ = try bob.socket.event("audio:speaking:off", in: room, member: alice.member)
+            try alice.media.stopStreaming()
+
+            // A client's own word is answered and ignored.
+            _ = try bob.socket.call("audio:speaking:on", ["cid": room])
+            try bob.socket.sync()
+            try alice.socket.sync()
+            #expect(!alice.socket.log.contains { ($0["type"] as? String) == "audio:speaking:on" && ($0["from"] as? String) == bob.member })
+        }
+    }
+
+    @Test func offersNeedAJoinedConnectionAndAUsableSDP() throws {
+        try withServer { app in
+            let room = try createRoom(app)
+            let hello = try TestWebSocket(port: app.port, token: try token(app, "alice"), awaitSession: false)
+            let session = try hello.next { $0["type"] as? String == "session:success" }
+            let media = (session["body"] as? [String: Any])?["media"] as? [String: Any]
+            #expect(media?["mode"] as? String == "sfu")
+            #expect(media?["slots"] as? Int == 8)
+
+            let client = try MediaTestClient(loop: try EventLoop(name: "unused"), slots: 2)
+            #expect(errorCode(try hello.request("media:offer", ["cid": room, "sdp": client.offer])) == "member:error:not-joined")
+            _ = try hello.join(room)
+            #expect(errorCode(try hello.request("media:offer", ["cid": room, "sdp": "hello"])) == "request:error:invalid-field")
+            #expect(errorCode(try hello.request("media:offer", ["cid": room])) == "request:error:missing-field")
+            let tooMany = try MediaTestClient(loop: try EventLoop(name: "unused"), slots: 9)
+            let refused = try hello.request("media:offer", ["cid": room, "sdp": tooMany.offer])
+            #expect(errorCode(refused) == "request:error:invalid-field")
+            let detail = (refused["body"] as? [String: Any])?["detail"] as? String
+            #expect(detail?.contains("receive m-lines") == true)
+            #expect(errorCode(try hello.request("media:offer", ["cid": room, "sdp": String(repeating: "v", count: 17 * 1024)]))
+                    == "request:error:invalid-field")
+        }
+    }
+
+    @Test func meshServersSayMeshAndRefuseOffers() throws {
+        try withServer({ $0.rooms.mediaMode = .mesh }) { app in
+            #expect(app.media == nil)
+            let room = try createRoom(app)
+            let hello = try TestWebSocket(port: app.port, token: try token(app, "alice"), awaitSession: false)
+            let session = try hello.next { $0["type"] as? String == "session:success" }
+            #expect(((session["body"] as? [String: Any])?["media"] as? [String: Any])?["mode"] as? String == "mesh")
+            _ = try hello.join(room)
+            #expect(errorCode(try hello.request("media:offer", ["cid": room, "sdp": "v=0"])) == "request:error:unknown-type")
+        }
+    }
+}
+
+extension SFUTests {
+    /// With more senders than a client's slots, the loudest recent one gets the slot.
+    @Test func theLoudestSenderTakesTheOnlySlot() throws {
+        try withServer({ $0.rooms.maxForwardedSpeakers = 1 }) { app in
+            let harness = try Harness(app)
+            let room = try createRoom(app)
+            let alice = try harness.join(room, "alice", speaker: true, slots: 1)
+            let bob = try harness.join(room, "bob", speaker: true, slots: 1)
+            let carol = try harness.join(room, "carol", speaker: false, slots: 1)
+            #expect((carol.answer["slots"] as? [[String: Any]])?.count == 1)
+            _ = try Self.slots(carol.socket, room, carrying: alice.member)  // first come, first served
+            try alice.media.send(Self.payload("alice, quiet"))
+            try carol.media.waitForPacket { $0.payload == Self.payload("alice, quiet") }
+
+            try bob.media.startStreaming(Self.payload("bob, loud"), level: 10)
+            _ = try Self.slots(carol.socket, room, carrying: bob.member)
+            let received = try carol.media.waitForPacket { $0.payload == Self.payload("bob, loud") }
+            try bob.media.stopStreaming()
+            // One stream for carol across the switch: the slot's SSRC, sequence numbers going on from alice's.
+            #expect(Set(received.map(\.ssrc)).count == 1)
+            let sequences = received.map(\.sequence)
+            #expect(zip(sequences, sequences.dropFirst()).allSatisfy { $1 == $0 &+ 1 })
+        }
+    }
+}
