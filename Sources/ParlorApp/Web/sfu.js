@@ -142,6 +142,7 @@ export class Sfu {
     preferOpus(pc);
     pc.onconnectionstatechange = () => this.connectionChanged(pc);
     await pc.setLocalDescription(await pc.createOffer());
+    if (this.pc !== pc) return;  // closed meanwhile (we left)
     this.attachSlots(pc);
     this.onChange(null);
     const reply = await this.send('media:offer', { cid: this.cid, sdp: pc.localDescription.sdp });
