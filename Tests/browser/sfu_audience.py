@@ -17,7 +17,7 @@ import traceback
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select
 
-from two_users_talk import Browser, Person, Server, audio_flows, check, results, run_scenario, wait_for
+from browser_support import Browser, Person, Server, audio_flows, check, results, run_scenario, wait_for
 
 ROOM_NAME = "Assembly"
 LISTENERS = 6

@@ -23,7 +23,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select
 
-from two_users_talk import REPO, Person, Server, audio_flows, check, results, run_scenario, wait_for
+from browser_support import REPO, Person, Server, audio_flows, check, results, run_scenario, wait_for
 
 SCREENSHOT = os.environ.get("PARLOR_STAGE_SCREENSHOT", os.path.join(REPO, "docs/images/stage-room.png"))
 ROOM_NAME = "Town hall"

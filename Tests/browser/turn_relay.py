@@ -23,8 +23,8 @@ import tempfile
 import time
 import traceback
 
-import two_users_talk as base
-from two_users_talk import Person, Server, check, wait_for, audio_flows, enter_room, results, stop_child
+import browser_support as base
+from browser_support import Person, Server, check, wait_for, audio_flows, enter_room, results, stop_child
 
 TURNSERVER = os.environ.get("TURNSERVER", "/usr/bin/turnserver")
 REALM = "parlor"
