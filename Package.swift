@@ -35,7 +35,7 @@ let package = Package(
         .target(name: "ParlorHTTP", dependencies: ["ParlorLoop", "ParlorCodec", "ParlorProtocol", "ParlorMetrics", "COpenSSL"]),
         // Media forwarding's building blocks: STUN/ICE-lite, SDP, DTLS (OpenSSL), SRTP (libsrtp2), RTP/RTCP, batched
         // UDP. No HTTP and no rooms: those use it, not the other way round.
-        .target(name: "ParlorMedia", dependencies: ["ParlorLoop", "CParlorSystem", "COpenSSL", "CSRTP"]),
+        .target(name: "ParlorMedia", dependencies: ["ParlorLoop", "ParlorMetrics", "CParlorSystem", "COpenSSL", "CSRTP"]),
         .executableTarget(name: "ParlorMigrationEmbedder"),
         .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["ParlorMigrationEmbedder"]),
         .target(name: "ParlorStore", dependencies: ["CSQLite"], plugins: ["EmbedMigrations"]),

@@ -104,7 +104,8 @@ public final class ParlorApplication: Sendable {
         var media: MediaServer?
         do {
             if configuration.rooms.mediaMode == .sfu {
-                media = try MediaServer(configuration: configuration.mediaServerConfiguration(httpPort: configuration.http.port), logger: logger)
+                media = try MediaServer(configuration: configuration.mediaServerConfiguration(httpPort: configuration.http.port), logger: logger,
+                                        metrics: metrics)
             }
             self.media = media
             rooms = try RoomsService(database: database, configuration: roomsConfiguration, logger: logger,

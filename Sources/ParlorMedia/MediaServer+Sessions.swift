@@ -3,7 +3,14 @@ import ParlorLoop
 extension MediaServer {
     func openSession(_ setup: MediaSessionSetup) {
         loop.assertInLoop()
-        if let old = sessions[setup.id] { closeSession(old, notify: false) }
+        if let old = sessions[setup.id] {
+            // The same peer connection renegotiating (same certificate, same group): it keeps DTLS and SRTP, as the
+            // browser does; only a changed ICE ufrag (an ICE restart) re-registers its credentials.
+            if old.setup.remoteFingerprint == setup.remoteFingerprint, old.setup.group == setup.group, old.member == setup.member {
+                return renegotiate(old, setup)
+            }
+            closeSession(old, notify: false)
+        }
         let dtls: DTLSTransport
         do {
             dtls = try DTLSTransport(context: context, expectedRemoteFingerprint: setup.remoteFingerprint)
@@ -13,9 +20,23 @@ extension MediaServer {
         }
         let session = MediaSession(setup: setup, dtls: dtls, now: MonotonicClock.now())
         sessions[setup.id] = session
+        metrics?.mediaSessions.set(sessions.count)
         sessionByUsernameFragment[setup.local.usernameFragment] = session
         responder.addSession(local: setup.local, remoteUsernameFragment: setup.remoteUsernameFragment)
         groups[setup.group, default: MediaGroup()].sessions.append(session)
+        reassignSlots(in: setup.group)
+    }
+
+    private func renegotiate(_ session: MediaSession, _ setup: MediaSessionSetup) {
+        let previous = session.setup
+        if previous.local != setup.local || previous.remoteUsernameFragment != setup.remoteUsernameFragment {
+            sessionByUsernameFragment[previous.local.usernameFragment] = nil
+            responder.removeSession(usernameFragment: previous.local.usernameFragment)
+            sessionByUsernameFragment[setup.local.usernameFragment] = session
+            responder.addSession(local: setup.local, remoteUsernameFragment: setup.remoteUsernameFragment)
+        }
+        session.update(setup)
+        if !setup.sends, session.speaking.reset() == false { emit(.speaking(group: setup.group, member: setup.member, on: false)) }
         reassignSlots(in: setup.group)
     }
 
@@ -24,6 +45,7 @@ extension MediaServer {
         loop.assertInLoop()
         guard sessions[session.id] === session else { return }
         sessions[session.id] = nil
+        metrics?.mediaSessions.set(sessions.count)
         sessionByUsernameFragment[session.setup.local.usernameFragment] = nil
         responder.removeSession(usernameFragment: session.setup.local.usernameFragment)
         let alert = session.dtls.close()

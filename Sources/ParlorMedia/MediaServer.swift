@@ -1,4 +1,5 @@
 import ParlorLoop
+import ParlorMetrics
 
 /// Parlor's selective forwarding unit for audio: one UDP port and its own event loop thread, where every session's
 /// ICE-lite checks, DTLS handshake, SRTP and forwarding run (docs/media.md, "the packet path").
@@ -17,6 +18,7 @@ public final class MediaServer: @unchecked Sendable {  // mutable state is touch
     public let candidates: [TransportAddress]
     let loop: EventLoop
     let logger: Logger
+    let metrics: ServerMetrics?
     let context: DTLSContext
     private var socketStorage: UDPSocket?
     var events: (@Sendable (MediaServerEvent) -> Void)?
@@ -31,14 +33,17 @@ public final class MediaServer: @unchecked Sendable {  // mutable state is touch
     var scratch: [UInt8] = []
     var tickTimer: TimerID?
     var reportTimer: TimerID?
-    /// Counters for metrics and tests (media loop).
+    /// Counters for tests (media loop); `metrics` gets them once per receive batch.
     public internal(set) var forwardedPackets = 0
     public internal(set) var droppedPackets = 0
+    private var reportedForwarded = 0, reportedDropped = 0
 
-    /// Binds the port and starts the media loop; nothing is answered until `start`.
-    public init(configuration: MediaServerConfiguration, logger: Logger) throws {
+    /// Binds the port and starts the media loop; nothing is answered until `start`. `metrics`: where the sessions and
+    /// packet counts go (parlor_media_*).
+    public init(configuration: MediaServerConfiguration, logger: Logger, metrics: ServerMetrics? = nil) throws {
         self.configuration = configuration
         self.logger = logger
+        self.metrics = metrics
         certificate = try DTLSCertificate()
         context = try DTLSContext(role: .server, certificate: certificate)
         let loop = try EventLoop(name: "parlor-media")
@@ -128,6 +133,12 @@ public final class MediaServer: @unchecked Sendable {  // mutable state is touch
 
     /// Sends what one receive batch queued (STUN answers, DTLS flights, every forwarded copy) in `sendmmsg` batches.
     func flush() {
+        if let metrics {  // before the send: whoever received a copy finds it counted
+            metrics.mediaPacketsForwarded.add(forwardedPackets - reportedForwarded)
+            metrics.mediaPacketsDropped.add(droppedPackets - reportedDropped)
+            reportedForwarded = forwardedPackets
+            reportedDropped = droppedPackets
+        }
         socket.send(&queue)
     }
 

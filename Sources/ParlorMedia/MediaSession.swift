@@ -2,7 +2,8 @@
 /// `ICELiteResponder`), its DTLS association and SRTP contexts, the address its media goes to, its receive slots
 /// and what it sends. Owned by the media loop thread, like a `Connection` by its loop.
 final class MediaSession {
-    let setup: MediaSessionSetup
+    /// Replaced when the client renegotiates (`update`).
+    private(set) var setup: MediaSessionSetup
     let dtls: DTLSTransport
     let openedAt: UInt64
     /// Where its media goes: the address ICE selected; nil before the first check and after consent expired.
@@ -35,6 +36,17 @@ final class MediaSession {
         openedAt = now
         slots = setup.slots.map { Slot(mid: $0.mid, rewriter: RTPRewriter(outgoingSSRC: $0.ssrc), source: nil) }
         reportSSRC = MediaServer.randomSSRC()
+    }
+
+    /// A renegotiation of the same peer connection: the new directions, extension id, payload type and slots take
+    /// effect; a slot whose mid and SSRC stay keeps its rewriter and its sender, so its stream goes on unbroken.
+    func update(_ setup: MediaSessionSetup) {
+        let old = Dictionary(slots.map { ($0.mid, $0) }, uniquingKeysWith: { first, _ in first })
+        self.setup = setup
+        slots = setup.slots.map { slot in
+            if let kept = old[slot.mid], kept.rewriter.outgoingSSRC == slot.ssrc { return kept }
+            return Slot(mid: slot.mid, rewriter: RTPRewriter(outgoingSSRC: slot.ssrc), source: nil)
+        }
     }
 
     var id: UInt64 { setup.id }

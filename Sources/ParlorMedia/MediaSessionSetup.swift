@@ -49,8 +49,12 @@ extension MediaServer {
     /// the first m-line is the client's microphone, answered `recvonly` when `maySend` (else `inactive`); each
     /// further one is a receive slot, answered `sendonly` with its own SSRC and `a=msid:slot-<mid>`. Refuses an
     /// offer the media path cannot use, or with more slots than `configuration.slots`.
-    public func answer(offer text: String, session id: UInt64, group: String, member: String,
-                       maySend: Bool) throws(SDPError) -> (sdp: String, setup: MediaSessionSetup) {
+    ///
+    /// `previous`: the setup this offer renegotiates (the same client's earlier offer). Its slot SSRCs are kept,
+    /// and so are our ICE credentials unless the client restarts ICE (a new ufrag), as JSEP requires; `open` then
+    /// keeps the session's DTLS association and SRTP contexts (the browser keeps its own).
+    public func answer(offer text: String, session id: UInt64, group: String, member: String, maySend: Bool,
+                       previous: MediaSessionSetup? = nil) throws(SDPError) -> (sdp: String, setup: MediaSessionSetup) {
         let offer = try SessionDescription(parsing: text)
         guard let microphone = offer.media.first else { throw .missing("an audio m-line") }
         guard offer.media.count <= 1 + configuration.slots else {
@@ -61,16 +65,17 @@ extension MediaServer {
         guard remoteFingerprint.algorithm == "sha-256" else { throw .missing("a sha-256 a=fingerprint") }
         var sources: [String: ServerSessionDescription.SendSource] = [:]
         var slots: [MediaSessionSetup.Slot] = []
-        var usedSSRCs: Set<UInt32> = []
+        var usedSSRCs = Set(previous?.slots.map(\.ssrc) ?? [])
         for media in offer.media.dropFirst() {
             guard let mid = media.mid else { throw .missing("a=mid") }
-            var ssrc = Self.randomSSRC()
-            while usedSSRCs.contains(ssrc) { ssrc = Self.randomSSRC() }
+            var ssrc = previous?.slots.first { $0.mid == mid }?.ssrc ?? Self.randomSSRC()
+            while usedSSRCs.contains(ssrc), previous?.slots.first(where: { $0.mid == mid })?.ssrc != ssrc { ssrc = Self.randomSSRC() }
             usedSSRCs.insert(ssrc)
             sources[mid] = ServerSessionDescription.SendSource(ssrc: ssrc, cname: "parlor", streamID: "slot-\(mid)", trackID: "slot-\(mid)-audio")
             slots.append(MediaSessionSetup.Slot(mid: mid, ssrc: ssrc))
         }
-        let local = ICECredentials.random()
+        let restartsICE = previous?.remoteUsernameFragment != remoteICE.usernameFragment
+        let local = restartsICE ? ICECredentials.random() : previous!.local
         let microphoneMid = microphone.mid
         let answer = try ServerSessionDescription.answer(
             to: offer, sessionID: id, ice: local, fingerprint: certificate.fingerprint, candidates: candidates,

@@ -26,13 +26,14 @@ extension RoomsService {
         let maySend = StageRules.mayEnableAudio(room.role(of: member.user.id))
         let answer: (sdp: String, setup: MediaSessionSetup)
         do {
-            answer = try media.answer(offer: sdp, session: id, group: cid, member: member.id, maySend: maySend)
+            let previous = state.mediaSessions[id].flatMap { $0.memberID == member.id ? $0.setup : nil }
+            answer = try media.answer(offer: sdp, session: id, group: cid, member: member.id, maySend: maySend, previous: previous)
         } catch {
             throw RoomError(.requestInvalidField, "body.sdp cannot be used: \(Self.describe(error))")
         }
         if id == state.nextMediaSessionID { state.nextMediaSessionID += 1 }
         state.mediaSessionIDs[key] = id
-        state.mediaSessions[id] = MediaSessionRecord(key: key, memberID: member.id, userID: member.user.id)
+        state.mediaSessions[id] = MediaSessionRecord(key: key, memberID: member.id, userID: member.user.id, setup: answer.setup)
         state.mediaSessionsByRoom[cid, default: []].insert(id)
         // Now, not after the commit: a leave later in this batch must find the session open to close it.
         media.open(answer.setup)

@@ -1,3 +1,4 @@
+import ParlorMedia
 import ParlorMetrics
 import ParlorProtocol
 import ParlorLoop
@@ -28,6 +29,8 @@ struct MediaSessionRecord {
     let key: MediaSessionKey
     let memberID: String
     let userID: String
+    /// What its last offer set up, which a new offer of the same peer connection renegotiates.
+    let setup: MediaSessionSetup
 }
 
 struct MediaSessionKey: Hashable {

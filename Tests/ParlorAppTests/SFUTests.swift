@@ -101,6 +101,8 @@ import Testing
             #expect(Set(bob.media.received.map(\.ssrc)) == [slotSSRC])
             let sequences = bob.media.received.map(\.sequence)
             #expect(zip(sequences, sequences.dropFirst()).allSatisfy { $1 == $0 &+ 1 })
+            #expect(app.metrics.mediaSessions.load() == 3)
+            #expect(app.metrics.mediaPacketsForwarded.load() == 6)
             // Alice was sent nothing: no slot of hers carries anyone, and her own packets never come back.
             #expect(alice.media.received.isEmpty)
             #expect(!alice.socket.log.contains { $0["type"] as? String == "media:slots" })
@@ -298,6 +300,33 @@ extension SFUTests {
             #expect(Set(received.map(\.ssrc)).count == 1)
             let sequences = received.map(\.sequence)
             #expect(zip(sequences, sequences.dropFirst()).allSatisfy { $1 == $0 &+ 1 })
+        }
+    }
+
+    /// Adding a microphone renegotiates the same peer connection: same ICE credentials and DTLS association, and
+    /// the new sender reaches the others at once.
+    @Test func aListenerWhoAddsAMicrophoneReoffersWithoutANewHandshake() throws {
+        try withServer { app in
+            let harness = try Harness(app)
+            let room = try createRoom(app)
+            let alice = try harness.join(room, "alice", speaker: true)
+            let bob = try harness.join(room, "bob", speaker: false)
+            let first = try SessionDescription(parsing: try #require(bob.answer["sdp"] as? String))
+            #expect(first.media.first?.direction == .inactive, "no track offered: nothing to receive")
+
+            _ = try bob.socket.call("audio:enable", ["cid": room])
+            bob.media.sends = true
+            let again = try bob.socket.call("media:offer", ["cid": room, "sdp": bob.media.offer])
+            let second = try SessionDescription(parsing: try #require(again["sdp"] as? String))
+            #expect(second.media.first?.direction == .recvonly, "an open room's member may send: its microphone is received")
+            #expect(second.remoteICE == first.remoteICE)
+            #expect(second.media.map { $0.sources.first?.ssrc } == first.media.map { $0.sources.first?.ssrc })
+            _ = try Self.slots(alice.socket, room, carrying: bob.member)
+            #expect(harness.mediaSessions == 2)
+
+            let hello = Self.payload("bob joins in")
+            try bob.media.send(hello, level: 30)
+            try alice.media.waitForPacket { $0.payload == hello }
         }
     }
 }

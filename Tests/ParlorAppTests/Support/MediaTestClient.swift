@@ -17,7 +17,12 @@ final class MediaTestClient: @unchecked Sendable {  // socket, DTLS and SRTP are
     let certificate: DTLSCertificate
     let ice = ICECredentials.random()
     let slots: Int
-    let sends: Bool
+    /// Whether the offer's microphone m-line sends (a track is attached); change it and offer again to renegotiate.
+    var sends: Bool {
+        get { condition.withLock { sending } }
+        set { condition.withLock { sending = newValue } }
+    }
+    private var sending: Bool
     let ssrc = UInt32.random(in: 1...UInt32.max)
 
     private var socket: UDPSocket?
@@ -39,7 +44,7 @@ final class MediaTestClient: @unchecked Sendable {  // socket, DTLS and SRTP are
     init(loop: EventLoop, slots: Int = 3, sends: Bool = true) throws {
         self.loop = loop
         self.slots = slots
-        self.sends = sends
+        sending = sends
         certificate = try DTLSCertificate(commonName: "browser")
     }
 
