@@ -36,6 +36,7 @@ export class Sfu {
     this.started = false;
     this.closed = false;
     this.queue = Promise.resolve();  // offers, one at a time
+    this.offerQueued = false;
     this.offers = 0;             // answered offers (for the test hook)
     this.restarts = 0;
     this.watchdog = null;
@@ -115,9 +116,15 @@ export class Sfu {
     this.audios.clear();
   }
 
+  /** Queues an offer, unless one is queued and not yet begun: that one will see the latest state anyway. */
   renegotiate() {
+    if (this.offerQueued) return;
+    this.offerQueued = true;
     this.queue = this.queue
-      .then(() => (this.closed ? undefined : this.offer()))
+      .then(() => {
+        this.offerQueued = false;
+        return this.closed ? undefined : this.offer();
+      })
       .catch((error) => console.warn('parlor: audio negotiation with the server failed:', error));
   }
 
