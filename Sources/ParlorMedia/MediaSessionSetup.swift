@@ -55,7 +55,12 @@ extension MediaServer {
     /// keeps the session's DTLS association and SRTP contexts (the browser keeps its own).
     public func answer(offer text: String, session id: UInt64, group: String, member: String, maySend: Bool,
                        previous: MediaSessionSetup? = nil) throws(SDPError) -> (sdp: String, setup: MediaSessionSetup) {
-        let offer = try SessionDescription(parsing: text)
+        try answer(offer: SessionDescription(parsing: text), session: id, group: group, member: member, maySend: maySend, previous: previous)
+    }
+
+    /// The same, for an offer already parsed.
+    public func answer(offer: SessionDescription, session id: UInt64, group: String, member: String, maySend: Bool,
+                       previous: MediaSessionSetup? = nil) throws(SDPError) -> (sdp: String, setup: MediaSessionSetup) {
         guard let microphone = offer.media.first else { throw .missing("an audio m-line") }
         guard offer.media.count <= 1 + configuration.slots else {
             throw .missing("at most \(configuration.slots) receive m-lines after the microphone's (got \(offer.media.count - 1))")

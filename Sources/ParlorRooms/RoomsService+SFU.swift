@@ -3,8 +3,8 @@ import ParlorMedia
 import ParlorProtocol
 
 /// Audio through the server's forwarding unit (--media sfu). The rooms thread decides: who has a media session in
-/// which room (a joined member's attached connection, after its offer), and whose audio is forwarded (joined, audio
-/// on, not muted, allowed to speak). The media loop is handed those decisions after each commit and tells the rooms
+/// which room (a joined member, after an offer from an attached connection), and whose audio is forwarded (joined,
+/// audio on, not muted, allowed to speak). The media loop is handed those decisions after each commit and tells the rooms
 /// thread who speaks and which member each slot carries.
 extension RoomsService {
     /// `session:success`'s `media`: how audio flows on this server.
@@ -22,24 +22,38 @@ extension RoomsService {
             throw RoomError.notJoined(cid)
         }
         let key = MediaSessionKey(handle: caller.client.handle, roomID: cid)
-        let id = state.mediaSessionIDs[key] ?? state.nextMediaSessionID
-        let maySend = StageRules.mayEnableAudio(room.role(of: member.user.id))
-        let answer: (sdp: String, setup: MediaSessionSetup)
+        let offer: SessionDescription
         do {
-            let previous = state.mediaSessions[id].flatMap { $0.memberID == member.id ? $0.setup : nil }
-            answer = try media.answer(offer: sdp, session: id, group: cid, member: member.id, maySend: maySend, previous: previous)
+            offer = try SessionDescription(parsing: sdp)
         } catch {
             throw RoomError(.requestInvalidField, "body.sdp cannot be used: \(Self.describe(error))")
         }
+        // This connection's session, or the member's session from a connection that is gone when the offer comes
+        // from the same RTCPeerConnection (its certificate): a client that reconnected renegotiates it, keeping DTLS.
+        let id = state.mediaSessionIDs[key] ?? detachedSession(of: member, in: room, fingerprint: offer.remoteFingerprint)
+            ?? state.nextMediaSessionID
+        let maySend = StageRules.mayEnableAudio(room.role(of: member.user.id))
+        let answer: (sdp: String, setup: MediaSessionSetup)
+        let previous = state.mediaSessions[id].flatMap { $0.memberID == member.id ? $0 : nil }
+        do {
+            answer = try media.answer(offer: offer, session: id, group: cid, member: member.id, maySend: maySend, previous: previous?.setup)
+        } catch {
+            throw RoomError(.requestInvalidField, "body.sdp cannot be used: \(Self.describe(error))")
+        }
+        if let previous, previous.key != key { state.mediaSessionIDs[previous.key] = nil }
+        // The same peer connection renegotiating keeps its slots (the media thread keeps their senders); a new one
+        // starts empty and hears of its senders in media:slots.
+        let renegotiates = previous?.setup.remoteFingerprint == answer.setup.remoteFingerprint
+        let kept = Dictionary((renegotiates ? previous?.slots ?? [] : []).map { ($0.mid, $0.member) }, uniquingKeysWith: { first, _ in first })
+        let slots = answer.setup.slots.map { MediaSlotAssignment(mid: $0.mid, member: kept[$0.mid] ?? nil) }
         if id == state.nextMediaSessionID { state.nextMediaSessionID += 1 }
         state.mediaSessionIDs[key] = id
-        state.mediaSessions[id] = MediaSessionRecord(key: key, memberID: member.id, userID: member.user.id, setup: answer.setup)
+        state.mediaSessions[id] = MediaSessionRecord(key: key, memberID: member.id, userID: member.user.id, setup: answer.setup, slots: slots)
         state.mediaSessionsByRoom[cid, default: []].insert(id)
         // Now, not after the commit: a leave later in this batch must find the session open to close it.
         media.open(answer.setup)
         step.batch.mediaRooms.insert(cid)
-        let slots = answer.setup.slots.map { JSONValue.object(["mid": .string($0.mid), "member_id": .null]) }
-        step.batch.reply(to: caller, .mediaOffer, body: ["sdp": .string(answer.sdp), "slots": .array(slots)])
+        step.batch.reply(to: caller, .mediaOffer, body: ["sdp": .string(answer.sdp), "slots": Self.json(slots)])
     }
 
     /// media:close: ends this connection's session in the room; nothing to end is not an error.
@@ -58,17 +72,40 @@ extension RoomsService {
         media?.close(session: id)
     }
 
-    /// After each batch: sessions whose connection is no longer attached to the room as that member (left, kicked,
-    /// dropped, connection closed, room closed) are ended, and each room's senders handed over when they changed.
+    /// A session of `member` in `room` whose connection is no longer attached there, offered from the peer
+    /// connection with `fingerprint`.
+    private func detachedSession(of member: LiveMember, in room: LiveRoom, fingerprint: DTLSFingerprint?) -> UInt64? {
+        guard let fingerprint else { return nil }
+        let attached = room.connections(of: member.user.id)
+        return state.mediaSessionsByRoom[room.id]?.first { id in
+            guard let record = state.mediaSessions[id] else { return false }
+            return record.memberID == member.id && record.setup.remoteFingerprint == fingerprint && !attached.contains(record.key.handle)
+        }
+    }
+
+    /// After each batch: sessions whose member is no longer joined (left, kicked, dropped after its grace period,
+    /// room closed) are ended, and so are sessions of a closed connection once the member has a session on a
+    /// connection that is attached (it offered anew). A closed connection's session otherwise lives on while its
+    /// member is joined, so a client that reconnects renegotiates it. Then each room's senders are handed over when
+    /// they changed.
     func syncMedia(_ roomIDs: Set<String>) {
         loop.assertInLoop()
         guard let media, !roomIDs.isEmpty, !state.mediaSessions.isEmpty || !state.mediaSenders.isEmpty else { return }
         for roomID in roomIDs {
             let room = state.rooms[roomID]
-            for id in state.mediaSessionsByRoom[roomID] ?? [] {
+            let ids = state.mediaSessionsByRoom[roomID] ?? []
+            var liveMembers: Set<String> = []  // members with a session on an attached connection
+            if let room {
+                for id in ids {
+                    guard let record = state.mediaSessions[id], room.connections(of: record.userID).contains(record.key.handle) else { continue }
+                    liveMembers.insert(record.memberID)
+                }
+            }
+            for id in ids {
                 guard let record = state.mediaSessions[id] else { continue }
                 let valid = room.map { room in
-                    room.member(forUser: record.userID)?.id == record.memberID && room.connections(of: record.userID).contains(record.key.handle)
+                    guard room.member(forUser: record.userID)?.id == record.memberID else { return false }
+                    return room.connections(of: record.userID).contains(record.key.handle) || !liveMembers.contains(record.memberID)
                 } ?? false
                 if !valid { endMediaSession(id) }
             }
@@ -94,11 +131,15 @@ extension RoomsService {
             if let frame = try applyMedia(.speaking(on), to: member, in: room, &step) { broadcast(frame, in: room, &step) }
         case .slots(let id, let roomID, let assignments):
             guard let record = state.mediaSessions[id], record.key.roomID == roomID else { return }
-            let slots = assignments.map { JSONValue.object(["mid": .string($0.mid), "member_id": $0.member.map(JSONValue.string) ?? .null]) }
+            state.mediaSessions[id]?.slots = assignments
             let frame = ProtocolFrame.message(["type": .string(EventType.mediaSlots.rawValue), "cid": .string(roomID),
-                                               "body": ["slots": .array(slots)]])
+                                               "body": ["slots": Self.json(assignments)]])
             step.batch.outbox.send(frame, to: record.key.handle)
         }
+    }
+
+    private static func json(_ slots: [MediaSlotAssignment]) -> JSONValue {
+        .array(slots.map { .object(["mid": .string($0.mid), "member_id": $0.member.map(JSONValue.string) ?? .null]) })
     }
 
     private static func describe(_ error: any Error) -> String {

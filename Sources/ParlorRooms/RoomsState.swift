@@ -26,11 +26,14 @@ final class RoomsState {
 
 /// A connection's media session in a room, as the rooms thread tracks it.
 struct MediaSessionRecord {
-    let key: MediaSessionKey
+    /// The connection that offered last (a reconnected client's new connection takes its session over).
+    var key: MediaSessionKey
     let memberID: String
     let userID: String
     /// What its last offer set up, which a new offer of the same peer connection renegotiates.
     let setup: MediaSessionSetup
+    /// The slots as the media thread last reported them (`media:slots`): a renegotiation's reply repeats them.
+    var slots: [MediaSlotAssignment] = []
 }
 
 struct MediaSessionKey: Hashable {

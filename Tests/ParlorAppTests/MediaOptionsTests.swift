@@ -2,9 +2,6 @@ import Foundation
 import ParlorApp
 import ParlorMedia
 import Testing
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// `--media`, `--media-port`, `--media-address`, `--max-forwarded-speakers`: parsed, validated, and the executable
 /// opening and announcing its UDP media port.
@@ -54,21 +51,10 @@ import Glibc
             #expect(line == "media on udp port \(port), announced as 127.0.0.1:\(port)")
 
             // The port answers STUN: a binding request without credentials gets 400 back.
-            let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-            #expect(fd >= 0)
-            defer { close(fd) }
-            var timeout = timeval(tv_sec: 5, tv_usec: 0)
-            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            let request = STUNMessage(type: .bindingRequest, transactionID: Array(repeating: 9, count: 12)).serialized(fingerprint: true)
-            let (storage, length) = try #require(TransportAddress(host: "127.0.0.1", port: port)).storage
-            var destination = storage
-            let sent = withUnsafePointer(to: &destination) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(fd, request, request.count, 0, $0, length) }
-            }
-            #expect(sent == request.count)
-            var buffer = [UInt8](repeating: 0, count: 1500)
-            let count = recv(fd, &buffer, buffer.count, 0)
-            let response = try STUNMessage(parsing: Array(buffer.prefix(max(0, count))))
+            let probe = try RawUDPSocket()
+            try probe.send(STUNMessage(type: .bindingRequest, transactionID: Array(repeating: 9, count: 12)).serialized(fingerprint: true),
+                           toPort: port)
+            let response = try STUNMessage(parsing: try probe.receive())
             #expect(response.type == .bindingError)
             #expect(response.transactionID == Array(repeating: 9, count: 12))
 

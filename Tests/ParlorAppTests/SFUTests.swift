@@ -11,66 +11,6 @@ import Testing
 /// sends each packet's copies in one batch, so once a later packet ("marker") arrived, an earlier one that was
 /// forwarded would have arrived before it.
 @Suite(.serialized) struct SFUTests {
-    /// A member with its WebSocket and its peer connection to the server.
-    struct Participant {
-        let socket: TestWebSocket
-        let media: MediaTestClient
-        let member: String
-        let answer: [String: Any]
-    }
-
-    final class Harness {
-        let app: ParlorApplication
-        let loop: EventLoop
-        private var clients: [MediaTestClient] = []
-
-        init(_ app: ParlorApplication) throws {
-            self.app = app
-            loop = try EventLoop(name: "test-media-clients")
-            loop.start()
-        }
-
-        deinit {
-            for client in clients { client.close() }
-            loop.stop()
-            loop.waitUntilStopped()
-        }
-
-        /// Joins `room` as `name`, turns audio on if `speaker`, offers (a microphone when `sends`) and connects.
-        func join(_ room: String, _ name: String, speaker: Bool, sends: Bool? = nil, slots: Int = 3,
-                  socket: TestWebSocket? = nil) throws -> Participant {
-            let socket = try socket ?? TestWebSocket(app, name: name)
-            let member = try #require(try socket.join(room)["member_id"] as? String)
-            if speaker { _ = try socket.call("audio:enable", ["cid": room]) }
-            let media = try MediaTestClient(loop: loop, slots: slots, sends: sends ?? speaker)
-            clients.append(media)
-            let answer = try socket.call("media:offer", ["cid": room, "sdp": media.offer])
-            try media.connect(answer: try #require(answer["sdp"] as? String))
-            return Participant(socket: socket, media: media, member: member, answer: answer)
-        }
-
-        /// Returns once the media loop has done everything the rooms thread handed it so far (a reply the test
-        /// holds was sent after its hand-off was queued).
-        func mediaSettled() {
-            _ = app.media?.onLoop { _ in true }
-        }
-
-        var mediaSessions: Int { app.media?.onLoop { $0.sessionCount } ?? -1 }
-    }
-
-    static func payload(_ text: String) -> [UInt8] { Array(text.utf8) }
-
-    /// The next media:slots for `room` naming `member` in some slot (or none when nil).
-    static func slots(_ socket: TestWebSocket, _ room: String, carrying member: String?) throws -> [[String: Any]] {
-        let event = try socket.next { message in
-            guard message["type"] as? String == "media:slots", message["cid"] as? String == room else { return false }
-            let slots = (message["body"] as? [String: Any])?["slots"] as? [[String: Any]] ?? []
-            if let member { return slots.contains { $0["member_id"] as? String == member } }
-            return slots.allSatisfy { $0["member_id"] is NSNull }
-        }
-        return (event["body"] as? [String: Any])?["slots"] as? [[String: Any]] ?? []
-    }
-
     @Test func oneSpeakerReachesEveryListenerAndNeverItself() throws {
         try withServer { app in
             let harness = try Harness(app)
@@ -185,7 +125,7 @@ import Testing
     }
 
     @Test func leavingAndClosingStopForwarding() throws {
-        try withServer { app in
+        try withServer({ $0.rooms.gracePeriod = .milliseconds(200) }) { app in
             let harness = try Harness(app)
             let room = try createRoom(app)
             let alice = try harness.join(room, "alice", speaker: true)
@@ -211,9 +151,47 @@ import Testing
             #expect(carol.media.received.isEmpty)
             #expect(bob.media.received.isEmpty)
 
-            // A connection that closes takes its session with it.
+            // A connection that closes keeps its session while its member may come back; when the grace period
+            // drops the member, the session ends.
             dave.socket.drop()
+            _ = try alice.socket.event("member:left", in: room, member: dave.member)
+            harness.mediaSettled()
+            #expect(harness.mediaSessions == 1)
+        }
+    }
+
+    /// A client whose WebSocket dropped keeps hearing the room, and its new connection renegotiates the same peer
+    /// connection: same ICE credentials, the DTLS association goes on, no second session.
+    @Test func aReconnectedClientTakesItsSessionOver() throws {
+        try withServer { app in
+            let harness = try Harness(app)
+            let room = try createRoom(app)
+            let alice = try harness.join(room, "alice", speaker: true)
+            let bob = try harness.join(room, "bob", speaker: false)
+            _ = try Self.slots(bob.socket, room, carrying: alice.member)
+            let firstICE = try SessionDescription(parsing: try #require(bob.answer["sdp"] as? String)).remoteICE
+
+            bob.socket.drop()
             try alice.socket.sync()
+            harness.mediaSettled()
+            #expect(harness.mediaSessions == 2)
+            let during = Self.payload("while bob's socket is down")
+            try alice.media.send(during, level: 30)
+            try bob.media.waitForPacket { $0.payload == during }
+
+            let again = try TestWebSocket(app, name: "bob")
+            #expect(try again.join(room)["member_id"] as? String == bob.member)
+            let answer = try again.call("media:offer", ["cid": room, "sdp": bob.media.offer])
+            #expect(try SessionDescription(parsing: try #require(answer["sdp"] as? String)).remoteICE == firstICE)
+            #expect((answer["slots"] as? [[String: Any]])?.first?["member_id"] as? String == alice.member)
+            harness.mediaSettled()
+            #expect(harness.mediaSessions == 2)
+            let after = Self.payload("after the reconnect")
+            try alice.media.send(after, level: 30)
+            try bob.media.waitForPacket { $0.payload == after }
+
+            // The session is the new connection's now.
+            _ = try again.call("media:close", ["cid": room])
             harness.mediaSettled()
             #expect(harness.mediaSessions == 1)
         }
@@ -320,6 +298,8 @@ extension SFUTests {
             let second = try SessionDescription(parsing: try #require(again["sdp"] as? String))
             #expect(second.media.first?.direction == .recvonly, "an open room's member may send: its microphone is received")
             #expect(second.remoteICE == first.remoteICE)
+            let kept = again["slots"] as? [[String: Any]] ?? []
+            #expect(kept.first?["member_id"] as? String == alice.member, "the reply to a renegotiation keeps the slots' senders")
             #expect(second.media.map { $0.sources.first?.ssrc } == first.media.map { $0.sources.first?.ssrc })
             _ = try Self.slots(alice.socket, room, carrying: bob.member)
             #expect(harness.mediaSessions == 2)
@@ -327,6 +307,43 @@ extension SFUTests {
             let hello = Self.payload("bob joins in")
             try bob.media.send(hello, level: 30)
             try alice.media.waitForPacket { $0.payload == hello }
+        }
+    }
+
+    /// Strangers on the media port: garbage of every first-byte class, DTLS and SRTP from an address that never
+    /// passed a check, a check with the wrong password. None is forwarded or harms the sessions.
+    @Test func strangersOnTheMediaPortAreIgnored() throws {
+        try withServer { app in
+            let harness = try Harness(app)
+            let room = try createRoom(app)
+            let alice = try harness.join(room, "alice", speaker: true)
+            let bob = try harness.join(room, "bob", speaker: false)
+            _ = try Self.slots(bob.socket, room, carrying: alice.member)
+            let media = try #require(app.media)
+            let port = media.localAddress.port
+            let aliceAnswer = try SessionDescription(parsing: try #require(alice.answer["sdp"] as? String))
+            let ufrag = try #require(aliceAnswer.remoteICE?.usernameFragment)
+
+            let stranger = try RawUDPSocket()
+            let droppedBefore = media.onLoop { $0.droppedPackets }
+            let garbage: [[UInt8]] = [[], [0x00], [0x17, 0xFE, 0xFD] + Array(repeating: 0xEE, count: 40), [0x80] + Array(repeating: 1, count: 30),
+                                      [0x80, 0xC8, 0x00, 0x01, 0, 0, 0, 1], [0xFF, 0xFF], Array(repeating: 0x41, count: 1400)]
+            for datagram in garbage { try stranger.send(datagram, toPort: port) }
+            // A check naming alice's session but signed with the wrong password: 401, and no mapping.
+            let check = STUNMessage(type: .bindingRequest, transactionID: Array(repeating: 3, count: 12),
+                                    attributes: [.username("\(ufrag):nope"), .iceControlling(tieBreaker: 1), .useCandidate])
+                .serialized(integrityKey: Array("not-the-password-at-all!".utf8), fingerprint: true)
+            try stranger.send(check, toPort: port)
+            let answer = try STUNMessage(parsing: try stranger.receive())
+            #expect(answer.type == .bindingError)
+            #expect(answer.attributes.contains(.errorCode(code: 401, reason: "Unauthorized")))
+
+            let marker = Self.payload("still fine")
+            try alice.media.send(marker, level: 30)
+            let received = try bob.media.waitForPacket { $0.payload == marker }
+            #expect(received.map(\.payload) == [marker])
+            #expect(media.onLoop { $0.droppedPackets } - droppedBefore >= 4)
+            #expect(harness.mediaSessions == 2)
         }
     }
 }
