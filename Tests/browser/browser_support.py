@@ -202,6 +202,10 @@ class Person:
     def open_peer_connections(self):
         return self.js("return window.peerConnections.filter((pc) => pc.connectionState !== 'closed').length")
 
+    def made_peer_connections(self):
+        """How many RTCPeerConnections the page has made, closed ones included."""
+        return self.js("return window.peerConnections.length")
+
     def quit(self):
         """Ends the browser if this person started it, else closes this person's window."""
         if self.owns_browser:

@@ -146,9 +146,10 @@ def stage(server):
               f"sending {bob.hook('sending')}, note {bob.find('#room-note').text!r}")
         stage_offers = None
         if bob.hook("mediaMode") == "sfu":
-            check("stage: bob's page offers again with his microphone, on one peer connection", wait_for(
-                "bob's second offer", lambda: bob.hook("offers") >= 2 and bob.open_peer_connections() == 1, timeout=10),
-                  f"offers {bob.hook('offers')}, open {bob.open_peer_connections()}")
+            check("stage: bob's page offers again with his microphone, on the same peer connection", wait_for(
+                "bob's second offer", lambda: bob.hook("offers") >= 2 and bob.open_peer_connections() == 1
+                and bob.made_peer_connections() == 1, timeout=10),
+                  f"offers {bob.hook('offers')}, open {bob.open_peer_connections()}, made {bob.made_peer_connections()}")
             stage_offers = bob.hook("offers")
         check("stage: bob's tile moves to the stage on carol's page",
               wait_for("bob on carol's stage", lambda: tile_in(carol, "tiles", bob_id), timeout=5))

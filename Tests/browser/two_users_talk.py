@@ -110,10 +110,11 @@ def talk(server, prefix="", screenshot=True):
               f"went {dropped}, state {alice.hook('state')}, resumes {alice.hook('resumes')}, member {alice.hook('memberId')}")
         check(f"{prefix}bob still sees alice after her reconnect", "alice" in bob.tile_names(), f"tiles: {bob.tile_names()}")
         if sfu:
-            check(f"{prefix}after the resume alice's page offers again, still one peer connection",
+            check(f"{prefix}after the resume alice's page offers again (an ICE restart) on the same peer connection",
                   wait_for("a new offer answered", lambda: alice.hook("offers") > offers)
-                  and alice.open_peer_connections() == 1,
-                  f"offers {offers} → {alice.hook('offers')}, {alice.open_peer_connections()} open")
+                  and alice.open_peer_connections() == 1 and alice.made_peer_connections() == 1,
+                  f"offers {offers} → {alice.hook('offers')}, {alice.open_peer_connections()} open, "
+                  f"{alice.made_peer_connections()} made")
         ok, seen = audio_flows(bob, alice_id)
         check(f"{prefix}audio still flows after the reconnect", ok, seen)
 

@@ -4,9 +4,10 @@
 // else inactive), then `slots` receive-only slots, mids "1".."slots". The server forwards the room's speakers into
 // our slots and says who is in which with media:slots; each slot plays through its own hidden <audio>.
 //
-// We always offer, the server only answers, so there is no glare. Every offer is made on a fresh connection: the
-// server starts a new media session (ICE credentials, DTLS, SRTP) for each offer, and a new connection does the
-// same on our side, so an offer after a microphone change, a failure or a resumed socket is just "offer again".
+// We always offer, the server only answers, so there is no glare. A microphone change and a resumed socket offer
+// again on the same connection (the server renegotiates the session: DTLS and SRTP go on, so what we hear goes on;
+// after a resume the offer restarts ICE). A connection that fails or does not come up, or an offer in place that
+// fails, is replaced by a fresh one: the server starts a new session for an offer with another certificate.
 
 import { peerConfiguration } from './rtc.js';
 
@@ -37,6 +38,9 @@ export class Sfu {
     this.closed = false;
     this.queue = Promise.resolve();  // offers, one at a time
     this.offerQueued = false;
+    this.queuedFresh = false;    // the queued offer must make a new connection
+    this.queuedRestart = false;  // the queued offer restarts ICE
+    this.stale = false;          // an offer in place failed: the next one starts afresh
     this.offers = 0;             // answered offers (for the test hook)
     this.restarts = 0;
     this.watchdog = null;
@@ -97,10 +101,13 @@ export class Sfu {
     }
   }
 
-  /** After the signalling socket came back: the server may have ended our media session, so offer again. */
+  /**
+   * After the signalling socket came back: offer again from the new connection, restarting ICE (the server hands our
+   * session over to it; fresh TURN credentials are in use from here on).
+   */
   recover() {
     this.restarts = 0;
-    if (this.started) this.renegotiate();
+    if (this.started) this.renegotiate({ iceRestart: true });
   }
 
   /** Leaving: media:close (unless the server already ended the membership), then everything is let go. */
@@ -116,16 +123,30 @@ export class Sfu {
     this.audios.clear();
   }
 
-  /** Queues an offer, unless one is queued and not yet begun: that one will see the latest state anyway. */
-  renegotiate() {
+  /**
+   * Queues an offer, unless one is queued and not yet begun: that one will see the latest state anyway (and takes
+   * over what this one asked for). fresh: on a new connection; iceRestart: in place, with new ICE credentials.
+   */
+  renegotiate({ fresh = false, iceRestart = false } = {}) {
+    this.queuedFresh ||= fresh;
+    this.queuedRestart ||= iceRestart;
     if (this.offerQueued) return;
     this.offerQueued = true;
     this.queue = this.queue
       .then(() => {
-        this.offerQueued = false;
-        return this.closed ? undefined : this.offer();
+        const options = { fresh: this.queuedFresh, iceRestart: this.queuedRestart };
+        this.offerQueued = this.queuedFresh = this.queuedRestart = false;
+        if (this.closed) return undefined;
+        return this.mayOfferInPlace(options) ? this.offerInPlace(options) : this.offerAfresh();
       })
       .catch((error) => console.warn('parlor: audio negotiation with the server failed:', error));
+  }
+
+  /** An answered connection that is up (or, for a restart, briefly down) can be renegotiated. */
+  mayOfferInPlace({ fresh, iceRestart }) {
+    const pc = this.pc;
+    if (fresh || this.stale || !pc || pc.signalingState !== 'stable' || !pc.remoteDescription) return false;
+    return pc.connectionState === 'connected' || (iceRestart && pc.connectionState === 'disconnected');
   }
 
   closePeer() {
@@ -137,7 +158,35 @@ export class Sfu {
     pc.close();
   }
 
-  async offer() {
+  /** The microphone into mid "0" (or out of it) and a new offer on the same connection. */
+  async offerInPlace({ iceRestart }) {
+    const pc = this.pc;
+    const mic = pc.getTransceivers()[0];
+    const track = this.localTrack;
+    if (mic.sender.track !== track) await mic.sender.replaceTrack(track);
+    if (track) mic.sender.setStreams?.(this.localStream);
+    mic.direction = track ? 'sendonly' : 'inactive';
+    await pc.setLocalDescription(await pc.createOffer({ iceRestart }));
+    if (this.pc !== pc) return;
+    let reply;
+    try {
+      reply = await this.send('media:offer', { cid: this.cid, sdp: pc.localDescription.sdp });
+    } catch (error) {
+      // Unanswered: the connection goes on as it was, and the next offer (a resume, the watchdog) starts afresh.
+      this.stale = true;
+      if (this.pc === pc) await pc.setLocalDescription({ type: 'rollback' }).catch(() => {});
+      throw error;
+    }
+    if (this.pc !== pc) return;
+    this.applySlots(reply.slots);  // at once: a media:slots event that follows the reply must win over it
+    await pc.setRemoteDescription({ type: 'answer', sdp: reply.sdp });
+    this.offers += 1;
+    if (iceRestart) this.watch(pc, RESTART_AFTER_MS);
+  }
+
+  /** A new connection to the server, replacing the old one, and its first offer. */
+  async offerAfresh() {
+    this.stale = false;
     this.closePeer();
     const pc = new RTCPeerConnection(peerConfiguration(this.iceServers));
     this.pc = pc;
@@ -215,7 +264,7 @@ export class Sfu {
         return;
       }
       this.restarts += 1;
-      this.renegotiate();
+      this.renegotiate({ fresh: true });
     }, delay);
   }
 
