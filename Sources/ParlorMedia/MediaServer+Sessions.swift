@@ -99,17 +99,18 @@ extension MediaServer {
         for sender in group.sessions { sender.forwardTo.removeAll(keepingCapacity: true) }
         for subscriber in group.sessions {
             let chosen = ranked.lazy.filter { $0.member != subscriber.member }.prefix(subscriber.slots.count)
-            let chosenIDs = Set(chosen.map(\.id))
+            // By identity: a session replaced under the same id is another sender.
+            let chosenIDs = Set(chosen.map(ObjectIdentifier.init))
             var changed = false
             for index in subscriber.slots.indices {
-                if let source = subscriber.slots[index].source, !chosenIDs.contains(source.id) {
+                if let source = subscriber.slots[index].source, !chosenIDs.contains(ObjectIdentifier(source)) {
                     subscriber.slots[index].source = nil
                     changed = true
                 }
             }
-            let placed = Set(subscriber.slots.compactMap { $0.source?.id })
+            let placed = Set(subscriber.slots.compactMap { $0.source.map(ObjectIdentifier.init) })
             var free = subscriber.slots.indices.filter { subscriber.slots[$0].source == nil }.makeIterator()
-            for sender in chosen where !placed.contains(sender.id) {
+            for sender in chosen where !placed.contains(ObjectIdentifier(sender)) {
                 guard let index = free.next() else { break }
                 subscriber.slots[index].source = sender
                 changed = true

@@ -197,6 +197,31 @@ import Testing
         }
     }
 
+    /// A client that reconnects with a new RTCPeerConnection (another certificate) gets a new session; the old
+    /// connection's session ends then.
+    @Test func aReconnectedClientWithANewPeerConnectionReplacesItsSession() throws {
+        try withServer { app in
+            let harness = try Harness(app)
+            let room = try createRoom(app)
+            let alice = try harness.join(room, "alice", speaker: true)
+            let bob = try harness.join(room, "bob", speaker: false)
+            bob.socket.drop()
+            try alice.socket.sync()
+            harness.mediaSettled()
+            #expect(harness.mediaSessions == 2)
+
+            let again = try harness.join(room, "bob", speaker: false, socket: try TestWebSocket(app, name: "bob"))
+            #expect(again.member == bob.member)
+            _ = try Self.slots(again.socket, room, carrying: alice.member)
+            harness.mediaSettled()
+            #expect(harness.mediaSessions == 2)
+            let marker = Self.payload("to the new peer connection")
+            try alice.media.send(marker, level: 30)
+            try again.media.waitForPacket { $0.payload == marker }
+            #expect(!bob.media.received.contains { $0.payload == marker })
+        }
+    }
+
     @Test func theServerDecidesWhoIsSpeakingFromTheAudioLevel() throws {
         try withServer { app in
             let harness = try Harness(app)
