@@ -1,0 +1,122 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CParlorSystem
+import Foundation
+import ParlorLoop
+import ParlorMedia
+
+/// The floors a forwarded packet is compared with, measured in the same run:
+/// - `udpMicroseconds`: one datagram of the forwarded size sent with `sendmmsg` (32 per call, round-robin to
+///   `sockets` loopback sockets, a reader loop draining them with `recvmmsg`), timed by the sender thread's CPU
+///   clock. On loopback the sender's system call also runs the receiver's UDP input, as the server's does.
+/// - `srtpMicroseconds`: one libsrtp2 protect of an RTP packet of the forwarded size with the profile the run
+///   negotiated (`SRTPSession.protectRTP`, the server's call), timed the same way.
+struct FloorResult: Codable {
+    var datagramBytes: Int
+    var udpDatagrams: Int
+    var udpMicroseconds: Double
+    var srtpProfile: String
+    var srtpPackets: Int
+    var srtpMicroseconds: Double
+}
+
+enum FloorProbe {
+    static func run(datagramBytes: Int, rtpBytes: Int, profile: SRTPProfile, sockets: Int, seconds: Double, rate: Int) throws -> FloorResult {
+        let (datagrams, udp) = try udpFloor(datagramBytes: datagramBytes, sockets: sockets, seconds: seconds, rate: rate)
+        let (packets, srtp) = try srtpFloor(rtpBytes: rtpBytes, profile: profile, seconds: seconds)
+        return FloorResult(datagramBytes: datagramBytes, udpDatagrams: datagrams, udpMicroseconds: udp,
+                           srtpProfile: "\(profile)", srtpPackets: packets, srtpMicroseconds: srtp)
+    }
+
+    /// Datagrams sent and µs of sender CPU per datagram, paced at `rate` datagrams per second.
+    static func udpFloor(datagramBytes: Int, sockets: Int, seconds: Double, rate: Int) throws -> (Int, Double) {
+        let reader = try EventLoop(name: "media-bench-floor-rx")
+        reader.start()
+        defer { reader.stop(); reader.waitUntilStopped() }
+        let local = TransportAddress(host: "127.0.0.1", port: 0)!
+        let receivers: [TransportAddress] = try reader.submitAndWait {
+            Result { () throws -> [TransportAddress] in
+                try (0..<sockets).map { _ in
+                    let socket = try UDPSocket(loop: reader, bindingTo: local) { _, _ in }
+                    try socket.start()
+                    FloorSockets.keep(socket)
+                    return socket.localAddress
+                }
+            }
+        }.get()
+        defer { _ = reader.submitAndWait { FloorSockets.closeAll(); return true } }
+
+        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw BenchError("socket: errno \(errno)") }
+        defer { close(fd) }
+        let batch = Int(UDPSocket.batchSize)
+        let bytes = [UInt8](repeating: 0xA5, count: datagramBytes * batch)
+        let offsets = (0..<batch).map { UInt32($0 * datagramBytes) }
+        let lengths = [UInt32](repeating: UInt32(datagramBytes), count: batch)
+        let addresses = receivers.map(\.storage)
+        var destinations = [sockaddr_storage](repeating: sockaddr_storage(), count: batch)
+        var destinationLengths = [socklen_t](repeating: 0, count: batch)
+        var sent = 0
+        var cursor = 0
+        let started = MonotonicClock.now()
+        let cpuStart = threadCPUSeconds()
+        let end = started + UInt64(seconds * 1e9)
+        while true {
+            let now = MonotonicClock.now()
+            if now >= end { break }
+            let due = Int(Double(now - started) / 1e9 * Double(rate))
+            if sent >= due {
+                var pause = timespec(tv_sec: 0, tv_nsec: 200_000)
+                nanosleep(&pause, nil)
+                continue
+            }
+            for index in 0..<batch {
+                (destinations[index], destinationLengths[index]) = addresses[cursor]
+                cursor = (cursor + 1) % addresses.count
+            }
+            let count = parlor_udp_send_batch(fd, bytes, offsets, lengths, destinations, destinationLengths, UInt32(batch))
+            if count > 0 { sent += Int(count) }
+        }
+        let cpu = threadCPUSeconds() - cpuStart
+        return (sent, sent > 0 ? cpu / Double(sent) * 1e6 : 0)
+    }
+
+    /// Packets protected and µs of CPU per protect, for `seconds`.
+    static func srtpFloor(rtpBytes: Int, profile: SRTPProfile, seconds: Double) throws -> (Int, Double) {
+        let key = (0..<(profile.keyLength + profile.saltLength)).map { _ in UInt8.random(in: 0...255) }
+        let session = try SRTPSession(profile: profile, direction: .outbound, key: key)
+        // The speakers' packet: header, the audio-level extension, then filler.
+        var plain: [UInt8] = [0x90, 111, 0, 0, 0, 0, 0, 0, 0x12, 0x34, 0x56, 0x78, 0xBE, 0xDE, 0x00, 0x01, 0x10, 0x9E, 0x00, 0x00]
+        plain += [UInt8](repeating: 0xA5, count: max(0, rtpBytes - plain.count))
+        plain.reserveCapacity(rtpBytes + SRTPSession.maximumTrailerLength)
+        var packet = plain
+        packet.reserveCapacity(rtpBytes + SRTPSession.maximumTrailerLength)
+        var sequence: UInt32 = 0
+        let cpuStart = threadCPUSeconds()
+        var cpu = 0.0
+        // In rounds of 1,000 so the clock is read rarely; sequence numbers advance (libsrtp refuses a repeated index).
+        while cpu < seconds {
+            for _ in 0..<1000 {
+                packet.removeAll(keepingCapacity: true)
+                packet.append(contentsOf: plain)
+                packet[2] = UInt8(truncatingIfNeeded: sequence >> 8)
+                packet[3] = UInt8(truncatingIfNeeded: sequence)
+                sequence &+= 1
+                try session.protectRTP(&packet)
+            }
+            cpu = threadCPUSeconds() - cpuStart
+        }
+        return (Int(sequence), cpu / Double(sequence) * 1e6)
+    }
+}
+
+/// The floor's receiving sockets, alive until the probe ends (reader loop thread only).
+private enum FloorSockets {
+    nonisolated(unsafe) static var sockets: [UDPSocket] = []  // touched only on the floor reader loop
+    static func keep(_ socket: UDPSocket) { sockets.append(socket) }
+    static func closeAll() {
+        for socket in sockets { socket.close() }
+        sockets.removeAll()
+    }
+}

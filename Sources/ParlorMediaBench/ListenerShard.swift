@@ -1,0 +1,99 @@
+import ParlorLoop
+import ParlorMedia
+import ParlorMediaClient
+
+/// The listeners (and speakers' receive side) of one generator loop: their peers, and what they received inside the
+/// measured window: packets per member and a latency histogram. Loop-thread state; the main thread reads it through
+/// `submitAndWait`.
+final class ListenerShard: @unchecked Sendable {  // every field is touched only on `loop`
+    let loop: EventLoop
+    private(set) var peers: [MediaPeer] = []
+    /// The window: ticks (payload sequences) counted, [from, to).
+    private var window: Range<UInt32> = 0..<0
+    private var counts: [Int] = []
+    private(set) var histogram = LatencyHistogram()
+    /// Packets outside any payload we sent, or undecodable: should stay 0.
+    private var foreign = 0
+
+    init(index: Int) throws {
+        loop = try EventLoop(name: "media-bench-rx-\(index)")
+        loop.start()
+    }
+
+    /// Adds a peer on this loop and returns its index in the shard. Loop thread.
+    func add(_ peer: MediaPeer) -> Int {
+        loop.assertInLoop()
+        let index = peers.count
+        peers.append(peer)
+        counts.append(0)
+        peer.received = { [unowned self] header, packet in record(index, header, packet) }
+        return index
+    }
+
+    private func record(_ index: Int, _ header: RTPHeader, _ packet: [UInt8]) {
+        let now = MonotonicClock.now()
+        guard let payload = ProbePayload(packet, in: header.payloadRange) else { foreign += 1; return }
+        guard window.contains(payload.sequence) else { return }
+        counts[index] += 1
+        histogram.record(nanoseconds: now &- payload.sentAt)
+    }
+
+    /// Starts a new window (any thread).
+    func begin(_ window: Range<UInt32>) {
+        _ = loop.submitAndWait { [self] in
+            self.window = window
+            for index in counts.indices { counts[index] = 0 }
+            histogram = LatencyHistogram()
+            return true
+        }
+    }
+
+    /// Per-member counts and the histogram of the window (any thread).
+    func collect() -> (counts: [Int], histogram: LatencyHistogram, foreign: Int) {
+        loop.submitAndWait { [self] in (counts, histogram, foreign) }
+    }
+
+    func closeAll() {
+        _ = loop.submitAndWait { [self] in
+            for peer in peers { peer.close() }
+            return true
+        }
+        loop.stop()
+        loop.waitUntilStopped()
+    }
+}
+
+/// Latencies in 10 µs buckets up to 500 ms (and one overflow bucket): percentiles without keeping every sample.
+struct LatencyHistogram: Sendable {
+    static let bucketNanoseconds: UInt64 = 10_000
+    static let buckets = 50_000
+    private(set) var counts = [UInt32](repeating: 0, count: LatencyHistogram.buckets + 1)
+    private(set) var total = 0
+    private(set) var maximum: UInt64 = 0
+
+    mutating func record(nanoseconds: UInt64) {
+        counts[min(Int(nanoseconds / Self.bucketNanoseconds), Self.buckets)] += 1
+        total += 1
+        maximum = max(maximum, nanoseconds)
+    }
+
+    mutating func merge(_ other: LatencyHistogram) {
+        for index in counts.indices { counts[index] += other.counts[index] }
+        total += other.total
+        maximum = max(maximum, other.maximum)
+    }
+
+    /// The upper edge of the bucket holding the `fraction` quantile, in milliseconds (nil when empty).
+    func percentile(_ fraction: Double) -> Double? {
+        guard total > 0 else { return nil }
+        let rank = Int((Double(total) * fraction).rounded(.up))
+        var seen = 0
+        for (index, count) in counts.enumerated() {
+            seen += Int(count)
+            if seen >= max(rank, 1) {
+                return index == Self.buckets ? Double(maximum) / 1e6 : Double(UInt64(index + 1) * Self.bucketNanoseconds) / 1e6
+            }
+        }
+        return Double(maximum) / 1e6
+    }
+}
