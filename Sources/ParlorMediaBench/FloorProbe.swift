@@ -16,17 +16,28 @@ struct FloorResult: Codable {
     var datagramBytes: Int
     var udpDatagrams: Int
     var udpMicroseconds: Double
+    var udpRounds: [Double]
     var srtpProfile: String
     var srtpPackets: Int
     var srtpMicroseconds: Double
+    var srtpRounds: [Double]
 }
 
 enum FloorProbe {
+    /// Three rounds of each, `seconds` in all per floor, alternating; a floor is the least a round measured (other
+    /// work on the machine only ever adds to a round), and every round is kept.
     static func run(datagramBytes: Int, rtpBytes: Int, profile: SRTPProfile, sockets: Int, seconds: Double, rate: Int) throws -> FloorResult {
-        let (datagrams, udp) = try udpFloor(datagramBytes: datagramBytes, sockets: sockets, seconds: seconds, rate: rate)
-        let (packets, srtp) = try srtpFloor(rtpBytes: rtpBytes, profile: profile, seconds: seconds)
-        return FloorResult(datagramBytes: datagramBytes, udpDatagrams: datagrams, udpMicroseconds: udp,
-                           srtpProfile: "\(profile)", srtpPackets: packets, srtpMicroseconds: srtp)
+        var udpRounds: [Double] = [], srtpRounds: [Double] = [], datagrams = 0, packets = 0
+        for _ in 0..<3 {
+            let (sent, udp) = try udpFloor(datagramBytes: datagramBytes, sockets: sockets, seconds: seconds / 3, rate: rate)
+            let (protected, srtp) = try srtpFloor(rtpBytes: rtpBytes, profile: profile, seconds: seconds / 3)
+            datagrams += sent
+            packets += protected
+            udpRounds.append(udp)
+            srtpRounds.append(srtp)
+        }
+        return FloorResult(datagramBytes: datagramBytes, udpDatagrams: datagrams, udpMicroseconds: udpRounds.min() ?? 0, udpRounds: udpRounds,
+                           srtpProfile: "\(profile)", srtpPackets: packets, srtpMicroseconds: srtpRounds.min() ?? 0, srtpRounds: srtpRounds)
     }
 
     /// Datagrams sent and µs of sender CPU per datagram, paced at `rate` datagrams per second.

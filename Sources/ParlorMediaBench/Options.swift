@@ -12,7 +12,7 @@ struct Options {
     var setupThreads = 4
     var payloadBytes = 160
     var floorSockets = 1000
-    var floorSeconds = 2.0
+    var floorSeconds = 3.0
     var floorRate = 100_000
     var stopAboveLoss = 20.0
     var label = "media"

@@ -24,7 +24,7 @@ final class Signalling {
         socket.buffer.removeFirst(headEnd! + 4)
         decoder.append(socket.buffer)
         socket.buffer.removeAll()
-        _ = try next { $0["type"] as? String == "session:success" }
+        _ = try next(containing: "session:success") { $0["type"] as? String == "session:success" }
     }
 
     /// Sends a request and returns its success body; an error reply throws.
@@ -34,7 +34,7 @@ final class Signalling {
         nextTID += 1
         let frame = try JSONSerialization.data(withJSONObject: ["type": type, "tid": tid, "body": body])
         try send(.text, Array(frame))
-        let reply = try next { $0["tid"] as? String == tid }
+        let reply = try next(containing: "\"tid\":\"\(tid)\"") { $0["tid"] as? String == tid }
         guard reply["type"] as? String == "\(type):success" else { throw BenchError("\(type) failed: \(reply)") }
         return reply["body"] as? [String: Any] ?? [:]
     }
@@ -47,12 +47,15 @@ final class Signalling {
         try socket.write(WebSocketFrameEncoder.frame(opcode, payload: payload, fin: true, mask: mask))
     }
 
-    private func next(_ matches: ([String: Any]) -> Bool) throws -> [String: Any] {
+    /// The next message satisfying `matches`; only texts containing `needle` are parsed (a join into a large room
+    /// brings a member:joined per member, and JSON-parsing each would make the setup the slow part of a run).
+    private func next(containing needle: String, _ matches: ([String: Any]) -> Bool) throws -> [String: Any] {
         while true {
             while let message = try decoder.next() {
                 switch message {
                 case .ping(let payload): try send(.pong, payload)
                 case .text(let text):
+                    guard text.contains(needle) else { break }
                     if let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], matches(object) { return object }
                 case .close(let code, let reason): throw BenchError("server closed the WebSocket: \(code.map(String.init) ?? "-") \(reason)")
                 default: break

@@ -83,7 +83,7 @@ for target in options.listenerSteps {
     let before = CPUSample.take(serverPID: options.serverPID)
     guard sleepUntil({ clock.tick >= window.upperBound }, limit: options.windowSeconds + 10) else { die("the speakers' clock stopped") }
     let after = CPUSample.take(serverPID: options.serverPID)
-    usleep(300_000)  // what is later than this counts as lost
+    usleep(500_000)  // what arrives later than this after the window counts as lost
 
     var counts: [Int] = []
     var histogram = LatencyHistogram()
