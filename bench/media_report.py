@@ -29,7 +29,8 @@ def table(run):
     f = run.get("floor")
     if f:
         print(f"floor: {f['udp_microseconds']:.2f} µs per {f['datagram_bytes']}-byte datagram (sendmmsg, {f['udp_datagrams']:,} sent) "
-              f"+ {f['srtp_microseconds']:.2f} µs per SRTP protect ({f['srtp_profile']}, {f['srtp_packets']:,}) = {floor:.2f} µs "
+              f"+ {f['srtp_microseconds']:.2f} µs per SRTP protect ({f['srtp_profile']}, round-robin over one session per socket, {f['srtp_packets']:,}; "
+              f"{f['srtp_one_session_microseconds']:.2f} µs with one session) = {floor:.2f} µs "
               f"(least of 3 rounds each: {', '.join(f'{r:.2f}' for r in f['udp_rounds'])} and {', '.join(f'{r:.2f}' for r in f['srtp_rounds'])})")
     if run.get("stopped_early"):
         print(f"stopped: {run['stopped_early']}")

@@ -63,16 +63,28 @@ final class ListenerShard: @unchecked Sendable {  // every field is touched only
     }
 }
 
-/// Latencies in 10 µs buckets up to 500 ms (and one overflow bucket): percentiles without keeping every sample.
+/// Latencies in 10 µs buckets up to 100 ms, then 1 ms buckets up to 10 s (and one overflow bucket): percentiles
+/// without keeping every sample.
 struct LatencyHistogram: Sendable {
-    static let bucketNanoseconds: UInt64 = 10_000
-    static let buckets = 50_000
+    static let fine = 10_000, coarse = 9_900
+    static let buckets = fine + coarse
     private(set) var counts = [UInt32](repeating: 0, count: LatencyHistogram.buckets + 1)
     private(set) var total = 0
     private(set) var maximum: UInt64 = 0
 
+    static func bucket(_ nanoseconds: UInt64) -> Int {
+        let micros = Int(min(nanoseconds / 1000, UInt64(Int.max)))
+        if micros < 100_000 { return micros / 10 }
+        return min(fine + (micros - 100_000) / 1000, buckets)
+    }
+
+    /// The upper edge of a bucket in nanoseconds.
+    static func upperEdge(_ bucket: Int) -> UInt64 {
+        bucket < fine ? UInt64(bucket + 1) * 10_000 : 100_000_000 + UInt64(bucket - fine + 1) * 1_000_000
+    }
+
     mutating func record(nanoseconds: UInt64) {
-        counts[min(Int(nanoseconds / Self.bucketNanoseconds), Self.buckets)] += 1
+        counts[Self.bucket(nanoseconds)] += 1
         total += 1
         maximum = max(maximum, nanoseconds)
     }
@@ -83,16 +95,15 @@ struct LatencyHistogram: Sendable {
         maximum = max(maximum, other.maximum)
     }
 
-    /// The upper edge of the bucket holding the `fraction` quantile, in milliseconds (nil when empty).
+    /// The upper edge of the bucket holding the `fraction` quantile, in milliseconds (nil when empty; the maximum
+    /// when it is beyond 10 s).
     func percentile(_ fraction: Double) -> Double? {
         guard total > 0 else { return nil }
-        let rank = Int((Double(total) * fraction).rounded(.up))
+        let rank = max(Int((Double(total) * fraction).rounded(.up)), 1)
         var seen = 0
         for (index, count) in counts.enumerated() {
             seen += Int(count)
-            if seen >= max(rank, 1) {
-                return index == Self.buckets ? Double(maximum) / 1e6 : Double(UInt64(index + 1) * Self.bucketNanoseconds) / 1e6
-            }
+            if seen >= rank { return index == Self.buckets ? Double(maximum) / 1e6 : Double(min(Self.upperEdge(index), maximum)) / 1e6 }
         }
         return Double(maximum) / 1e6
     }

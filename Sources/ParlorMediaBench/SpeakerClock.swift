@@ -3,13 +3,16 @@ import ParlorMedia
 import ParlorMediaClient
 
 /// The speakers' loop: every 20 ms (tick k at start + k × 20 ms, catching up if the loop was late) each speaker
-/// sends one packet whose payload carries its index, k and the send time.
+/// sends one packet whose payload carries its index, k and the send time. Paused while listeners join (their DTLS
+/// handshakes then have the media thread to themselves, which keeps the setup of a large room short); the ticks go
+/// on from where they stopped.
 final class SpeakerClock: @unchecked Sendable {  // `speakers` and the schedule are touched only on `loop`; `tick` is locked
     let loop: EventLoop
     let payloadBytes: Int
     private var speakers: [MediaPeer] = []
     private var start: UInt64 = 0
     private var next: UInt32 = 0
+    private var paused = false
     private let sent = Locked<UInt32>(0)
     private(set) var sendErrors = 0
     /// Forwarded packets the speakers received from each other inside the window (8-speaker rooms).
@@ -39,8 +42,21 @@ final class SpeakerClock: @unchecked Sendable {  // `speakers` and the schedule 
         }
     }
 
+    /// Stops or resumes sending (any thread).
+    func setPaused(_ pause: Bool) {
+        _ = loop.submitAndWait { [self] in
+            if paused, !pause { start = MonotonicClock.now() &- UInt64(next) &* Self.interval }  // no burst of missed ticks
+            paused = pause
+            return true
+        }
+    }
+
     private func fire() {
         let now = MonotonicClock.now()
+        if paused {
+            _ = loop.schedule(after: .milliseconds(20)) { [weak self] in self?.fire() }
+            return
+        }
         while start &+ UInt64(next) &* Self.interval <= now {
             for (index, speaker) in speakers.enumerated() {
                 let payload = ProbePayload(speaker: UInt16(index), sequence: next, sentAt: MonotonicClock.now()).encoded(length: payloadBytes)

@@ -60,6 +60,8 @@ for target in options.listenerSteps {
     do {
         log("listeners \(joined) → \(target)")
         let started = MonotonicClock.now()
+        clock.setPaused(true)
+        defer { clock.setPaused(false) }
         let allShards = shards
         _ = try members.joinAll(joined..<target, threads: options.setupThreads, speaker: false,
                                 loopFor: { allShards[$0 % allShards.count].loop }) { index, peer in
