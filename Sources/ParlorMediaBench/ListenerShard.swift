@@ -14,6 +14,8 @@ final class ListenerShard: @unchecked Sendable {  // every field is touched only
     private(set) var histogram = LatencyHistogram()
     /// Packets outside any payload we sent, or undecodable: should stay 0.
     private var foreign = 0
+    /// Every probe packet received, whatever its sequence: the forwarding rate while the server is behind.
+    private var arrivals = 0
 
     init(index: Int) throws {
         loop = try EventLoop(name: "media-bench-rx-\(index)")
@@ -33,6 +35,7 @@ final class ListenerShard: @unchecked Sendable {  // every field is touched only
     private func record(_ index: Int, _ header: RTPHeader, _ packet: [UInt8]) {
         let now = MonotonicClock.now()
         guard let payload = ProbePayload(packet, in: header.payloadRange) else { foreign += 1; return }
+        arrivals += 1
         guard window.contains(payload.sequence) else { return }
         counts[index] += 1
         histogram.record(nanoseconds: now &- payload.sentAt)
@@ -52,6 +55,9 @@ final class ListenerShard: @unchecked Sendable {  // every field is touched only
     func collect() -> (counts: [Int], histogram: LatencyHistogram, foreign: Int) {
         loop.submitAndWait { [self] in (counts, histogram, foreign) }
     }
+
+    /// Probe packets received so far (any thread).
+    var arrivalCount: Int { loop.submitAndWait { [self] in arrivals } }
 
     func closeAll() {
         _ = loop.submitAndWait { [self] in

@@ -18,6 +18,7 @@ final class SpeakerClock: @unchecked Sendable {  // `speakers` and the schedule 
     /// Forwarded packets the speakers received from each other inside the window (8-speaker rooms).
     private var window: Range<UInt32> = 0..<0
     private var receivedInWindow = 0
+    private var arrivals = 0
     static let interval: UInt64 = 20_000_000
 
     init(payloadBytes: Int) throws {
@@ -33,7 +34,9 @@ final class SpeakerClock: @unchecked Sendable {  // `speakers` and the schedule 
     func add(_ peer: MediaPeer) {
         loop.assertInLoop()
         peer.received = { [unowned self] header, packet in
-            if let payload = ProbePayload(packet, in: header.payloadRange), window.contains(payload.sequence) { receivedInWindow += 1 }
+            guard let payload = ProbePayload(packet, in: header.payloadRange) else { return }
+            arrivals += 1
+            if window.contains(payload.sequence) { receivedInWindow += 1 }
         }
         speakers.append(peer)
         if speakers.count == 1 {
@@ -81,6 +84,9 @@ final class SpeakerClock: @unchecked Sendable {  // `speakers` and the schedule 
 
     /// What the speakers received in the window, and send errors so far (any thread).
     func collect() -> (received: Int, sendErrors: Int) { loop.submitAndWait { [self] in (receivedInWindow, sendErrors) } }
+
+    /// Probe packets the speakers received so far (any thread).
+    var arrivalCount: Int { loop.submitAndWait { [self] in arrivals } }
 
     func closeAll() {
         _ = loop.submitAndWait { [self] in

@@ -82,9 +82,11 @@ for target in options.listenerSteps {
     for shard in shards { shard.begin(window) }
     clock.begin(window)
     guard sleepUntil({ clock.tick >= window.lowerBound }, limit: 5) else { die("the speakers' clock stopped") }
+    let arrivalsBefore = shards.reduce(clock.arrivalCount) { $0 + $1.arrivalCount }
     let before = CPUSample.take(serverPID: options.serverPID)
     guard sleepUntil({ clock.tick >= window.upperBound }, limit: options.windowSeconds + 10) else { die("the speakers' clock stopped") }
     let after = CPUSample.take(serverPID: options.serverPID)
+    let arrivalsAfter = shards.reduce(clock.arrivalCount) { $0 + $1.arrivalCount }
     usleep(500_000)  // what arrives later than this after the window counts as lost
 
     var counts: [Int] = []
@@ -101,7 +103,9 @@ for target in options.listenerSteps {
     let delivered = counts.reduce(0, +)
     let losses = counts.map { 100 * (1 - Double($0) / Double(expected)) }
     let elapsed = Double(after.at - before.at) / 1e9
-    let forwarded = delivered + speakerSide.received
+    // What reached the members while the CPU was measured, whichever tick it carried (behind, the server forwards
+    // packets sent before the window): the divisor of CPU per forwarded packet.
+    let forwarded = arrivalsAfter - arrivalsBefore
     let media = CPUSample.busiestThread(before, after)
     let server = after.server - before.server
     let generator = after.generator - before.generator
