@@ -129,7 +129,10 @@ for target in options.listenerSteps {
     }
 }
 
-// The floor, in the same run, after the load (the server idles with its sessions open).
+// The floor, in the same run, after the load: the speakers stop and the server is left to drain what it holds, so
+// it idles (its sessions open) while the probes run.
+clock.setPaused(true)
+sleep(3)
 let rtpBytes = 12 + 8 + options.payloadBytes
 let tag = profile == .aeadAES128GCM ? 16 : 10
 do {
