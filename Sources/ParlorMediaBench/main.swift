@@ -132,7 +132,13 @@ for target in options.listenerSteps {
 // The floor, in the same run, after the load: the speakers stop and the server is left to drain what it holds, so
 // it idles (its sessions open) while the probes run.
 clock.setPaused(true)
-sleep(3)
+var lastArrivals = -1
+for _ in 0..<60 {  // until nothing arrived for a second (at most a minute: an overloaded server holds a backlog)
+    let arrivals = shards.reduce(clock.arrivalCount) { $0 + $1.arrivalCount }
+    if arrivals == lastArrivals { break }
+    lastArrivals = arrivals
+    sleep(1)
+}
 let rtpBytes = 12 + 8 + options.payloadBytes
 let tag = profile == .aeadAES128GCM ? 16 : 10
 do {
