@@ -43,6 +43,18 @@ do {
     members = Members(port: options.port, roomID: room, runTag: runTag, keeper: keeper, slots: options.speakers)
 } catch { die("setup: \(error)") }
 
+// The floor, in the same run, first: before any peer exists, so the probes' SRTP sessions are the only ones in this
+// process (libsrtp2 as Debian builds it does its cryptography through NSS, whose cost per protect grows with the
+// sessions a process holds), and the server idles. DTLS negotiates AEAD_AES_128_GCM first (DTLSContext), so the
+// probe protects with it; the table names the profile the run actually got.
+let rtpBytes = 12 + 8 + options.payloadBytes
+var floor: FloorResult?
+do {
+    log("floor: sendmmsg of \(rtpBytes + 16)-byte datagrams to \(options.floorSockets) loopback sockets, then libsrtp2 protect")
+    floor = try FloorProbe.run(datagramBytes: rtpBytes + 16, rtpBytes: rtpBytes, profile: .aeadAES128GCM, sockets: options.floorSockets,
+                               seconds: options.floorSeconds, rate: options.floorRate)
+} catch { log("floor probe failed: \(error)") }
+
 // Speakers first: the clock starts with the first one, so every listener's window sees a steady stream.
 var profile = SRTPProfile.aeadAES128GCM
 do {
@@ -54,7 +66,8 @@ do {
     profile = first?.profile ?? profile
 } catch { die("speakers: \(error)") }
 
-var result = RunResult(label: options.label, speakers: options.speakers, payloadBytes: options.payloadBytes, srtpProfile: "\(profile)", steps: [])
+var result = RunResult(label: options.label, speakers: options.speakers, payloadBytes: options.payloadBytes, srtpProfile: "\(profile)", steps: [],
+                       floor: floor)
 var joined = 0
 for target in options.listenerSteps {
     do {
@@ -128,24 +141,6 @@ for target in options.listenerSteps {
         break
     }
 }
-
-// The floor, in the same run, after the load: the speakers stop and the server is left to drain what it holds, so
-// it idles (its sessions open) while the probes run.
-clock.setPaused(true)
-var lastArrivals = -1
-for _ in 0..<60 {  // until nothing arrived for a second (at most a minute: an overloaded server holds a backlog)
-    let arrivals = shards.reduce(clock.arrivalCount) { $0 + $1.arrivalCount }
-    if arrivals == lastArrivals { break }
-    lastArrivals = arrivals
-    sleep(1)
-}
-let rtpBytes = 12 + 8 + options.payloadBytes
-let tag = profile == .aeadAES128GCM ? 16 : 10
-do {
-    log("floor: sendmmsg of \(rtpBytes + tag)-byte datagrams to \(options.floorSockets) loopback sockets, then libsrtp2 protect (\(profile))")
-    result.floor = try FloorProbe.run(datagramBytes: rtpBytes + tag, rtpBytes: rtpBytes, profile: profile, sockets: options.floorSockets,
-                                      seconds: options.floorSeconds, rate: options.floorRate)
-} catch { log("floor probe failed: \(error)") }
 
 keeper.closeAll()
 for shard in shards { shard.closeAll() }
