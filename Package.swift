@@ -8,6 +8,7 @@ let package = Package(
     products: [
         .executable(name: "parlor", targets: ["parlor"]),
         .executable(name: "parlor-bench", targets: ["ParlorBench"]),
+        .executable(name: "parlor-media-bench", targets: ["ParlorMediaBench"]),
         .library(name: "ParlorApp", targets: ["ParlorApp"]),
         .library(name: "ParlorClient", targets: ["ParlorClient"]),
         // For test targets. ParlorTesting (event recorder, state waits) builds wherever ParlorClient does;
@@ -57,6 +58,10 @@ let package = Package(
 
         // Load generator for bench/: the project's own event loop and codec, so it outruns a script-language client.
         .executableTarget(name: "ParlorBench", dependencies: ["ParlorLoop", "ParlorCodec"]),
+        // A WebRTC-shaped client of the forwarding unit (offer, ICE checks, DTLS client, SRTP): tests and the media bench.
+        .target(name: "ParlorMediaClient", dependencies: ["ParlorMedia", "ParlorLoop"]),
+        // Media load client for bench/: speakers and listeners over real UDP, CPU per forwarded packet against the floor.
+        .executableTarget(name: "ParlorMediaBench", dependencies: ["ParlorMediaClient", "ParlorMedia", "ParlorLoop", "ParlorCodec", "CParlorSystem"]),
 
         // Client library: Foundation and the project's own codec and protocol only, so it builds on Apple platforms too.
         .target(name: "ParlorClient", dependencies: ["ParlorCodec", "ParlorProtocol"]),
@@ -66,7 +71,7 @@ let package = Package(
         .testTarget(name: "ParlorLoopTests", dependencies: ["ParlorLoop"]),
         .testTarget(name: "ParlorCodecTests", dependencies: ["ParlorCodec", "ParlorProtocol"]),
         .testTarget(name: "ParlorProtocolTests", dependencies: ["ParlorProtocol", "ParlorCodec"]),
-        .testTarget(name: "ParlorMediaTests", dependencies: ["ParlorMedia", "ParlorLoop", "COpenSSL"]),
+        .testTarget(name: "ParlorMediaTests", dependencies: ["ParlorMedia", "ParlorMediaClient", "ParlorLoop", "COpenSSL"]),
         .testTarget(name: "ParlorStoreTests", dependencies: ["ParlorStore"]),
         // A private PostgreSQL cluster per test process (initdb + pg_ctl in a temporary directory), for the tests below.
         .target(name: "PostgresTestCluster", dependencies: ["ParlorPostgres"], path: "Tests/PostgresTestCluster"),
@@ -76,7 +81,7 @@ let package = Package(
                                                            "ParlorRoomsPostgres", "ParlorPostgres", "PostgresTestCluster"]),
         .testTarget(name: "ParlorClientTests", dependencies: ["ParlorClient", "ParlorApp", "ParlorTesting", "ParlorTestServer"]),
         .testTarget(name: "ParlorAppTests", dependencies: ["ParlorApp", "ParlorClient", "ParlorCodec", "ParlorProtocol", "ParlorStore", "ParlorRooms",
-                                                         "ParlorLoop", "ParlorMedia", "COpenSSL", "ParlorPostgres", "PostgresTestCluster"]),
+                                                         "ParlorLoop", "ParlorMedia", "ParlorMediaClient", "COpenSSL", "ParlorPostgres", "PostgresTestCluster"]),
     ],
     swiftLanguageModes: [.v6]
 )

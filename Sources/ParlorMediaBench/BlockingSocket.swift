@@ -1,0 +1,69 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A blocking TCP connection to 127.0.0.1 for the unmeasured setup (HTTP requests, the WebSocket upgrade and the
+/// signalling requests); reads give up after 30 s, so a stuck server ends the run instead of hanging it.
+final class BlockingSocket {
+    private(set) var fd: Int32
+    var buffer: [UInt8] = []
+
+    init(port: Int) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw BenchError("socket: errno \(errno)") }
+        var timeout = timeval(tv_sec: 30, tv_usec: 0)
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(truncatingIfNeeded: port)).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+        guard connected else {
+            let code = errno
+            Glibc.close(fd)
+            throw BenchError("connect to 127.0.0.1:\(port): errno \(code)")
+        }
+    }
+
+    deinit { if fd >= 0 { Glibc.close(fd) } }
+
+    func write(_ bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if written < 0, errno == EINTR { continue }
+            guard written > 0 else { throw BenchError("write: errno \(errno)") }
+            offset += written
+        }
+    }
+
+    /// Appends what one read returns to `buffer`; throws at the end of the stream or after the timeout.
+    func fill() throws {
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { throw BenchError(count == 0 ? "connection closed by the server" : "read: errno \(errno)") }
+            buffer += chunk[0..<count]
+            return
+        }
+    }
+
+    /// Gives the descriptor away (to the keeper loop); this object no longer closes it.
+    func detach() -> Int32 {
+        let descriptor = fd
+        fd = -1
+        return descriptor
+    }
+}
+
+/// A failed step of the run, as a sentence.
+struct BenchError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

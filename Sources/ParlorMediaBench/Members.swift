@@ -1,0 +1,80 @@
+import Foundation
+import ParlorLoop
+import ParlorMedia
+import ParlorMediaClient
+
+/// Brings members into the room: a token, a WebSocket, conversation:join (audio:enable for a speaker),
+/// media:offer, then ICE/DTLS/SRTP with the media port; the WebSocket then goes to the keeper.
+final class Members: @unchecked Sendable {  // immutable after init; each call uses its own HTTPSetup
+    let port: Int
+    let roomID: String
+    let runTag: String
+    let keeper: Keeper
+    let slots: Int
+
+    init(port: Int, roomID: String, runTag: String, keeper: Keeper, slots: Int) {
+        self.port = port
+        self.roomID = roomID
+        self.runTag = runTag
+        self.keeper = keeper
+        self.slots = slots
+    }
+
+    /// One member; `adopt` runs on `loop` before the peer connects (to attach its receive path). Returns the
+    /// connected peer.
+    func join(index: Int, speaker: Bool, http: HTTPSetup, loop: EventLoop, adopt: @escaping @Sendable (MediaPeer) -> Void) throws -> MediaPeer {
+        let token = try http.token(name: "mbench-\(runTag)-\(speaker ? "s" : "l")\(index)")
+        let signalling = try Signalling(port: port, token: token)
+        try signalling.call("conversation:join", ["cid": roomID])
+        if speaker { try signalling.call("audio:enable", ["cid": roomID]) }
+        let peer = try MediaPeer(loop: loop)
+        let reply = try signalling.call("media:offer", ["cid": roomID, "sdp": peer.offer(slots: slots, sends: speaker)])
+        guard let sdp = reply["sdp"] as? String else { throw BenchError("media:offer: no sdp in the reply") }
+        let answer = try MediaAnswer(parsing: sdp)
+        let done = DispatchSemaphore(value: 0)
+        let failure = Locked<String?>(nil)
+        let started: Result<Void, any Error> = loop.submitAndWait {
+            peer.connected = { done.signal() }
+            peer.failed = { reason in
+                failure.withLock { $0 = reason }
+                done.signal()
+            }
+            adopt(peer)
+            return Result { try peer.connect(to: answer) }
+        }
+        try started.get()
+        guard done.wait(timeout: .now() + 15) == .success else { throw BenchError("member \(index): no DTLS connection within 15 s") }
+        if let reason = failure.withLock({ $0 }) { throw BenchError("member \(index): \(reason)") }
+        keeper.adopt(signalling)
+        return peer
+    }
+
+    /// Members `range` in parallel on `threads` setup threads; the first error stops the rest.
+    func joinAll(_ range: Range<Int>, threads: Int, speaker: Bool, loopFor: @escaping @Sendable (Int) -> EventLoop,
+                 adopt: @escaping @Sendable (Int, MediaPeer) -> Void) throws -> MediaPeer? {
+        let firstError = Locked<(any Error)?>(nil)
+        let sample = Locked<MediaPeer?>(nil)
+        let group = DispatchGroup()
+        for thread in 0..<min(threads, range.count) {
+            group.enter()
+            Thread { [self] in
+                defer { group.leave() }
+                let http = HTTPSetup(port: port)
+                var index = range.lowerBound + thread
+                while index < range.upperBound, firstError.withLock({ $0 == nil }) {
+                    let member = index
+                    do {
+                        let peer = try join(index: member, speaker: speaker, http: http, loop: loopFor(member)) { adopt(member, $0) }
+                        sample.withLock { if $0 == nil { $0 = peer } }
+                    } catch {
+                        firstError.withLock { if $0 == nil { $0 = error } }
+                    }
+                    index += threads
+                }
+            }.start()
+        }
+        group.wait()
+        if let error = firstError.withLock({ $0 }) { throw error }
+        return sample.withLock { $0 }
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+
+/// parlor-media-bench's command line.
+struct Options {
+    var port = 0
+    var serverPID: Int32 = 0
+    var speakers = 1
+    var listenerSteps: [Int] = [100]
+    var windowSeconds = 10.0
+    var settleSeconds = 2.0
+    var threads = 2
+    var setupThreads = 4
+    var payloadBytes = 160
+    var floorSockets = 1000
+    var floorSeconds = 3.0
+    var floorRate = 100_000
+    var stopAboveLoss = 20.0
+    var label = "media"
+    var json = false
+
+    static let usage = """
+        usage: parlor-media-bench --url http://127.0.0.1:PORT --server-pid PID [--speakers S] [--listeners N1,N2,…]
+                                  [--window SECONDS] [--settle SECONDS] [--threads T] [--setup-threads T]
+                                  [--payload-bytes B] [--floor-sockets K] [--floor-seconds S] [--floor-rate R]
+                                  [--stop-above-loss PERCENT] [--label NAME] [--json]
+        S speakers and a ramp of listeners (cumulative: each step adds members up to N) join one room over WebSocket and
+        media:offer, and complete ICE, DTLS and SRTP with the server's media port on 127.0.0.1. Speakers send a
+        packet of B payload bytes every 20 ms; for each step the listeners count what arrives in a window of SECONDS
+        (loss, latency p50/p99), and the server's CPU (/proc/PID/stat, its parlor-media thread) gives µs per
+        forwarded packet. Then the floor: a sendmmsg-batched datagram of the same size to loopback sockets, and one
+        libsrtp2 protect. The ramp stops after a step whose loss exceeds --stop-above-loss (20 %).
+        """
+
+    static func parse(_ arguments: [String]) throws -> Options {
+        var options = Options()
+        var index = 0
+        func value() throws -> String {
+            index += 1
+            guard index < arguments.count else { throw BenchError("\(arguments[index - 1]) needs a value\n\(usage)") }
+            return arguments[index]
+        }
+        func number<T: LosslessStringConvertible>(_ text: String, _ name: String) throws -> T {
+            guard let value = T(text) else { throw BenchError("\(name): not a number: \(text)") }
+            return value
+        }
+        while index < arguments.count {
+            let name = arguments[index]
+            switch name {
+            case "--url":
+                let url = try value()
+                guard let port = URLComponents(string: url)?.port, url.hasPrefix("http://127.0.0.1:") else {
+                    throw BenchError("--url must be http://127.0.0.1:PORT (loopback only)")
+                }
+                options.port = port
+            case "--server-pid": options.serverPID = try number(try value(), name)
+            case "--speakers": options.speakers = try number(try value(), name)
+            case "--listeners": options.listenerSteps = try value().split(separator: ",").map { try number(String($0), name) }
+            case "--window": options.windowSeconds = try number(try value(), name)
+            case "--settle": options.settleSeconds = try number(try value(), name)
+            case "--threads": options.threads = try number(try value(), name)
+            case "--setup-threads": options.setupThreads = try number(try value(), name)
+            case "--payload-bytes": options.payloadBytes = try number(try value(), name)
+            case "--floor-sockets": options.floorSockets = try number(try value(), name)
+            case "--floor-seconds": options.floorSeconds = try number(try value(), name)
+            case "--floor-rate": options.floorRate = try number(try value(), name)
+            case "--stop-above-loss": options.stopAboveLoss = try number(try value(), name)
+            case "--label": options.label = try value()
+            case "--json": options.json = true
+            case "--help", "-h": print(usage); exit(0)
+            default: throw BenchError("unknown option \(name)\n\(usage)")
+            }
+            index += 1
+        }
+        guard options.port > 0, options.serverPID > 0 else { throw BenchError("--url and --server-pid are required\n\(usage)") }
+        guard (1...64).contains(options.speakers), (1...16).contains(options.threads), (1...32).contains(options.setupThreads) else {
+            throw BenchError("--speakers 1…64, --threads 1…16, --setup-threads 1…32")
+        }
+        guard !options.listenerSteps.isEmpty, options.listenerSteps.allSatisfy({ (1...20_000).contains($0) }),
+              options.listenerSteps == options.listenerSteps.sorted() else { throw BenchError("--listeners: increasing counts, 1…20,000") }
+        guard (ProbePayloadLimits.minimum...1000).contains(options.payloadBytes) else { throw BenchError("--payload-bytes 18…1000") }
+        guard (0.5...120).contains(options.windowSeconds), (0...60).contains(options.settleSeconds), (0.2...30).contains(options.floorSeconds),
+              (1...5000).contains(options.floorSockets), (1000...2_000_000).contains(options.floorRate) else {
+            throw BenchError("--window 0.5…120, --settle 0…60, --floor-seconds 0.2…30, --floor-sockets 1…5000, --floor-rate 1000…2000000")
+        }
+        return options
+    }
+}
+
+enum ProbePayloadLimits {
+    static let minimum = 18
+}

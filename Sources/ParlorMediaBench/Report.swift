@@ -1,0 +1,38 @@
+import Foundation
+
+/// The human-readable form of a run.
+enum Report {
+    static func ms(_ value: Double?) -> String { value.map { String(format: "%.2f", $0) } ?? "–" }
+
+    static func row(_ step: StepResult) -> String {
+        String(format: "N=%d S=%d: loss %.3f %% (worst listener %.2f %%, %d over 1 %%), p50 %@ ms p99 %@ ms max %@ ms, "
+               + "%.0f pkt/s, media thread %@ core = %@ µs/pkt (server %.2f core, %.2f µs/pkt), generator %.2f, others %.2f cores",
+               step.listeners, step.speakers, step.lossPercent, step.worstListenerLossPercent, step.listenersOver1Percent,
+               ms(step.p50Milliseconds), ms(step.p99Milliseconds), ms(step.maxMilliseconds), step.forwardedPerSecond,
+               step.mediaThreadCores.map { String(format: "%.2f", $0) } ?? "?", step.mediaMicrosecondsPerPacket.map { String(format: "%.2f", $0) } ?? "?",
+               step.serverCores, step.serverMicrosecondsPerPacket, step.generatorCores, step.otherCores)
+    }
+
+    static func table(_ run: RunResult) -> String {
+        let floor = run.floor.map { $0.udpMicroseconds + $0.srtpMicroseconds }
+        var lines = ["\(run.label): \(run.speakers) speaker(s), \(run.payloadBytes)-byte payloads, SRTP \(run.srtpProfile)",
+                     "| listeners | pkt/s forwarded | loss | worst listener | p50 / p99 / max ms | media thread | µs/pkt | × (floor+SRTP) | generator | others |",
+                     "|---|---|---|---|---|---|---|---|---|---|"]
+        for step in run.steps {
+            var multiple = "–"
+            if let cost = step.mediaMicrosecondsPerPacket, let floor { multiple = String(format: "%.2f×", cost / floor) }
+            lines.append(String(format: "| %d | %.0f | %.3f %% | %.2f %% | %@ / %@ / %@ | %@ core | %@ | %@ | %.2f | %.2f |", step.listeners,
+                                step.forwardedPerSecond, step.lossPercent, step.worstListenerLossPercent, ms(step.p50Milliseconds),
+                                ms(step.p99Milliseconds), ms(step.maxMilliseconds),
+                                step.mediaThreadCores.map { String(format: "%.2f", $0) } ?? "?",
+                                step.mediaMicrosecondsPerPacket.map { String(format: "%.2f", $0) } ?? "?", multiple, step.generatorCores, step.otherCores))
+        }
+        if let f = run.floor {
+            lines.append(String(format: "floor: %.2f µs per %d-byte sendmmsg datagram (%d sent) + %.2f µs per SRTP protect (%@, %d) = %.2f µs",
+                                f.udpMicroseconds, f.datagramBytes, f.udpDatagrams, f.srtpMicroseconds, f.srtpProfile, f.srtpPackets,
+                                f.udpMicroseconds + f.srtpMicroseconds))
+        }
+        if let stopped = run.stoppedEarly { lines.append("stopped: \(stopped)") }
+        return lines.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,153 @@
+import ParlorLoop
+import ParlorMedia
+
+/// A browser's side of a peer connection with Parlor's forwarding unit, built from ParlorMedia's pieces over a real
+/// UDP socket: a Chromium-shaped offer, ICE checks with the answer's credentials (controlling, USE-CANDIDATE,
+/// repeated every 50 ms until answered, as a browser does; then a consent check every 5 s, RFC 7675, without which the
+/// server stops forwarding after 30 s), the OpenSSL DTLS client role, and SRTP both ways.
+/// Shared by the tests (`MediaTestClient`) and the media benchmark (`parlor-media-bench`). After `connect` it
+/// belongs to `loop`: every call and callback is on that thread.
+public final class MediaPeer: @unchecked Sendable {  // loop-thread state once connecting; other threads reach it through `loop`
+    public let loop: EventLoop
+    public let certificate: DTLSCertificate
+    public let ice = ICECredentials.random()
+    public let ssrc = UInt32.random(in: 1...UInt32.max)
+    /// Called once SRTP is keyed; `failed` when DTLS cannot complete. Set before `connect`.
+    public var connected: (() -> Void)?
+    public var failed: ((String) -> Void)?
+    /// Every RTP packet received, decrypted: its header and bytes (header included; `header.payloadRange` locates the
+    /// payload).
+    public var received: ((RTPHeader, [UInt8]) -> Void)?
+
+    private var socket: UDPSocket?
+    private var dtls: DTLSTransport?
+    private var outbound: SRTPSession?
+    private var inbound: SRTPSession?
+    private var server: TransportAddress?
+    private var serverICE: ICECredentials?
+    private var checking = false
+    private var sequence: UInt16 = 1
+    private var timestamp: UInt32 = 0
+    public private(set) var isConnected = false
+    /// The SRTP profile DTLS negotiated (nil before).
+    public private(set) var profile: SRTPProfile?
+
+    public init(loop: EventLoop, certificate: DTLSCertificate? = nil) throws {
+        self.loop = loop
+        self.certificate = try certificate ?? DTLSCertificate(commonName: "browser")
+    }
+
+    /// Applies the server's answer (`MediaAnswer`): binds a socket on 127.0.0.1, checks connectivity, then runs the
+    /// DTLS handshake; `connected` is called when SRTP is keyed. Loop thread.
+    public func connect(to answer: MediaAnswer) throws {
+        loop.assertInLoop()
+        let local = TransportAddress(host: "127.0.0.1", port: 0)!
+        let socket = try UDPSocket(loop: loop, bindingTo: local) { [weak self] datagram, source in self?.receive(datagram, from: source) }
+        self.socket = socket
+        dtls = try DTLSTransport(context: DTLSContext(role: .client, certificate: certificate), expectedRemoteFingerprint: answer.fingerprint)
+        server = answer.address
+        serverICE = answer.ice
+        checking = true
+        try socket.start()
+        check()
+    }
+
+    /// One RTP packet: version 2, payload type 111, a one-byte header extension (0xBEDE) holding the RFC 6464 audio
+    /// level `level` (−dBov, 127 silence) as id 1, then `payload`; protected and sent. Loop thread.
+    public func sendRTP(_ payload: [UInt8], level: UInt8 = 127) throws {
+        loop.assertInLoop()
+        guard let outbound, let socket, let server else { throw MediaClientError("not connected") }
+        var packet: [UInt8] = [0x90, 111, UInt8(sequence >> 8), UInt8(sequence & 0xFF)]
+        packet.reserveCapacity(20 + payload.count + SRTPSession.maximumTrailerLength)
+        packet += withUnsafeBytes(of: timestamp.bigEndian, Array.init) + withUnsafeBytes(of: ssrc.bigEndian, Array.init)
+        packet += [0xBE, 0xDE, 0x00, 0x01, 0x10, 0x80 | (level & 0x7F), 0x00, 0x00]
+        packet += payload
+        sequence &+= 1
+        timestamp &+= 960
+        try outbound.protectRTP(&packet)
+        socket.send([UDPDatagram(bytes: packet, destination: server)])
+    }
+
+    /// Closes the socket. Loop thread.
+    public func close() {
+        loop.assertInLoop()
+        checking = false
+        socket?.close()
+        socket = nil
+    }
+
+    // MARK: Loop thread
+
+    private func check() {
+        guard checking else { return }
+        sendCheck(nominating: true)
+        _ = loop.schedule(after: .milliseconds(50)) { [weak self] in self?.check() }
+    }
+
+    /// Consent freshness: a check every 5 s while the socket is open (the answers need no handling).
+    private func refreshConsent() {
+        guard socket != nil else { return }
+        sendCheck(nominating: false)
+        _ = loop.schedule(after: .seconds(5)) { [weak self] in self?.refreshConsent() }
+    }
+
+    private func sendCheck(nominating: Bool) {
+        guard let socket, let server, let serverICE else { return }
+        var attributes: [STUNAttribute] = [.username("\(serverICE.usernameFragment):\(ice.usernameFragment)"), .priority(2_130_706_431),
+                                           .iceControlling(tieBreaker: UInt64.random(in: 0...UInt64.max))]
+        if nominating { attributes.append(.useCandidate) }
+        let request = STUNMessage(type: .bindingRequest, transactionID: (0..<12).map { _ in UInt8.random(in: 0...255) }, attributes: attributes)
+        socket.send([UDPDatagram(bytes: request.serialized(integrityKey: Array(serverICE.password.utf8), fingerprint: true), destination: server)])
+    }
+
+    private func receive(_ datagram: [UInt8], from source: TransportAddress) {
+        guard source == server, let socket, let dtls else { return }
+        switch MediaPacketKind(datagram) {
+        case .stun:
+            guard checking, let response = try? STUNMessage(parsing: datagram), response.type == .bindingSuccess else { return }
+            checking = false
+            guard let hello = try? dtls.start(now: MonotonicClock.now()) else { return fail("DTLS would not start") }
+            socket.send(hello.map { UDPDatagram(bytes: $0, destination: source) })
+            retransmit()
+            _ = loop.schedule(after: .seconds(5)) { [weak self] in self?.refreshConsent() }
+        case .dtls:
+            let wasConnected = dtls.isConnected
+            do {
+                socket.send(try dtls.handle(datagram, now: MonotonicClock.now()).map { UDPDatagram(bytes: $0, destination: source) })
+                guard dtls.isConnected, !wasConnected else { return }
+                let keys = try dtls.keyingMaterial()
+                let sessions = try keys.makeSessions()
+                outbound = sessions.outbound
+                inbound = sessions.inbound
+                profile = keys.profile
+                isConnected = true
+                connected?()
+            } catch {
+                fail("DTLS failed: \(error)")
+            }
+        case .rtp:
+            guard let inbound, !MediaPacketKind.isRTCP(datagram) else { return }
+            var packet = datagram
+            guard (try? inbound.unprotectRTP(&packet)) != nil, let header = try? RTPHeader(parsing: packet) else { return }
+            received?(header, packet)
+        case .unknown:
+            return
+        }
+    }
+
+    private func retransmit() {
+        guard let dtls, !dtls.isConnected, dtls.state == .handshaking else { return }
+        if let deadline = dtls.retransmissionDeadline, MonotonicClock.now() >= deadline, let server {
+            socket?.send(dtls.handleTimeout(now: MonotonicClock.now()).map { UDPDatagram(bytes: $0, destination: server) })
+        }
+        _ = loop.schedule(after: .milliseconds(20)) { [weak self] in self?.retransmit() }
+    }
+
+    private func fail(_ reason: String) { failed?(reason) }
+}
+
+/// What the load client and the tests report: a sentence.
+public struct MediaClientError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
