@@ -103,8 +103,10 @@ public final class ParlorApplication: Sendable {
         var observer: (@Sendable ([RoomNotice]) -> Void)?
         if let webhooks { observer = { notices in webhooks.enqueue(notices) } }
         do {
-            rooms = try RoomsService(store: storage.roomStore, configuration: roomsConfiguration, logger: logger,
-                                     delivery: WebSocketDelivery(), observer: observer, metrics: metrics)
+            let roomStore = storage.roomStore
+            rooms = try RoomsService(store: roomStore, configuration: roomsConfiguration, logger: logger,
+                                     delivery: WebSocketDelivery(), observer: observer, metrics: metrics,
+                                     cluster: storage.clusterLink(for: roomStore, lease: roomsConfiguration.nodeLease, logger: logger))
         } catch {
             group.shutdown()
             webhooks?.stop()

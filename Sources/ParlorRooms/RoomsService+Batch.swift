@@ -63,7 +63,7 @@ extension RoomsService {
                 completions.append { completion(.failure(error)) }
             case .connect(let client):
                 refuseSession(client, with: error)
-            case .disconnected, .closeAfterReplies, .dropIfStillAway, .closeIfExpired, .settle, .expireSessions:
+            case .disconnected, .closeAfterReplies, .dropIfStillAway, .closeIfExpired, .settle, .expireSessions, .cluster:
                 break
             }
         }

@@ -32,6 +32,8 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
     public let metrics: ServerMetrics
 
     private let liveState = RoomsState()
+    /// The other nodes on a shared database (RoomsService+Cluster.swift); nil on a single node.
+    let cluster: (any ClusterLink)?
 
     /// The live rooms and clients: reaching them off the rooms thread is a bug, stopped in debug builds.
     var state: RoomsState {
@@ -52,6 +54,8 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         case settle(Settlement, attempt: Int)
         /// Deletes sessions that can no longer be resumed (RoomsService+Sessions.swift).
         case expireSessions
+        /// Another node changed something, or one died (RoomsService+Cluster.swift).
+        case cluster(ClusterSignal)
     }
 
     /// The server's rooms thread: a `SQLiteRoomStore` over `database`, the real clock and the rooms loop's timers.
@@ -66,8 +70,9 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
     /// `clock` nil: the real clock and the rooms loop's timers. A test passes a manual clock (used on the rooms thread only).
     public init(store: any RoomStore, configuration: RoomsConfiguration, logger: Logger, delivery: any DeliveryChannel,
                 clock: (any RoomsClock)? = nil, observer: (@Sendable ([RoomNotice]) -> Void)? = nil,
-                metrics: ServerMetrics = ServerMetrics()) throws {
+                metrics: ServerMetrics = ServerMetrics(), cluster: (any ClusterLink)? = nil) throws {
         self.store = store
+        self.cluster = cluster
         self.delivery = delivery
         self.metrics = metrics
         self.observer = observer
@@ -78,7 +83,12 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         self.clock = clock ?? LoopClock(loop: loop)
         loop.start()
         let recovered: Result<Int, Error> = loop.submitAndWait { [self] in
-            Result { try self.recover() }
+            Result {
+                guard let cluster = self.cluster else { return try self.recover() }
+                // Listening before loading: whatever commits after the load is signalled (handled after this task).
+                try cluster.start { [weak self] signal in self?.submit(.cluster(signal)) }
+                return try self.recoverCluster()
+            }
         }
         let count = try recovered.get()
         loop.submitAndWait { [self] in
@@ -126,6 +136,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
 
     /// Waits for queued work to finish and stops the rooms thread.
     public func stop() {
+        cluster?.stop()
         loop.submitAndWait { [self] in self.drain() }
         loop.stop()
         loop.waitUntilStopped()
@@ -159,6 +170,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         // The retry of the command being applied, computed before it changes anything.
         var inProgress: (Settlement, attempt: Int)?
         let transactionStartedAt = MonotonicClock.now()
+        var committed = true
         do {
             try store.write { transaction in
                 for command in commands {
@@ -173,6 +185,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
                 }
             }
         } catch {
+            committed = false
             // The commit failed: nothing of this batch happened. Tell everyone waiting, and re-read the rooms it touched.
             logger.error("rooms batch failed to commit", ["error": "\(error)", "commands": String(commands.count)])
             batch.roomsToReload.formUnion(batch.touchedRooms)
@@ -182,6 +195,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
                 + commands[started...].compactMap { retryOnFailure(of: $0) }
         }
         metrics.commitSeconds.observe(nanoseconds: MonotonicClock.now() &- transactionStartedAt)
+        finishClusterBatch(batch, committed: committed)
         // Re-read after the transaction: reading inside it would wait on our own write lock.
         reload(batch.roomsToReload)
         for (settlement, attempt) in retries { scheduleRetry(settlement, attempt: attempt) }
@@ -203,6 +217,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         loop.assertInLoop()
         var step = Step(store: transaction, batch: Batch())
         do {
+            if cluster != nil { try prepare(forCluster: command, in: transaction, batch: &batch) }
             try transaction.withSavepoint { try perform(command, &step) }
             batch.merge(step.batch)
         } catch let error as RoomError {
@@ -248,6 +263,8 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
             try settle(settlement, &step)
         case .expireSessions:
             try expireSessions(&step)
+        case .cluster:
+            break  // done before the command's savepoint: RoomsService+Cluster.swift
         }
     }
 

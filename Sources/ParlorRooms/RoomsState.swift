@@ -13,6 +13,10 @@ final class RoomsState {
     /// Member counts as last published to the metrics, per room, and their sum (RoomsService+Metrics.swift).
     var publishedMemberCounts: [String: Int] = [:]
     var publishedMemberTotal = 0
+    /// With several nodes: per room, the last event id this node's connections were sent (RoomsService+Cluster.swift).
+    var clusterDelivered: [String: Int64] = [:]
+    /// Rooms brought up to date in the batch in progress.
+    var clusterSynced: Set<String> = []
 }
 
 /// A connected client as the rooms thread tracks it.

@@ -1,0 +1,248 @@
+import ParlorLoop
+import ParlorProtocol
+
+/// Several nodes on one database (a `ClusterLink` given): before a command uses a room, the rooms thread brings
+/// that room up to date with what other nodes committed — inside the batch's transaction, holding the room's row
+/// when the command may change it — so decisions (max_members, joins, drops) are made on the current record, and
+/// the events this node's connections have not seen go out first, in id order, before anything the command adds.
+extension RoomsService {
+    /// Which rooms a command reads or changes, and whether it claims the caller's membership (join and resume make
+    /// this node the holder). nil: every room.
+    private func clusterRooms(of command: Command) -> (rooms: [String]?, lock: Bool, claimFor: String?) {
+        switch command {
+        case .connect, .closeAfterReplies, .expireSessions:
+            return ([], false, nil)
+        case .request(let client, _, let request):
+            switch request {
+            case .join(let cid): return ([cid], true, client.user.id)
+            case .resume(_, let last): return (last.map(\.cid).sorted(), true, client.user.id)
+            case .leave(let cid), .members(let cid, _), .events(let cid, _, _), .signal(_, let cid, _, _), .media(let cid, _),
+                 .watch(let cid), .stage(let cid, _):
+                return ([cid], true, nil)
+            case .unwatch, .ping:
+                return ([], false, nil)
+            }
+        case .disconnected(let client):
+            return ((state.clients[client.handle]?.rooms).map { $0.sorted() } ?? [], true, nil)
+        case .operation(let operation, _):
+            switch operation {
+            case .createRoom: return ([], false, nil)
+            case .closeRoom(let roomID, _), .kick(let roomID, _), .mute(let roomID, _), .moderate(let roomID, _, _),
+                 .dropConnections(let roomID, _):
+                return ([roomID], true, nil)
+            case .disconnectUser, .reset: return (nil, true, nil)
+            }
+        case .dropIfStillAway(let roomID, _), .closeIfExpired(let roomID):
+            return ([roomID], true, nil)
+        case .settle(let settlement, _):
+            return (settlement.roomIDs.sorted(), true, nil)
+        case .cluster(.roomChanged(let roomID)):
+            return ([roomID], false, nil)
+        case .cluster(.resync), .cluster(.nodesExpired):
+            return ([], false, nil)  // handled in prepare(forCluster:)
+        }
+    }
+
+    /// Runs before `command` in the batch's transaction, outside its savepoint: what it delivers and loads stays
+    /// even if the command is refused.
+    func prepare(forCluster command: Command, in transaction: any RoomTransaction, batch: inout Batch) throws {
+        loop.assertInLoop()
+        guard let transaction = transaction as? any ClusterTransaction else { return }
+        var step = Step(store: transaction, batch: Batch())
+        try transaction.withSavepoint {
+            switch command {
+            case .cluster(.resync):
+                try resync(transaction, &step)
+            case .cluster(.nodesExpired):
+                try takeOver(transaction, &step)
+            default:
+                let (rooms, lock, claimFor) = clusterRooms(of: command)
+                for roomID in rooms ?? state.rooms.keys.sorted() {
+                    try sync(roomID, lock: lock, transaction, &step)
+                    if let userID = claimFor { try claim(userID, in: roomID, transaction, &step) }
+                }
+            }
+        }
+        batch.merge(step.batch)
+    }
+
+    /// Brings one room up to date: delivers the events committed since what this node delivered, to the connections
+    /// attached here, and reloads the room when its record moved on (or loads it, or forgets it once closed).
+    private func sync(_ roomID: String, lock: Bool, _ transaction: any ClusterTransaction, _ step: inout Step) throws {
+        state.clusterSynced.insert(roomID)
+        let live = state.rooms[roomID]
+        guard let head = try transaction.roomHead(id: roomID, lock: lock) else { return }
+        if let live {
+            let delivered = state.clusterDelivered[roomID] ?? live.lastEventID
+            if head.lastEventID > delivered {
+                let receivers = live.allConnections
+                var since = delivered
+                while since < head.lastEventID, !receivers.isEmpty {
+                    let page = try transaction.events(roomID: roomID, since: since, pageSize: 500)
+                    for event in page.items where event.id <= head.lastEventID {
+                        let frame = ProtocolFrame.event(event)
+                        for handle in receivers { step.batch.outbox.sendEvent(frame, to: handle) }
+                    }
+                    guard let last = page.items.last else { break }
+                    since = last.id
+                }
+            }
+        }
+        if head.closed {
+            if let live { forget(live) }
+            step.batch.touchedRooms.insert(roomID)
+            return
+        }
+        guard live == nil || live?.lastEventID != head.lastEventID else { return }
+        try reload(roomID, previous: live, transaction)
+        step.batch.touchedRooms.insert(roomID)
+    }
+
+    /// The room as stored, keeping what lives only here: attached connections, watchers, timers, rate windows.
+    private func reload(_ roomID: String, previous: LiveRoom?, _ transaction: any ClusterTransaction) throws {
+        let now = clock.now()
+        guard let stored = try transaction.openRoomState(id: roomID) else {
+            if let previous { forget(previous) }
+            return
+        }
+        let stage = try transaction.stage(roomID: roomID, at: now)
+        let presence = try transaction.presence(roomID: roomID)
+        let room = LiveRoom(record: stored.record, emptySince: stored.emptySince)
+        room.createdFrom = stored.createdFrom
+        room.lastJoinedAt = stored.lastJoinedAt
+        room.load(stage)
+        for record in stored.members {
+            var member = previous?.member(record.memberID)
+                ?? LiveMember(id: record.memberID, user: record.user, joinedAt: record.joinedAt)
+            member.audioEnabled = record.audioEnabled
+            member.audioMuted = record.audioMuted
+            member.disconnectedAt = presence[record.memberID]?.disconnectedAt
+            room.add(member)
+            for handle in previous?.connections(of: record.user.id) ?? [] { room.attach(handle, user: record.user.id) }
+        }
+        if let previous {
+            for handle in previous.watchers { room.watch(handle) }
+            // Members that ended elsewhere: their timers stop, their connections here no longer receive the room.
+            for member in previous.sortedMembers where room.member(member.id) == nil {
+                if let timer = member.dropTimer { clock.cancel(timer) }
+                for handle in previous.connections(of: member.user.id) { state.clients[handle]?.rooms.remove(roomID) }
+            }
+            if let timer = previous.ttlTimer { clock.cancel(timer) }
+        }
+        state.rooms[roomID] = room
+        state.lastRoomCreatedAt = max(state.lastRoomCreatedAt, room.createdAt)
+        if room.memberCount == 0 {
+            if room.emptySince == nil { room.emptySince = now }
+            scheduleExpiry(of: room)
+        }
+    }
+
+    /// A room closed on another node: its connections here stop receiving it, its timers stop.
+    private func forget(_ room: LiveRoom) {
+        for handle in room.allConnections {
+            state.clients[handle]?.rooms.remove(room.id)
+            state.clients[handle]?.watching.remove(room.id)
+        }
+        for member in room.sortedMembers { if let timer = member.dropTimer { clock.cancel(timer) } }
+        if let timer = room.ttlTimer { clock.cancel(timer) }
+        state.rooms[room.id] = nil
+    }
+
+    /// A join or resume here makes this node the holder of the user's membership: a member left present by a node
+    /// that died is away until the request attaches it (if the request fails, it drops after the grace period).
+    private func claim(_ userID: String, in roomID: String, _ transaction: any ClusterTransaction, _ step: inout Step) throws {
+        guard let room = state.rooms[roomID], let claimed = try transaction.claimMembership(roomID: roomID, userID: userID, at: clock.now()),
+              let member = room.member(claimed.memberID) else { return }
+        room.update(member.id) { $0.disconnectedAt = claimed.disconnectedAt }
+        if let since = claimed.disconnectedAt, member.dropTimer == nil {
+            scheduleDrop(member.id, in: room, after: remainingGrace(since: since))
+        }
+    }
+
+    /// Takes over the members of nodes whose lease ended (each node once, whichever survivor gets there first):
+    /// they are away from now (or since they were), and drop when their grace period ends unless resumed.
+    private func takeOver(_ transaction: any ClusterTransaction, _ step: inout Step) throws {
+        let taken = try transaction.takeOverExpiredNodes(at: clock.now())
+        guard !taken.isEmpty else { return }
+        logger.info("took over the members of nodes whose lease ended", ["members": String(taken.count)])
+        for roomID in Set(taken.map(\.roomID)).sorted() { try sync(roomID, lock: true, transaction, &step) }
+        for member in taken {
+            guard let room = state.rooms[member.roomID], room.member(member.memberID) != nil else { continue }
+            room.update(member.memberID) { $0.disconnectedAt = member.disconnectedAt }
+            scheduleDrop(member.memberID, in: room, after: remainingGrace(since: member.disconnectedAt))
+            step.batch.touchedRooms.insert(member.roomID)
+        }
+    }
+
+    /// After the link (re)connected: every room may have missed notifications, and rooms may have opened meanwhile.
+    private func resync(_ transaction: any ClusterTransaction, _ step: inout Step) throws {
+        var roomIDs = Set(state.rooms.keys)
+        var cursor: PageCursor?
+        repeat {
+            let page = try transaction.openRooms(pageSize: 1000, cursor: cursor)
+            roomIDs.formUnion(page.items.map(\.id))
+            cursor = page.next
+        } while cursor != nil
+        for roomID in roomIDs.sorted() { try sync(roomID, lock: false, transaction, &step) }
+    }
+
+    private func remainingGrace(since: Int64) -> TimeSpan {
+        .milliseconds(Int(max(0, since + Int64(configuration.gracePeriod.seconds * 1000) - clock.now())))
+    }
+
+    /// Whether the member may be dropped now: on one node always; with several, only by the node holding it, while
+    /// it is still away in the record (not resumed on another node).
+    func clusterAllowsDrop(_ memberID: String, _ step: inout Step) throws -> Bool {
+        loop.assertInLoop()
+        guard cluster != nil, let transaction = step.store as? any ClusterTransaction else { return true }
+        return try transaction.mayDrop(memberID: memberID, disconnectedAtOrBefore: clock.now())
+    }
+
+    /// After each batch: what committed was delivered through each synced or touched room's last event id.
+    func finishClusterBatch(_ batch: Batch, committed: Bool) {
+        loop.assertInLoop()
+        guard cluster != nil else { return }
+        defer { state.clusterSynced.removeAll(keepingCapacity: true) }
+        guard committed else { return }
+        for roomID in state.clusterSynced.union(batch.touchedRooms) {
+            state.clusterDelivered[roomID] = state.rooms[roomID]?.lastEventID
+        }
+    }
+
+    /// At start with several nodes: registers this node, loads the open rooms as stored (every node's members, with
+    /// their stored presence), and asks for a takeover of nodes whose lease has ended — this node's previous run
+    /// among them. Members of live nodes are theirs: nothing is marked away here.
+    func recoverCluster() throws -> Int {
+        loop.assertInLoop()
+        let now = clock.now()
+        let lease = Int64(configuration.nodeLease.seconds * 1000)
+        let (openRooms, latestCreatedAt) = try store.write { transaction in
+            guard let transaction = transaction as? any ClusterTransaction else {
+                throw RoomError(.serverInternal, "this store cannot be shared by several nodes")
+            }
+            try transaction.registerNode(lease: lease)
+            try limitStoredRooms(transaction)
+            let rooms = try transaction.openRoomStates().map { stored in
+                (stored, try transaction.stage(roomID: stored.record.id, at: now), try transaction.presence(roomID: stored.record.id))
+            }
+            return (rooms, try transaction.latestRoomCreatedAt())
+        }
+        for (stored, stage, presence) in openRooms {
+            let record = stored.record
+            let room = LiveRoom(record: record, emptySince: stored.emptySince ?? (record.memberCount == 0 ? record.createdAt : nil))
+            room.createdFrom = stored.createdFrom
+            room.lastJoinedAt = stored.lastJoinedAt
+            room.load(stage)
+            for member in stored.members {
+                room.add(LiveMember(id: member.memberID, user: member.user, joinedAt: member.joinedAt, audioEnabled: member.audioEnabled,
+                                    audioMuted: member.audioMuted, disconnectedAt: presence[member.memberID]?.disconnectedAt))
+            }
+            state.rooms[room.id] = room
+            state.clusterDelivered[room.id] = room.lastEventID
+            if room.memberCount == 0 { scheduleExpiry(of: room) }
+        }
+        state.lastRoomCreatedAt = latestCreatedAt
+        submit(.cluster(.nodesExpired))
+        return 0
+    }
+}

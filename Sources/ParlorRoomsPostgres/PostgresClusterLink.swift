@@ -1,0 +1,58 @@
+import ParlorLoop
+import ParlorPostgres
+import ParlorRooms
+import ParlorStore
+
+/// The node's link to the others on its PostgreSQL database: a `PostgresListener` on the `parlor_rooms` channel
+/// (each committed event, room creation and close is NOTIFYed there with "room-id event-id"), and the node's
+/// heartbeat on the same connection, every third of the lease, which also says when some node's lease has ended.
+public final class PostgresClusterLink: ClusterLink, @unchecked Sendable {  // `listener` is set once in start, before any use
+    public static let channel = "parlor_rooms"
+    public let nodeID: String
+    private let database: PostgresDatabase
+    /// Milliseconds a node's lease lasts after each heartbeat.
+    private let leaseMilliseconds: Int64
+    private let logger: Logger
+    private var listener: PostgresListener?
+
+    public init(database: PostgresDatabase, nodeID: String, lease: TimeSpan, logger: Logger) {
+        self.database = database
+        self.nodeID = nodeID
+        leaseMilliseconds = max(1, Int64(lease.seconds * 1000))
+        self.logger = logger
+    }
+
+    public func start(_ handler: @escaping @Sendable (ClusterSignal) -> Void) throws {
+        let nodeID = nodeID, lease = leaseMilliseconds, logger = logger
+        let now = PostgresRoomTransaction.databaseNow
+        let listener = PostgresListener(
+            url: database.url, channel: Self.channel, interval: Double(lease) / 3000,
+            onNotify: { payload in
+                let roomID = payload.split(separator: " ", maxSplits: 1).first.map(String.init) ?? payload
+                handler(.roomChanged(roomID))
+            },
+            onConnected: { handler(.resync) },
+            periodic: { connection in
+                // The heartbeat (again a row if a survivor took this node over while it was unreachable).
+                try connection.run("""
+                    INSERT INTO nodes (id, started_at, lease_until) VALUES ($1, \(now), \(now) + $2)
+                    ON CONFLICT (id) DO UPDATE SET lease_until = excluded.lease_until
+                    """, [.text(nodeID), .integer(lease)])
+                if try connection.queryOne("SELECT 1 AS found FROM nodes WHERE lease_until < \(now) LIMIT 1") != nil {
+                    handler(.nodesExpired)
+                }
+            },
+            onError: { error in logger.warning("cluster link: \(error.message)", ["node": nodeID]) })
+        self.listener = listener
+        try listener.start()
+    }
+
+    public func stop() {
+        listener?.stop()
+        do {
+            _ = try database.writeOnPool { try $0.run("UPDATE nodes SET lease_until = 0 WHERE id = $1", [.text(nodeID)]) }
+        } catch {
+            logger.warning("could not give up the node's lease", ["node": nodeID, "error": "\(error)"])
+        }
+    }
+}
