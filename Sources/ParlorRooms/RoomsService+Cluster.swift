@@ -44,58 +44,69 @@ extension RoomsService {
     }
 
     /// Runs before `command` in the batch's transaction, outside its savepoint: what it delivers and loads stays
-    /// even if the command is refused.
+    /// even if the command is refused (those events are committed already). Only the claim and the takeover
+    /// write, each in a savepoint of its own. A read that fails ends the transaction, and with it the batch.
     func prepare(forCluster command: Command, in transaction: any RoomTransaction, batch: inout Batch) throws {
         loop.assertInLoop()
         guard let transaction = transaction as? any ClusterTransaction else { return }
-        var step = Step(store: transaction, batch: Batch())
-        try transaction.withSavepoint {
-            switch command {
-            case .cluster(.resync):
-                try resync(transaction, &step)
-            case .cluster(.nodesExpired):
-                try takeOver(transaction, &step)
-            default:
-                let (rooms, lock, claimFor) = clusterRooms(of: command)
-                for roomID in rooms ?? state.rooms.keys.sorted() {
-                    try sync(roomID, lock: lock, transaction, &step)
-                    if let userID = claimFor { try claim(userID, in: roomID, transaction, &step) }
-                }
+        switch command {
+        case .cluster(.resync):
+            try resync(transaction, &batch)
+        case .cluster(.nodesExpired):
+            try takeOver(transaction, &batch)
+        default:
+            let (rooms, lock, claimFor) = clusterRooms(of: command)
+            for roomID in rooms ?? state.rooms.keys.sorted() {
+                try sync(roomID, lock: lock, transaction, &batch)
+                if let userID = claimFor { try transaction.withSavepoint { try claim(userID, in: roomID, transaction) } }
             }
         }
-        batch.merge(step.batch)
+    }
+
+    /// Through which event id this node's connections were sent the room's events. Within a batch, a room synced
+    /// earlier had everything up to the head then queued, and every command since queued its own events; a command
+    /// that failed may have left the live id ahead of the record, hence the smaller of the two.
+    private func deliveredThrough(_ roomID: String, live: LiveRoom, head: Int64) -> Int64 {
+        if state.clusterSynced.contains(roomID) { return min(live.lastEventID, head) }
+        return state.clusterDelivered[roomID] ?? live.lastEventID
+    }
+
+    /// Records what was queued, keeping the value from before the batch in case the batch does not commit.
+    private func setDelivered(_ roomID: String, _ id: Int64?) {
+        if state.clusterUndo[roomID] == nil { state.clusterUndo[roomID] = .some(state.clusterDelivered[roomID]) }
+        state.clusterDelivered[roomID] = id
     }
 
     /// Brings one room up to date: delivers the events committed since what this node delivered, to the connections
     /// attached here, and reloads the room when its record moved on (or loads it, or forgets it once closed).
-    private func sync(_ roomID: String, lock: Bool, _ transaction: any ClusterTransaction, _ step: inout Step) throws {
-        state.clusterSynced.insert(roomID)
+    private func sync(_ roomID: String, lock: Bool, _ transaction: any ClusterTransaction, _ batch: inout Batch) throws {
         let live = state.rooms[roomID]
         guard let head = try transaction.roomHead(id: roomID, lock: lock) else { return }
-        if let live {
-            let delivered = state.clusterDelivered[roomID] ?? live.lastEventID
-            if head.lastEventID > delivered {
-                let receivers = live.allConnections
-                var since = delivered
-                while since < head.lastEventID, !receivers.isEmpty {
-                    let page = try transaction.events(roomID: roomID, since: since, pageSize: 500)
-                    for event in page.items where event.id <= head.lastEventID {
-                        let frame = ProtocolFrame.event(event)
-                        for handle in receivers { step.batch.outbox.sendEvent(frame, to: handle) }
-                    }
-                    guard let last = page.items.last else { break }
-                    since = last.id
-                }
-            }
-        }
+        defer { state.clusterSynced.insert(roomID) }
+        // Who receives the room here now: members whose membership ended elsewhere still get their member:left.
+        let receivers = live?.allConnections ?? []
+        let delivered = live.map { deliveredThrough(roomID, live: $0, head: head.lastEventID) } ?? head.lastEventID
+        var target = head.lastEventID
         if head.closed {
             if let live { forget(live) }
-            step.batch.touchedRooms.insert(roomID)
-            return
+            batch.touchedRooms.insert(roomID)
+        } else if live == nil || live?.lastEventID != head.lastEventID {
+            try reload(roomID, previous: live, transaction)
+            batch.touchedRooms.insert(roomID)
+            // Without the row lock a commit may land between the statements: the reload may be newer than the head.
+            target = max(target, state.rooms[roomID]?.lastEventID ?? target)
         }
-        guard live == nil || live?.lastEventID != head.lastEventID else { return }
-        try reload(roomID, previous: live, transaction)
-        step.batch.touchedRooms.insert(roomID)
+        var since = delivered
+        while since < target, !receivers.isEmpty {
+            let page = try transaction.events(roomID: roomID, since: since, pageSize: 500)
+            for event in page.items where event.id <= target {
+                let frame = ProtocolFrame.event(event)
+                for handle in receivers { batch.outbox.sendEvent(frame, to: handle) }
+            }
+            guard let last = page.items.last else { break }
+            since = last.id
+        }
+        setDelivered(roomID, head.closed ? nil : target)
     }
 
     /// The room as stored, keeping what lives only here: attached connections, watchers, timers, rate windows.
@@ -150,7 +161,7 @@ extension RoomsService {
 
     /// A join or resume here makes this node the holder of the user's membership: a member left present by a node
     /// that died is away until the request attaches it (if the request fails, it drops after the grace period).
-    private func claim(_ userID: String, in roomID: String, _ transaction: any ClusterTransaction, _ step: inout Step) throws {
+    private func claim(_ userID: String, in roomID: String, _ transaction: any ClusterTransaction) throws {
         guard let room = state.rooms[roomID], let claimed = try transaction.claimMembership(roomID: roomID, userID: userID, at: clock.now()),
               let member = room.member(claimed.memberID) else { return }
         room.update(member.id) { $0.disconnectedAt = claimed.disconnectedAt }
@@ -161,21 +172,22 @@ extension RoomsService {
 
     /// Takes over the members of nodes whose lease ended (each node once, whichever survivor gets there first):
     /// they are away from now (or since they were), and drop when their grace period ends unless resumed.
-    private func takeOver(_ transaction: any ClusterTransaction, _ step: inout Step) throws {
-        let taken = try transaction.takeOverExpiredNodes(at: clock.now())
+    private func takeOver(_ transaction: any ClusterTransaction, _ batch: inout Batch) throws {
+        let now = clock.now()
+        let taken = try transaction.withSavepoint { try transaction.takeOverExpiredNodes(at: now) }
         guard !taken.isEmpty else { return }
         logger.info("took over the members of nodes whose lease ended", ["members": String(taken.count)])
-        for roomID in Set(taken.map(\.roomID)).sorted() { try sync(roomID, lock: true, transaction, &step) }
+        for roomID in Set(taken.map(\.roomID)).sorted() { try sync(roomID, lock: true, transaction, &batch) }
         for member in taken {
             guard let room = state.rooms[member.roomID], room.member(member.memberID) != nil else { continue }
             room.update(member.memberID) { $0.disconnectedAt = member.disconnectedAt }
             scheduleDrop(member.memberID, in: room, after: remainingGrace(since: member.disconnectedAt))
-            step.batch.touchedRooms.insert(member.roomID)
+            batch.touchedRooms.insert(member.roomID)
         }
     }
 
     /// After the link (re)connected: every room may have missed notifications, and rooms may have opened meanwhile.
-    private func resync(_ transaction: any ClusterTransaction, _ step: inout Step) throws {
+    private func resync(_ transaction: any ClusterTransaction, _ batch: inout Batch) throws {
         var roomIDs = Set(state.rooms.keys)
         var cursor: PageCursor?
         repeat {
@@ -183,7 +195,7 @@ extension RoomsService {
             roomIDs.formUnion(page.items.map(\.id))
             cursor = page.next
         } while cursor != nil
-        for roomID in roomIDs.sorted() { try sync(roomID, lock: false, transaction, &step) }
+        for roomID in roomIDs.sorted() { try sync(roomID, lock: false, transaction, &batch) }
     }
 
     private func remainingGrace(since: Int64) -> TimeSpan {
@@ -198,13 +210,20 @@ extension RoomsService {
         return try transaction.mayDrop(memberID: memberID, disconnectedAtOrBefore: clock.now())
     }
 
-    /// After each batch: what committed was delivered through each synced or touched room's last event id.
+    /// After each batch (and the reload of rooms a failure touched): committed, every synced or touched room was
+    /// delivered through its last event id; not committed, nothing of it went out, so the cursors go back.
     func finishClusterBatch(_ batch: Batch, committed: Bool) {
         loop.assertInLoop()
         guard cluster != nil else { return }
-        defer { state.clusterSynced.removeAll(keepingCapacity: true) }
-        guard committed else { return }
-        for roomID in state.clusterSynced.union(batch.touchedRooms) {
+        defer {
+            state.clusterSynced.removeAll(keepingCapacity: true)
+            state.clusterUndo.removeAll(keepingCapacity: true)
+        }
+        guard committed else {
+            for (roomID, previous) in state.clusterUndo { state.clusterDelivered[roomID] = previous }
+            return
+        }
+        for roomID in state.clusterSynced.union(batch.touchedRooms).union(batch.roomsToReload) {
             state.clusterDelivered[roomID] = state.rooms[roomID]?.lastEventID
         }
     }

@@ -195,9 +195,9 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
                 + commands[started...].compactMap { retryOnFailure(of: $0) }
         }
         metrics.commitSeconds.observe(nanoseconds: MonotonicClock.now() &- transactionStartedAt)
-        finishClusterBatch(batch, committed: committed)
         // Re-read after the transaction: reading inside it would wait on our own write lock.
         reload(batch.roomsToReload)
+        finishClusterBatch(batch, committed: committed)
         for (settlement, attempt) in retries { scheduleRetry(settlement, attempt: attempt) }
         syncLiveUsers(batch.touchedRooms.union(batch.roomsToReload))
         if !batch.touchedRooms.isEmpty {

@@ -15,8 +15,9 @@ final class RoomsState {
     var publishedMemberTotal = 0
     /// With several nodes: per room, the last event id this node's connections were sent (RoomsService+Cluster.swift).
     var clusterDelivered: [String: Int64] = [:]
-    /// Rooms brought up to date in the batch in progress.
+    /// Rooms brought up to date in the batch in progress, and their cursors from before it (restored if it fails).
     var clusterSynced: Set<String> = []
+    var clusterUndo: [String: Int64?] = [:]
 }
 
 /// A connected client as the rooms thread tracks it.

@@ -1,0 +1,182 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import ParlorApp
+import ParlorLoop
+import ParlorPostgres
+import PostgresTestCluster
+import Testing
+
+/// Several Parlor nodes on one PostgreSQL database (issue 11, phase 2): members of one room on different nodes see
+/// the same events with the same ids, a killed node's members are taken over (resumed elsewhere, or dropped once),
+/// and nodes starting together migrate once. Leases and grace periods are short so each test takes seconds.
+@Suite struct ClusterTests {
+    /// A node on `url`: the JWT secret is the database's, so a token from one node is valid on every node.
+    private static func node(_ url: PostgresURL, lease: Double = 5, grace: Double = 5) throws -> ParlorApplication {
+        var configuration = AppConfiguration.testing()
+        configuration.databasePath = url.string
+        configuration.jwtSecret = nil
+        configuration.dataDirectory = NSTemporaryDirectory() + "/parlor-unused-\(UUID().uuidString)"
+        configuration.rooms.nodeLease = .seconds(lease)
+        configuration.rooms.gracePeriod = .seconds(grace)
+        return try buildApplication(configuration)
+    }
+
+    /// Each room event a client saw as "id type member reason", in arrival order.
+    private static func transcript(_ socket: TestWebSocket, _ room: String, from firstID: Int) -> [String] {
+        socket.log.compactMap { message in
+            guard message["cid"] as? String == room, let id = message["id"] as? Int, id >= firstID, let type = message["type"] as? String,
+                  type.hasPrefix("member:") else { return nil }
+            let body = message["body"] as? [String: Any] ?? [:]
+            return "\(id) \(type) \(body["member_id"] as? String ?? "-") \(body["reason"] as? String ?? "-")"
+        }
+    }
+
+    @Test func membersOfOneRoomOnThreeNodesSeeTheSameEventsAndHistory() throws {
+        let url = try TestPostgres.shared().makeDatabase()
+        let nodes = try (0..<3).map { _ in try Self.node(url) }
+        defer { nodes.forEach { $0.shutdown() } }
+        let room = try createRoom(nodes[0], properties: #"{"max_members":3}"#)
+        let alice = try TestWebSocket(nodes[0], name: "alice")
+        let bob = try TestWebSocket(nodes[1], name: "bob")
+        let carol = try TestWebSocket(nodes[2], name: "carol")
+        #expect(try alice.join(room)["last_event_id"] as? Int == 1)
+        let bobJoin = try bob.join(room)
+        #expect(bobJoin["last_event_id"] as? Int == 2)
+        let carolJoin = try carol.join(room)
+        #expect(carolJoin["last_event_id"] as? Int == 3)
+        #expect(memberNames(carolJoin) == ["alice", "bob", "carol"], "node 2 lists the members who joined on nodes 0 and 1")
+        let bobMember = try #require(bobJoin["member_id"] as? String)
+        let carolMember = try #require(carolJoin["member_id"] as? String)
+        #expect(try alice.event("member:joined", in: room, member: carolMember)["id"] as? Int == 3)
+        #expect(try bob.event("member:joined", in: room, member: carolMember)["id"] as? Int == 3)
+
+        // max_members holds across nodes: the room is full whichever node is asked.
+        let dave = try TestWebSocket(nodes[1], name: "dave")
+        #expect(errorCode(try dave.request("conversation:join", ["cid": room])) == "room:error:full")
+
+        _ = try bob.call("conversation:leave", ["cid": room])
+        let daveJoin = try dave.join(room)
+        #expect(daveJoin["last_event_id"] as? Int == 5)
+        let daveMember = try #require(daveJoin["member_id"] as? String)
+        for socket in [alice, carol] { _ = try socket.event("member:joined", in: room, member: daveMember) }
+        _ = try carol.call("conversation:leave", ["cid": room])
+        for socket in [alice, dave] { _ = try socket.event("member:left", in: room, member: carolMember) }
+
+        // The same events with the same ids, whichever node delivered them (a ping's reply comes after them).
+        for socket in [alice, bob, carol, dave] { try socket.sync() }
+        let expected = ["4 member:left \(bobMember) left", "5 member:joined \(daveMember) -", "6 member:left \(carolMember) left"]
+        #expect(Self.transcript(alice, room, from: 4) == expected)
+        #expect(Self.transcript(carol, room, from: 4) == expected)
+        #expect(Self.transcript(dave, room, from: 5) == Array(expected.dropFirst()))
+        #expect(Self.transcript(bob, room, from: 3) == ["3 member:joined \(carolMember) -", "4 member:left \(bobMember) left"])
+        #expect(alice.eventIDs[room] == [1, 2, 3, 4, 5, 6])
+
+        // Every node returns the same history.
+        let histories = try nodes.enumerated().map { index, node in
+            let response = try http(node, "GET", "/rooms/\(room)/events", token: try token(node, "reader\(index)"))
+            #expect(response.status == 200)
+            return ((try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])?["events"] as? [[String: Any]] ?? [])
+                .map { "\($0["id"] ?? "-") \($0["type"] ?? "-")" }
+        }
+        #expect(histories[0].count == 6)
+        #expect(histories[1] == histories[0] && histories[2] == histories[0])
+    }
+
+    @Test func churnWithOneNodeKilledLosesNothingAndDropsItsMembersOnce() throws {
+        let url = try TestPostgres.shared().makeDatabase()
+        let (lease, grace) = (1.0, 2.0)
+        let a = try Self.node(url, lease: lease, grace: grace)
+        defer { a.shutdown() }
+        let b = try Self.node(url, lease: lease, grace: grace)
+        defer { b.shutdown() }
+        let directory = NSTemporaryDirectory() + "parlor-cluster-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let child = try ExecutableTests.Child(["serve", "--host", "127.0.0.1", "--port", "0", "--database", url.string,
+                                               "--node-lease", "\(lease)", "--grace-period", "\(grace)"], in: directory)
+        let cPort = try ExecutableTests.port(fromListeningLine: try child.readLine())
+
+        let room = try createRoom(a)
+        // Watchers on the two survivors stay joined throughout; their sockets wait long enough for lease + grace.
+        let first = try TestWebSocket(port: a.port, token: try token(a, "first"), timeout: 20)
+        let second = try TestWebSocket(port: b.port, token: try token(b, "second"), timeout: 20)
+        _ = try first.join(room)
+        _ = try second.join(room)
+        let resumer = try auth(port: cPort, name: "resumer")
+        let onKilled = try TestWebSocket(port: cPort, token: resumer.jwt)
+        _ = try onKilled.join(room)
+        let stays = try TestWebSocket(port: cPort, token: try auth(port: cPort, name: "stays").jwt)
+        let staysMember = try #require(try stays.join(room)["member_id"] as? String)
+
+        // Churn from clients spread over the three nodes: each joins and leaves in turn.
+        var churners: [(TestWebSocket, onKilledNode: Bool)] = []
+        var resumed: TestWebSocket?
+        for index in 0..<3 {
+            churners.append((try TestWebSocket(a, name: "churn-a\(index)"), false))
+            churners.append((try TestWebSocket(b, name: "churn-b\(index)"), false))
+            churners.append((try TestWebSocket(port: cPort, token: try auth(port: cPort, name: "churn-c\(index)").jwt), true))
+        }
+        for round in 0..<14 {
+            if round == 6 {
+                // kill -9 of the third node in the middle of the churn.
+                kill(child.process.processIdentifier, SIGKILL)
+                #expect(child.waitForExit(timeout: 10) != nil)
+                churners.removeAll { $0.onKilledNode }
+                // Its client comes back on another node and resumes: the missed events, no member:left.
+                let back = try TestWebSocket(port: b.port, token: resumer.jwt)
+                let reply = try back.call("session:resume", ["session_id": onKilled.sessionID,
+                                                             "last_event_ids": [room: onKilled.lastEventIDs[room] ?? 0]])
+                #expect((reply["resumed"] as? [[String: Any]])?.compactMap { $0["cid"] as? String } == [room])
+                resumed = back
+            }
+            for (socket, _) in churners {
+                _ = try socket.join(room)
+                _ = try socket.call("conversation:leave", ["cid": room])
+            }
+        }
+
+        // The member left on the killed node drops once its lease and grace period are over, seen on both survivors.
+        let dropped = try first.event("member:left", in: room, member: staysMember)
+        #expect((dropped["body"] as? [String: Any])?["reason"] as? String == "dropped")
+        #expect(try second.event("member:left", in: room, member: staysMember)["id"] as? Int == dropped["id"] as? Int)
+        _ = try first.call("conversation:leave", ["cid": room])
+        let last = try #require(try second.event("member:left", in: room, member: first.lastJoinReplyMember(room))["id"] as? Int)
+        try first.sync()  // its own member:left comes after the leave's reply
+
+        // No gap and no repeat in what the survivors' watchers received, and it is the stored history.
+        let admin = try PostgresConnection(url: url)
+        let stored = try admin.query("SELECT seq FROM events WHERE room_id = $1 ORDER BY seq", [.text(room)]).compactMap { $0.int("seq") }
+        #expect(stored == Array(1...Int64(last)))
+        let secondIDs = second.eventIDs[room] ?? []
+        #expect(secondIDs == Array(2...last), "the second watcher saw every event from its join on, once, in order")
+        #expect(first.eventIDs[room] ?? [] == Array(1...last))
+        #expect(stored.count > 200, "hundreds of joins and leaves")
+        let leaves = try admin.queryOne("SELECT COUNT(*) AS n FROM events WHERE room_id = $1 AND type = 'member:left' AND from_member = $2",
+                                        [.text(room), .text(staysMember)])?.int("n")
+        #expect(leaves == 1, "dropped exactly once")
+        // Nobody stays JOINED but the second watcher and the client that resumed.
+        let joined = try admin.query("""
+            SELECT u.name FROM members m JOIN users u ON u.id = m.user_id WHERE m.room_id = $1 AND m.state = 'JOINED' ORDER BY u.name
+            """, [.text(room)]).compactMap { $0.string("name") }
+        #expect(joined == ["resumer", "second"])
+        #expect(resumed != nil)
+    }
+
+    @Test func twoNodesStartingAtOnceOnAnEmptyDatabaseMigrateOnce() throws {
+        let url = try TestPostgres.shared().makeDatabase()
+        let started = Locked<[Result<ParlorApplication, any Error>]>([])
+        DispatchQueue.concurrentPerform(iterations: 2) { _ in
+            let result = Result { try Self.node(url) }
+            started.withLock { $0.append(result) }
+        }
+        let nodes = try started.withLock { $0 }.map { try $0.get() }
+        defer { nodes.forEach { $0.shutdown() } }
+        for node in nodes { #expect(try http(node, "GET", "/healthz").status == 200) }
+        let admin = try PostgresConnection(url: url)
+        let migrations = try admin.query("SELECT id FROM schema_migrations ORDER BY id").compactMap { $0.string("id") }
+        #expect(migrations == ["001_initial", "002_cluster_nodes"])
+        #expect(try admin.queryOne("SELECT COUNT(*) AS n FROM nodes")?.int("n") == 2, "each node holds a lease")
+    }
+}
