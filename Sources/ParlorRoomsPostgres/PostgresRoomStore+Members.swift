@@ -68,7 +68,8 @@ extension PostgresRoomTransaction {
                    [.text(audioEnabled ? "true" : "false"), .text(audioMuted ? "true" : "false"), .text(memberID)])
     }
 
-    /// Single node for now: every JOINED membership is this node's. (Several nodes will need leases instead.)
+    /// A store without a `ClusterLink` (the rooms tests' harness): every JOINED membership is this process's.
+    /// Nodes that share the database use leases instead (`ClusterTransaction.takeOverExpiredNodes`).
     func markPreviousRunAway(at time: Int64) throws -> Int {
         let members = try db.run("UPDATE members SET disconnected_at = $1 WHERE state = 'JOINED'", [.integer(time)])
         try db.run("UPDATE sessions SET ended_at = $1 WHERE ended_at IS NULL", [.integer(time)])
