@@ -14,3 +14,15 @@ ALTER TABLE members ADD COLUMN node_id TEXT;
 ALTER TABLE sessions ADD COLUMN node_id TEXT;
 CREATE INDEX members_joined_by_node ON members(node_id) WHERE state = 'JOINED';
 CREATE INDEX sessions_open_by_node ON sessions(node_id) WHERE ended_at IS NULL;
+
+-- WebRTC signalling (rtc:*) to a member held by another node: too large for a NOTIFY (an SDP may be 16 KiB), so
+-- it waits here for that node, which deletes it when it delivers it. Rows of a node that died go with its takeover.
+CREATE TABLE signals (
+    id         BIGSERIAL PRIMARY KEY,
+    node_id    TEXT NOT NULL,
+    room_id    TEXT NOT NULL,
+    to_member  TEXT NOT NULL,
+    frame      BYTEA NOT NULL,
+    created_at BIGINT NOT NULL
+);
+CREATE INDEX signals_by_node ON signals(node_id, id);

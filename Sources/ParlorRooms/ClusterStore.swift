@@ -21,6 +21,11 @@ public protocol ClusterTransaction: RoomTransaction {
     /// that was present (on a node that died) is disconnected since `time` until the request attaches it.
     /// Returns the member and since when it is disconnected (nil: present), or nil when the user is not a member.
     func claimMembership(roomID: String, userID: String, at time: Int64) throws -> (memberID: String, disconnectedAt: Int64?)?
+    /// Stores a signalling frame for the member's connections when another node holds the member, and tells that
+    /// node; false when no other node does (the member is unknown, or held here).
+    func relaySignal(roomID: String, toMember memberID: String, frame: [UInt8], at time: Int64) throws -> Bool
+    /// Deletes and returns the signalling frames waiting for this node, oldest first.
+    func takeSignals() throws -> [(roomID: String, memberID: String, frame: [UInt8])]
     /// Whether this node may drop the member now: JOINED, held by this node (or by none), disconnected at or before `time`.
     func mayDrop(memberID: String, disconnectedAtOrBefore time: Int64) throws -> Bool
 }
@@ -55,6 +60,8 @@ public enum ClusterSignal: Sendable, Equatable {
     case resync
     /// Some node's lease has ended: take over its members.
     case nodesExpired
+    /// Signalling frames wait for this node (`ClusterTransaction.takeSignals`).
+    case signals
 }
 
 /// The link between nodes (PostgreSQL: LISTEN/NOTIFY and the node's heartbeat). It calls the handler from a

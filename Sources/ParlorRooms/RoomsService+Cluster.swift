@@ -38,7 +38,7 @@ extension RoomsService {
             return (settlement.roomIDs.sorted(), true, nil)
         case .cluster(.roomChanged(let roomID)):
             return ([roomID], false, nil)
-        case .cluster(.resync), .cluster(.nodesExpired):
+        case .cluster(.resync), .cluster(.nodesExpired), .cluster(.signals):
             return ([], false, nil)  // handled in prepare(forCluster:)
         }
     }
@@ -54,6 +54,8 @@ extension RoomsService {
             try resync(transaction, &batch)
         case .cluster(.nodesExpired):
             try takeOver(transaction, &batch)
+        case .cluster(.signals):
+            try deliverSignals(transaction, &batch)
         default:
             let (rooms, lock, claimFor) = clusterRooms(of: command)
             for roomID in rooms ?? state.rooms.keys.sorted() {
@@ -184,6 +186,22 @@ extension RoomsService {
             scheduleDrop(member.memberID, in: room, after: remainingGrace(since: member.disconnectedAt))
             batch.touchedRooms.insert(member.roomID)
         }
+    }
+
+    /// Signalling frames other nodes stored for members held here: each goes to the member's connections here, and
+    /// its row is deleted in this batch (kept if the batch does not commit). A member no longer here gets nothing.
+    private func deliverSignals(_ transaction: any ClusterTransaction, _ batch: inout Batch) throws {
+        for signal in try transaction.withSavepoint({ try transaction.takeSignals() }) {
+            guard let room = state.rooms[signal.roomID], let member = room.member(signal.memberID) else { continue }
+            for handle in room.connections(of: member.user.id) { batch.outbox.send(signal.frame, to: handle) }
+        }
+    }
+
+    /// rtc:* to a member with no connection here: stored for the node holding it, if another node does.
+    func relayToOtherNode(_ frame: [UInt8], to member: LiveMember, in room: LiveRoom, _ step: inout Step) throws {
+        loop.assertInLoop()
+        guard cluster != nil, let transaction = step.store as? any ClusterTransaction else { return }
+        _ = try transaction.relaySignal(roomID: room.id, toMember: member.id, frame: frame, at: clock.now())
     }
 
     /// After the link (re)connected: every room may have missed notifications, and rooms may have opened meanwhile.

@@ -8,6 +8,8 @@ import ParlorStore
 /// heartbeat on the same connection, every third of the lease, which also says when some node's lease has ended.
 public final class PostgresClusterLink: ClusterLink, @unchecked Sendable {  // `listener` is set once in start, before any use
     public static let channel = "parlor_rooms"
+    /// A notification "signal NODE-…": signalling frames wait for that node (room ids never start with it).
+    static let signalPrefix = "signal "
     public let nodeID: String
     private let database: PostgresDatabase
     /// Milliseconds a node's lease lasts after each heartbeat.
@@ -25,13 +27,22 @@ public final class PostgresClusterLink: ClusterLink, @unchecked Sendable {  // `
     public func start(_ handler: @escaping @Sendable (ClusterSignal) -> Void) throws {
         let nodeID = nodeID, lease = leaseMilliseconds, logger = logger
         let now = PostgresRoomTransaction.databaseNow
+        let failing = Locked(false)
         let listener = PostgresListener(
             url: database.url, channel: Self.channel, interval: Double(lease) / 3000,
             onNotify: { payload in
+                if payload.hasPrefix(Self.signalPrefix) {
+                    if payload.dropFirst(Self.signalPrefix.count) == nodeID { handler(.signals) }
+                    return
+                }
                 let roomID = payload.split(separator: " ", maxSplits: 1).first.map(String.init) ?? payload
                 handler(.roomChanged(roomID))
             },
-            onConnected: { handler(.resync) },
+            onConnected: {
+                failing.withLock { $0 = false }
+                handler(.resync)
+                handler(.signals)
+            },
             periodic: { connection in
                 // The heartbeat (again a row if a survivor took this node over while it was unreachable).
                 try connection.run("""
@@ -42,7 +53,11 @@ public final class PostgresClusterLink: ClusterLink, @unchecked Sendable {  // `
                     handler(.nodesExpired)
                 }
             },
-            onError: { error in logger.warning("cluster link: \(error.message)", ["node": nodeID]) })
+            onError: { error in
+                // Once per outage, not at every attempt to connect again.
+                guard !failing.withLock({ state in defer { state = true }; return state }) else { return }
+                logger.warning("cluster link: \(error.message)", ["node": nodeID])
+            })
         self.listener = listener
         try listener.start()
     }

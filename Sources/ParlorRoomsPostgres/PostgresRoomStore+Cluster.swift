@@ -33,7 +33,8 @@ extension PostgresRoomTransaction: ClusterTransaction {
     func takeOverExpiredNodes(at time: Int64) throws -> [TakenMember] {
         try db.query("""
             WITH dead AS (DELETE FROM nodes WHERE id <> $1 AND lease_until < \(Self.databaseNow) RETURNING id),
-                 ended AS (UPDATE sessions SET ended_at = $2 WHERE ended_at IS NULL AND node_id IN (SELECT id FROM dead) RETURNING id)
+                 ended AS (UPDATE sessions SET ended_at = $2 WHERE ended_at IS NULL AND node_id IN (SELECT id FROM dead) RETURNING id),
+                 unsent AS (DELETE FROM signals WHERE node_id IN (SELECT id FROM dead) RETURNING id)
             UPDATE members SET node_id = $1, disconnected_at = COALESCE(disconnected_at, $2)
             WHERE state = 'JOINED' AND node_id IN (SELECT id FROM dead)
             RETURNING id, room_id, disconnected_at
@@ -56,6 +57,21 @@ extension PostgresRoomTransaction: ClusterTransaction {
             SELECT 1 AS found FROM members WHERE id = $1 AND state = 'JOINED' AND (node_id IS NULL OR node_id = $2)
             AND disconnected_at IS NOT NULL AND disconnected_at <= $3
             """, [.text(memberID), .text(nodeID), .integer(time)]) != nil
+    }
+
+    func relaySignal(roomID: String, toMember memberID: String, frame: [UInt8], at time: Int64) throws -> Bool {
+        guard let holder = try db.queryOne("SELECT node_id FROM members WHERE id = $1 AND state = 'JOINED'", [.text(memberID)])?
+            .string("node_id"), holder != nodeID else { return false }
+        try db.run("INSERT INTO signals (node_id, room_id, to_member, frame, created_at) VALUES ($1, $2, $3, $4, $5)",
+                   [.text(holder), .text(roomID), .text(memberID), .blob(frame), .integer(time)])
+        try db.run("SELECT pg_notify('\(PostgresClusterLink.channel)', $1::text)", [.text("\(PostgresClusterLink.signalPrefix)\(holder)")])
+        return true
+    }
+
+    func takeSignals() throws -> [(roomID: String, memberID: String, frame: [UInt8])] {
+        try db.query("DELETE FROM signals WHERE node_id = $1 RETURNING id, room_id, to_member, frame", [.text(nodeID)])
+            .sorted { ($0.int("id") ?? 0) < ($1.int("id") ?? 0) }
+            .map { ($0.string("room_id") ?? "", $0.string("to_member") ?? "", $0.bytes("frame") ?? []) }
     }
 
     /// Tells every listening node that the room changed, when (and only if) this transaction commits.

@@ -164,6 +164,30 @@ import Testing
         #expect(resumed != nil)
     }
 
+    @Test func signallingReachesAMemberOnAnotherNodeAndIsNotKept() throws {
+        let url = try TestPostgres.shared().makeDatabase()
+        let nodes = try (0..<2).map { _ in try Self.node(url) }
+        defer { nodes.forEach { $0.shutdown() } }
+        let room = try createRoom(nodes[0])
+        let alice = try TestWebSocket(nodes[0], name: "alice")
+        let bob = try TestWebSocket(nodes[1], name: "bob")
+        let aliceMember = try #require(try alice.join(room)["member_id"] as? String)
+        let bobMember = try #require(try bob.join(room)["member_id"] as? String)
+        // An SDP larger than a NOTIFY may carry (8,000 bytes).
+        let sdp = "v=0\r\n" + String(repeating: "a=candidate:1 1 udp 2122260223 192.0.2.1 54321 typ host\r\n", count: 250)
+        #expect(sdp.utf8.count > 12_000)
+        _ = try alice.call("rtc:offer", ["cid": room, "to": bobMember, "sdp": sdp])
+        let offer = try bob.next { $0["type"] as? String == "rtc:offer" }
+        #expect(offer["from"] as? String == aliceMember)
+        #expect((offer["body"] as? [String: Any])?["sdp"] as? String == sdp)
+        _ = try bob.call("rtc:answer", ["cid": room, "to": aliceMember, "sdp": "v=0 answer"])
+        let answer = try alice.next { $0["type"] as? String == "rtc:answer" }
+        #expect((answer["body"] as? [String: Any])?["sdp"] as? String == "v=0 answer")
+        // Delivered, so gone: the rows are deleted in the batch that delivered them.
+        let admin = try PostgresConnection(url: url)
+        #expect(try admin.queryOne("SELECT COUNT(*) AS n FROM signals")?.int("n") == 0)
+    }
+
     @Test func twoNodesStartingAtOnceOnAnEmptyDatabaseMigrateOnce() throws {
         let url = try TestPostgres.shared().makeDatabase()
         let started = Locked<[Result<ParlorApplication, any Error>]>([])
