@@ -113,6 +113,8 @@ public final class ParlorApplication: Sendable {
             throw error
         }
         opened = true
+        // With several nodes: a user changed on another node is read afresh here (its tokens may be revoked).
+        rooms.observeClusterUserChanges { [users] userID in users.forget(userID: userID) }
         let authLimiter = configuration.authRatePerIP > 0
             ? AddressRateLimiter(rate: configuration.authRatePerIP, burst: configuration.authRatePerIP * 3) : nil
         let roomCreationLimiter = configuration.roomCreationsPerMinute > 0

@@ -62,6 +62,9 @@ public enum ClusterSignal: Sendable, Equatable {
     case nodesExpired
     /// Signalling frames wait for this node (`ClusterTransaction.takeSignals`).
     case signals
+    /// A user's tokens or claim changed on some node: forget what this node cached about the user; `revoked`: an
+    /// admin revoked its tokens, so its connections here close too.
+    case userChanged(String, revoked: Bool)
 }
 
 /// The link between nodes (PostgreSQL: LISTEN/NOTIFY and the node's heartbeat). It calls the handler from a

@@ -38,7 +38,7 @@ extension RoomsService {
             return (settlement.roomIDs.sorted(), true, nil)
         case .cluster(.roomChanged(let roomID)):
             return ([roomID], false, nil)
-        case .cluster(.resync), .cluster(.nodesExpired), .cluster(.signals):
+        case .cluster(.resync), .cluster(.nodesExpired), .cluster(.signals), .cluster(.userChanged):
             return ([], false, nil)  // handled in prepare(forCluster:)
         }
     }
@@ -56,6 +56,16 @@ extension RoomsService {
             try takeOver(transaction, &batch)
         case .cluster(.signals):
             try deliverSignals(transaction, &batch)
+        case .cluster(.userChanged(let userID, let revoked)):
+            state.clusterUserObserver?(userID)
+            guard revoked else { return }
+            // The node that revoked ended the memberships; this one closes the user's connections here (4003).
+            for room in state.rooms.values.filter({ $0.member(forUser: userID) != nil }).map(\.id).sorted() {
+                try sync(room, lock: true, transaction, &batch)
+            }
+            var step = Step(store: transaction, batch: Batch())
+            _ = try transaction.withSavepoint { try run(.disconnectUser(userIDs: [userID], reason: "token revoked"), &step) }
+            batch.merge(step.batch)
         default:
             let (rooms, lock, claimFor) = clusterRooms(of: command)
             for roomID in rooms ?? state.rooms.keys.sorted() {
@@ -202,6 +212,12 @@ extension RoomsService {
         loop.assertInLoop()
         guard cluster != nil, let transaction = step.store as? any ClusterTransaction else { return }
         _ = try transaction.relaySignal(roomID: room.id, toMember: member.id, frame: frame, at: clock.now())
+    }
+
+    /// With several nodes: `forget` runs on the rooms thread for every user whose tokens or claim changed on some
+    /// node (the app drops its cached status, so the next request reads the record).
+    public func observeClusterUserChanges(_ forget: @escaping @Sendable (String) -> Void) {
+        loop.submitAndWait { [self] in state.clusterUserObserver = forget }
     }
 
     /// After the link (re)connected: every room may have missed notifications, and rooms may have opened meanwhile.

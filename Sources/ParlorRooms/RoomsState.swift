@@ -18,6 +18,8 @@ final class RoomsState {
     /// Rooms brought up to date in the batch in progress, and their cursors from before it (restored if it fails).
     var clusterSynced: Set<String> = []
     var clusterUndo: [String: Int64?] = [:]
+    /// Told of users changed on other nodes (`RoomsService.observeClusterUserChanges`).
+    var clusterUserObserver: (@Sendable (String) -> Void)?
 }
 
 /// A connected client as the rooms thread tracks it.

@@ -10,6 +10,8 @@ public final class PostgresClusterLink: ClusterLink, @unchecked Sendable {  // `
     public static let channel = "parlor_rooms"
     /// A notification "signal NODE-…": signalling frames wait for that node (room ids never start with it).
     static let signalPrefix = "signal "
+    /// "user USR-…": the user's claim or tokens changed; "revoke USR-…": an admin revoked its tokens.
+    static let userPrefix = "user ", revokePrefix = "revoke "
     public let nodeID: String
     private let database: PostgresDatabase
     /// Milliseconds a node's lease lasts after each heartbeat.
@@ -33,6 +35,10 @@ public final class PostgresClusterLink: ClusterLink, @unchecked Sendable {  // `
             onNotify: { payload in
                 if payload.hasPrefix(Self.signalPrefix) {
                     if payload.dropFirst(Self.signalPrefix.count) == nodeID { handler(.signals) }
+                    return
+                }
+                for (prefix, revoked) in [(Self.userPrefix, false), (Self.revokePrefix, true)] where payload.hasPrefix(prefix) {
+                    handler(.userChanged(String(payload.dropFirst(prefix.count)), revoked: revoked))
                     return
                 }
                 let roomID = payload.split(separator: " ", maxSplits: 1).first.map(String.init) ?? payload

@@ -13,8 +13,11 @@ import Testing
 /// and nodes starting together migrate once. Leases and grace periods are short so each test takes seconds.
 @Suite struct ClusterTests {
     /// A node on `url`: the JWT secret is the database's, so a token from one node is valid on every node.
+    private static let admin = "admin-token-for-cluster-tests-0123456789"
+
     private static func node(_ url: PostgresURL, lease: Double = 5, grace: Double = 5) throws -> ParlorApplication {
         var configuration = AppConfiguration.testing()
+        configuration.adminToken = admin
         configuration.databasePath = url.string
         configuration.jwtSecret = nil
         configuration.dataDirectory = NSTemporaryDirectory() + "/parlor-unused-\(UUID().uuidString)"
@@ -186,6 +189,55 @@ import Testing
         // Delivered, so gone: the rows are deleted in the batch that delivered them.
         let admin = try PostgresConnection(url: url)
         #expect(try admin.queryOne("SELECT COUNT(*) AS n FROM signals")?.int("n") == 0)
+    }
+
+    @Test func nodesWhoseConnectionsWereCutCatchUpWithoutLosingOrRepeatingEvents() throws {
+        let url = try TestPostgres.shared().makeDatabase()
+        let nodes = try (0..<2).map { _ in try Self.node(url) }
+        defer { nodes.forEach { $0.shutdown() } }
+        let room = try createRoom(nodes[0])
+        let alice = try TestWebSocket(nodes[0], name: "alice")
+        let bob = try TestWebSocket(nodes[1], name: "bob")
+        _ = try alice.join(room)
+        _ = try bob.join(room)
+        let admin = try PostgresConnection(url: url)
+        for round in 0..<3 {
+            // Every connection of both nodes is cut, the listening ones too (as by a PostgreSQL restart).
+            let cut = try admin.query("""
+                SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity
+                WHERE datname = current_database() AND pid <> pg_backend_pid()
+                """)
+            // At first: two writers, two listeners and the pools; later whatever reconnected since.
+            #expect(cut.count >= (round == 0 ? 6 : 1))
+            // Members come and go on both nodes meanwhile; each node reconnects by itself.
+            let carol = try TestWebSocket(nodes[round % 2], name: "carol\(round)")
+            let carolMember = try #require(try carol.join(room)["member_id"] as? String)
+            _ = try carol.call("conversation:leave", ["cid": room])
+            for socket in [alice, bob] { _ = try socket.event("member:left", in: room, member: carolMember) }
+        }
+        // alice saw every event once, in order; bob everything from its own join on.
+        #expect(alice.eventIDs[room] == Array(1...8))
+        #expect(bob.eventIDs[room] == Array(2...8))
+    }
+
+    @Test func aRevocationOnOneNodeClosesTheUsersConnectionsAndRefusesItsTokensOnTheOthers() throws {
+        let url = try TestPostgres.shared().makeDatabase()
+        let nodes = try (0..<2).map { _ in try Self.node(url) }
+        defer { nodes.forEach { $0.shutdown() } }
+        let room = try createRoom(nodes[0])
+        let watcher = try TestWebSocket(nodes[0], name: "watcher")
+        _ = try watcher.join(room)
+        let malloryToken = try token(nodes[1], "mallory")
+        let mallory = try TestWebSocket(port: nodes[1].port, token: malloryToken)
+        let malloryMember = try #require(try mallory.join(room)["member_id"] as? String)
+        // Node 1 has the user cached: it served the upgrade and the join.
+        #expect(try http(nodes[1], "GET", "/rooms", token: malloryToken).status == 200)
+
+        #expect(try http(nodes[0], "POST", "/users/mallory/revoke", headers: ["Authorization": "Bearer \(Self.admin)"]).status == 200)
+        let left = try watcher.event("member:left", in: room, member: malloryMember)
+        #expect((left["body"] as? [String: Any])?["reason"] as? String == "kicked")
+        #expect(try mallory.closeCode() == 4003, "closed by its own node, told by the node that revoked")
+        #expect(try http(nodes[1], "GET", "/rooms", token: malloryToken).status == 401)
     }
 
     @Test func twoNodesStartingAtOnceOnAnEmptyDatabaseMigrateOnce() throws {
