@@ -16,9 +16,10 @@ extension RoomsService {
             switch request {
             case .join(let cid): return ([cid], true, client.user.id)
             case .resume(_, let last): return (last.map(\.cid).sorted(), true, client.user.id)
-            case .leave(let cid), .members(let cid, _), .events(let cid, _, _), .signal(_, let cid, _, _), .media(let cid, _),
-                 .watch(let cid), .stage(let cid, _):
+            case .leave(let cid), .media(let cid, _), .stage(let cid, _):
                 return ([cid], true, nil)
+            case .members(let cid, _), .events(let cid, _, _), .signal(_, let cid, _, _), .watch(let cid):
+                return ([cid], false, nil)  // they change nothing stored in the room: no need to hold its row
             case .unwatch, .ping:
                 return ([], false, nil)
             }

@@ -30,6 +30,7 @@ public final class PostgresClusterLink: ClusterLink, @unchecked Sendable {  // `
         let nodeID = nodeID, lease = leaseMilliseconds, logger = logger
         let now = PostgresRoomTransaction.databaseNow
         let failing = Locked(false)
+        let beats = Locked(0)
         let listener = PostgresListener(
             url: database.url, channel: Self.channel, interval: Double(lease) / 3000,
             onNotify: { payload in
@@ -51,10 +52,20 @@ public final class PostgresClusterLink: ClusterLink, @unchecked Sendable {  // `
             },
             periodic: { connection in
                 // The heartbeat (again a row if a survivor took this node over while it was unreachable).
-                try connection.run("""
+                let inserted = try connection.queryOne("""
                     INSERT INTO nodes (id, started_at, lease_until) VALUES ($1, \(now), \(now) + $2)
-                    ON CONFLICT (id) DO UPDATE SET lease_until = excluded.lease_until
-                    """, [.text(nodeID), .integer(lease)])
+                    ON CONFLICT (id) DO UPDATE SET lease_until = excluded.lease_until RETURNING (xmax = 0) AS inserted
+                    """, [.text(nodeID), .integer(lease)])?.bool("inserted") == true
+                // The first beat may come before the rooms thread registers the node; a later insert means a survivor
+                // deleted the row, having taken this node's members.
+                let first = beats.withLock { count in
+                    defer { count += 1 }
+                    return count == 0
+                }
+                if inserted && !first {
+                    logger.warning("this node's lease had ended: another node took over its members, who drop unless they resume",
+                                   ["node": nodeID])
+                }
                 if try connection.queryOne("SELECT 1 AS found FROM nodes WHERE lease_until < \(now) LIMIT 1") != nil {
                     handler(.nodesExpired)
                 }
