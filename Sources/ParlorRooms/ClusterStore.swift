@@ -26,6 +26,10 @@ public protocol ClusterTransaction: RoomTransaction {
     func relaySignal(roomID: String, toMember memberID: String, frame: [UInt8], at time: Int64) throws -> Bool
     /// Deletes and returns the signalling frames waiting for this node, oldest first.
     func takeSignals() throws -> [(roomID: String, memberID: String, frame: [UInt8])]
+    /// Serialises room creation across nodes until the commit (the open-room limits are counted under it).
+    func lockRoomCreation() throws
+    /// The ids of every open room.
+    func openRoomIDs() throws -> [String]
     /// Whether this node may drop the member now: JOINED, held by this node (or by none), disconnected at or before `time`.
     func mayDrop(memberID: String, disconnectedAtOrBefore time: Int64) throws -> Bool
 }

@@ -57,6 +57,12 @@ extension RoomsService {
             try takeOver(transaction, &batch)
         case .cluster(.signals):
             try deliverSignals(transaction, &batch)
+        case .operation(.createRoom, _):
+            // The limits on open rooms (in all, per user, per address) are counted on the live rooms: under the lock
+            // no other node creates a room until this batch commits, and the live rooms are first made the open ones.
+            try transaction.lockRoomCreation()
+            let open = Set(try transaction.openRoomIDs())
+            for roomID in open.symmetricDifference(state.rooms.keys).sorted() { try sync(roomID, lock: false, transaction, &batch) }
         case .cluster(.userChanged(let userID, let revoked)):
             state.clusterUserObserver?(userID)
             guard revoked else { return }

@@ -52,6 +52,17 @@ extension PostgresRoomTransaction: ClusterTransaction {
         return (row.string("id") ?? "", row.int("disconnected_at"))
     }
 
+    func lockRoomCreation() throws {
+        try db.run("SELECT pg_advisory_xact_lock(\(Self.roomCreationLockKey)) AS locked")
+    }
+
+    /// An arbitrary constant beside the migrator's ("parlor" + 1).
+    static let roomCreationLockKey: Int64 = 0x7061_726C_6F73
+
+    func openRoomIDs() throws -> [String] {
+        try db.query("SELECT id FROM rooms WHERE closed_at IS NULL").compactMap { $0.string("id") }
+    }
+
     func mayDrop(memberID: String, disconnectedAtOrBefore time: Int64) throws -> Bool {
         try db.queryOne("""
             SELECT 1 AS found FROM members WHERE id = $1 AND state = 'JOINED' AND (node_id IS NULL OR node_id = $2)

@@ -15,7 +15,8 @@ import Testing
     /// A node on `url`: the JWT secret is the database's, so a token from one node is valid on every node.
     private static let admin = "admin-token-for-cluster-tests-0123456789"
 
-    private static func node(_ url: PostgresURL, lease: Double = 5, grace: Double = 5) throws -> ParlorApplication {
+    private static func node(_ url: PostgresURL, lease: Double = 5, grace: Double = 5,
+                             _ configure: (inout AppConfiguration) -> Void = { _ in }) throws -> ParlorApplication {
         var configuration = AppConfiguration.testing()
         configuration.adminToken = admin
         configuration.databasePath = url.string
@@ -23,6 +24,7 @@ import Testing
         configuration.dataDirectory = NSTemporaryDirectory() + "/parlor-unused-\(UUID().uuidString)"
         configuration.rooms.nodeLease = .seconds(lease)
         configuration.rooms.gracePeriod = .seconds(grace)
+        configure(&configuration)
         return try buildApplication(configuration)
     }
 
@@ -238,6 +240,20 @@ import Testing
         #expect((left["body"] as? [String: Any])?["reason"] as? String == "kicked")
         #expect(try mallory.closeCode() == 4003, "closed by its own node, told by the node that revoked")
         #expect(try http(nodes[1], "GET", "/rooms", token: malloryToken).status == 401)
+    }
+
+    @Test func theOpenRoomsLimitHoldsAcrossNodesCreatingAtOnce() throws {
+        let url = try TestPostgres.shared().makeDatabase()
+        let nodes = try (0..<2).map { _ in try Self.node(url) { $0.rooms.maxOpenRooms = 3 } }
+        defer { nodes.forEach { $0.shutdown() } }
+        let statuses = Locked<[Int]>([])
+        DispatchQueue.concurrentPerform(iterations: 8) { index in
+            let status = (try? http(nodes[index % 2], "POST", "/rooms", json: #"{"display_name":"r\#(index)"}"#).status) ?? 0
+            statuses.withLock { $0.append(status) }
+        }
+        #expect(statuses.withLock { $0 }.filter { $0 == 201 }.count == 3)
+        let admin = try PostgresConnection(url: url)
+        #expect(try admin.queryOne("SELECT COUNT(*) AS n FROM rooms WHERE closed_at IS NULL")?.int("n") == 3)
     }
 
     @Test func twoNodesStartingAtOnceOnAnEmptyDatabaseMigrateOnce() throws {
