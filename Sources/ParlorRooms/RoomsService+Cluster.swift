@@ -45,8 +45,8 @@ extension RoomsService {
     }
 
     /// Runs before `command` in the batch's transaction, outside its savepoint: what it delivers and loads stays
-    /// even if the command is refused (those events are committed already). Only the claim and the takeover
-    /// write, each in a savepoint of its own. A read that fails ends the transaction, and with it the batch.
+    /// even if the command is refused (those events are committed already). In savepoints: a failure (a deadlock
+    /// on a room's row with another node) fails the command, as a failure inside it would.
     func prepare(forCluster command: Command, in transaction: any RoomTransaction, batch: inout Batch) throws {
         loop.assertInLoop()
         guard let transaction = transaction as? any ClusterTransaction else { return }
@@ -60,9 +60,11 @@ extension RoomsService {
         case .operation(.createRoom, _):
             // The limits on open rooms (in all, per user, per address) are counted on the live rooms: under the lock
             // no other node creates a room until this batch commits, and the live rooms are first made the open ones.
-            try transaction.lockRoomCreation()
-            let open = Set(try transaction.openRoomIDs())
-            for roomID in open.symmetricDifference(state.rooms.keys).sorted() { try sync(roomID, lock: false, transaction, &batch) }
+            try transaction.withSavepoint {
+                try transaction.lockRoomCreation()
+                let open = Set(try transaction.openRoomIDs())
+                for roomID in open.symmetricDifference(state.rooms.keys).sorted() { try sync(roomID, lock: false, transaction, &batch) }
+            }
         case .cluster(.userChanged(let userID, let revoked)):
             state.clusterUserObserver?(userID)
             guard revoked else { return }
@@ -75,9 +77,12 @@ extension RoomsService {
             batch.merge(step.batch)
         default:
             let (rooms, lock, claimFor) = clusterRooms(of: command)
-            for roomID in rooms ?? state.rooms.keys.sorted() {
-                try sync(roomID, lock: lock, transaction, &batch)
-                if let userID = claimFor { try transaction.withSavepoint { try claim(userID, in: roomID, transaction) } }
+            // In a savepoint: a lock that fails (a deadlock with another node) fails this command, not the batch.
+            try transaction.withSavepoint {
+                for roomID in rooms ?? state.rooms.keys.sorted() {
+                    try sync(roomID, lock: lock, transaction, &batch)
+                    if let userID = claimFor { try claim(userID, in: roomID, transaction) }
+                }
             }
         }
     }
