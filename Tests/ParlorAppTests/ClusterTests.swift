@@ -134,6 +134,13 @@ import Testing
                 let reply = try back.call("session:resume", ["session_id": onKilled.sessionID,
                                                              "last_event_ids": [room: onKilled.lastEventIDs[room] ?? 0]])
                 #expect((reply["resumed"] as? [[String: Any]])?.compactMap { $0["cid"] as? String } == [room])
+                // It is sent what it missed, from the node it resumed on: every id after its last, once, in order.
+                let head = try #require((reply["resumed"] as? [[String: Any]])?.first?["last_event_id"] as? Int)
+                let missedFrom = (onKilled.lastEventIDs[room] ?? 0) + 1
+                if head >= missedFrom {
+                    _ = try back.next { $0["cid"] as? String == room && $0["id"] as? Int == head }
+                    #expect(back.eventIDs[room] == Array(missedFrom...head))
+                }
                 resumed = back
             }
             for (socket, _) in churners {
