@@ -87,7 +87,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
                 guard let cluster = self.cluster else { return try self.recover() }
                 // Listening before loading: whatever commits after the load is signalled (handled after this task).
                 try cluster.start { [weak self] signal in self?.submit(.cluster(signal)) }
-                return try self.recoverCluster()
+                do { return try self.recoverCluster() } catch { cluster.stop(); throw error }
             }
         }
         let count = try recovered.get()
