@@ -25,7 +25,7 @@ let package = Package(
         // epoll, eventfd, timerfd, accept4, recvmmsg and sendmmsg: Glibc does not expose them to Swift.
         .target(name: "CParlorSystem"),
 
-        // Layers, in one dependency direction: loop → codec/protocols → store → rooms → app → executable.
+        // Layers, in one dependency direction: loop → codec/protocols → media → store → rooms → app → executable.
         .target(name: "ParlorLoop", dependencies: ["CParlorSystem", "COpenSSL"]),
         .target(name: "ParlorCodec"),
         // The wire vocabulary (JSON, request/event types, error codes with their HTTP status, frames), no I/O:
@@ -36,7 +36,7 @@ let package = Package(
         .target(name: "ParlorHTTP", dependencies: ["ParlorLoop", "ParlorCodec", "ParlorProtocol", "ParlorMetrics", "COpenSSL"]),
         // Media forwarding's building blocks: STUN/ICE-lite, SDP, DTLS (OpenSSL), SRTP (libsrtp2), RTP/RTCP, batched
         // UDP. No HTTP and no rooms: those use it, not the other way round.
-        .target(name: "ParlorMedia", dependencies: ["ParlorLoop", "CParlorSystem", "COpenSSL", "CSRTP"]),
+        .target(name: "ParlorMedia", dependencies: ["ParlorLoop", "ParlorMetrics", "CParlorSystem", "COpenSSL", "CSRTP"]),
         .executableTarget(name: "ParlorMigrationEmbedder"),
         .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["ParlorMigrationEmbedder"]),
         .target(name: "ParlorStore", dependencies: ["CSQLite"], plugins: ["EmbedMigrations"]),
@@ -44,12 +44,13 @@ let package = Package(
         // It shares ParlorStore's value, row and migration types.
         .target(name: "ParlorPostgres", dependencies: ["CLibPQ", "ParlorStore"], plugins: ["EmbedMigrations"]),
         // No HTTP module: the rooms domain hands its deliveries to a `DeliveryChannel` that ParlorApp implements.
+        // Rooms decide who may send and receive audio and hand that to ParlorMedia's forwarding unit (--media sfu).
         .target(name: "ParlorRooms", dependencies: ["ParlorStore", "ParlorProtocol", "ParlorMetrics", "ParlorCodec", "ParlorLoop",
-                                                    "CJWT", "COpenSSL"]),
+                                                    "ParlorMedia", "CJWT", "COpenSSL"]),
         // The rooms domain's stores on PostgreSQL: libpq stays out of ParlorRooms.
         .target(name: "ParlorRoomsPostgres", dependencies: ["ParlorRooms", "ParlorPostgres", "ParlorStore", "ParlorProtocol"]),
         .target(name: "ParlorApp", dependencies: ["ParlorRooms", "ParlorRoomsPostgres", "ParlorPostgres", "ParlorHTTP", "ParlorProtocol", "ParlorMetrics", "ParlorStore", "ParlorLoop",
-                                                  "ParlorCodec", "COpenSSL"],
+                                                  "ParlorCodec", "ParlorMedia", "COpenSSL"],
                 // The web client ships inside the binary: no files to deploy, nothing fetched at run time.
                 resources: [.embedInCode("Web")]),
         .executableTarget(name: "parlor", dependencies: ["ParlorApp", "ParlorClient", "ParlorPostgres"]),
@@ -75,7 +76,7 @@ let package = Package(
                                                            "ParlorRoomsPostgres", "ParlorPostgres", "PostgresTestCluster"]),
         .testTarget(name: "ParlorClientTests", dependencies: ["ParlorClient", "ParlorApp", "ParlorTesting", "ParlorTestServer"]),
         .testTarget(name: "ParlorAppTests", dependencies: ["ParlorApp", "ParlorClient", "ParlorCodec", "ParlorProtocol", "ParlorStore", "ParlorRooms",
-                                                         "ParlorLoop", "COpenSSL", "ParlorPostgres", "PostgresTestCluster"]),
+                                                         "ParlorLoop", "ParlorMedia", "COpenSSL", "ParlorPostgres", "PostgresTestCluster"]),
     ],
     swiftLanguageModes: [.v6]
 )

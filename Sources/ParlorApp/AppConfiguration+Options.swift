@@ -67,6 +67,15 @@ extension AppConfiguration {
             $0.http.maxPendingResponseBytes = bytes
         },
         option("--max-audio-senders", "PARLOR_MAX_AUDIO_SENDERS", "8", "members of a room sending audio at once (a mesh grows as n²); others listen") { $0.rooms.maxAudioSenders = try int($1, "--max-audio-senders", 1...64) },
+        option("--media", "PARLOR_MEDIA", "sfu", "how audio flows: sfu (through this server's UDP media port, one stream up per speaker) or mesh (browser to browser)") {
+            guard let mode = MediaMode(rawValue: $1.lowercased()) else { throw ConfigurationError(message: "--media must be sfu or mesh") }
+            $0.rooms.mediaMode = mode
+        },
+        option("--media-port", "PARLOR_MEDIA_PORT", "same as --port", "UDP port of the media server with --media sfu (a free one with --port 0); open it in firewalls") { $0.mediaPort = try int($1, "--media-port", 0...65535) },
+        option("--media-address", "PARLOR_MEDIA_ADDRESS", "interface addresses", "comma-separated addresses announced to clients for the media port: by default this machine's non-loopback IPv4 addresses, or --host when it names one; set the public one behind NAT or in Docker") {
+            $0.mediaAddresses = $1.split(separator: ",").map { $0.trimmingSpaces }.filter { !$0.isEmpty }
+        },
+        option("--max-forwarded-speakers", "PARLOR_MAX_FORWARDED_SPEAKERS", "8", "receive slots per client (--media sfu): the loudest this many senders reach each listener") { $0.rooms.maxForwardedSpeakers = try int($1, "--max-forwarded-speakers", 1...32) },
         option("--ice-servers", "PARLOR_ICE_SERVERS", "none", "comma-separated stun:/turn: URLs handed to browsers (none needed on a LAN)") {
             let urls = $1.split(separator: ",").map { $0.trimmingSpaces }.filter { !$0.isEmpty }
             guard urls.allSatisfy({ $0.hasPrefix("stun:") || $0.hasPrefix("stuns:") || $0.hasPrefix("turn:") || $0.hasPrefix("turns:") }) else {

@@ -57,6 +57,10 @@ public struct AppConfiguration: Sendable {
     public var webhookSecret: String?
     public var webhookMaxAttempts = 8
     public var webhookInitialBackoff = TimeSpan.seconds(0.5)
+    /// The media server's UDP port (--media sfu); nil: the HTTP port's number (a free port when that is 0).
+    public var mediaPort: Int?
+    /// Addresses announced to clients as host candidates; empty: found from the interfaces (AppConfiguration+Media.swift).
+    public var mediaAddresses: [String] = []
 
     public init() {
         http.host = "0.0.0.0"

@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import ParlorHTTP
 import ParlorLoop
+import ParlorMedia
 import ParlorMetrics
 import ParlorRooms
 import ParlorStore
@@ -23,6 +24,8 @@ public final class ParlorApplication: Sendable {
     public let metricsServer: HTTPServer?
     public let metrics: ServerMetrics
     public let logger: Logger
+    /// The forwarding unit (--media sfu); nil with --media mesh.
+    public let media: MediaServer?
     private let group: EventLoopGroup
     /// The threads that run the routes' database work, off the loops.
     let executor: DatabaseExecutor
@@ -34,6 +37,8 @@ public final class ParlorApplication: Sendable {
     public var host: String { configuration.http.host }
     /// "http://HOST:PORT", with 0.0.0.0 shown as it was bound.
     public var baseURL: String { "\(server.usesTLS ? "https" : "http")://\(host.contains(":") ? "[\(host)]" : host):\(port)" }
+    /// The media server's bound UDP port (--media sfu), or nil.
+    public var mediaPort: Int? { media.map { Int($0.localAddress.port) } }
     /// "http://HOST:PORT" of the metrics listener (its bound port), or nil without --metrics-address.
     public var metricsBaseURL: String? {
         metricsServer.map { "http://\($0.host.contains(":") ? "[\($0.host)]" : $0.host):\($0.port)" }
@@ -102,12 +107,19 @@ public final class ParlorApplication: Sendable {
         self.webhooks = webhooks
         var observer: (@Sendable ([RoomNotice]) -> Void)?
         if let webhooks { observer = { notices in webhooks.enqueue(notices) } }
+        var media: MediaServer?
         do {
+            if configuration.rooms.mediaMode == .sfu {
+                media = try MediaServer(configuration: configuration.mediaServerConfiguration(httpPort: configuration.http.port), logger: logger,
+                                        metrics: metrics)
+            }
+            self.media = media
             let roomStore = storage.roomStore
             rooms = try RoomsService(store: roomStore, configuration: roomsConfiguration, logger: logger,
-                                     delivery: WebSocketDelivery(), observer: observer, metrics: metrics,
+                                     delivery: WebSocketDelivery(), observer: observer, metrics: metrics, media: media,
                                      cluster: storage.clusterLink(for: roomStore, lease: roomsConfiguration.nodeLease, logger: logger))
         } catch {
+            media?.stop()
             group.shutdown()
             webhooks?.stop()
             throw error
@@ -138,6 +150,7 @@ public final class ParlorApplication: Sendable {
             mainServer?.shutdown()
             executor.stop()
             group.shutdown()
+            media?.stop()
             rooms.stop()
             webhooks?.stop()
             storage.close()
@@ -153,6 +166,7 @@ public final class ParlorApplication: Sendable {
         metricsServer?.shutdown()
         server.shutdown()
         executor.stop()  // after the servers: in-flight requests finished; before the database closes
+        media?.stop()  // before the rooms thread: its last speaking-off events still find it running
         rooms.stop()
         webhooks?.stop()
         group.shutdown()

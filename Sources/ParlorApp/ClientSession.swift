@@ -207,6 +207,12 @@ final class ClientSession: WebSocketDelegate {
                 throw .invalid("body.candidate", "must be at most \(Self.maxCandidateBytes) bytes")
             }
             return .signal(kind: type, cid: cid, to: to, payload: ["candidate": candidate])
+        case .mediaOffer:
+            let cid = try fields.string("cid")
+            guard case .string(let sdp)? = body["sdp"] else { throw .missing("body.sdp") }
+            guard sdp.utf8.count <= Self.maxSDPBytes else { throw .invalid("body.sdp", "must be at most \(Self.maxSDPBytes) bytes") }
+            return .mediaOffer(cid: cid, sdp: sdp)
+        case .mediaClose: return .mediaClose(cid: try fields.string("cid"))
         case .audioEnable: return .media(cid: try fields.string("cid"), change: .enable)
         case .audioDisable: return .media(cid: try fields.string("cid"), change: .disable)
         case .audioMuteOn: return .media(cid: try fields.string("cid"), change: .mute(true))

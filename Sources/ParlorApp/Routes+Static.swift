@@ -12,11 +12,27 @@ enum WebClientFiles {
     static let files: [String: File] = [
         "/": File(bytes: PackageResources.index_html, contentType: "text/html; charset=utf-8"),
         "/index.html": File(bytes: PackageResources.index_html, contentType: "text/html; charset=utf-8"),
-        "/app.js": File(bytes: PackageResources.app_js, contentType: "text/javascript; charset=utf-8"),
-        "/rtc.js": File(bytes: PackageResources.rtc_js, contentType: "text/javascript; charset=utf-8"),
-        "/protocol.js": File(bytes: PackageResources.protocol_js, contentType: "text/javascript; charset=utf-8"),
+        "/app.js": script(PackageResources.app_js),
+        "/chat.js": script(PackageResources.chat_js),
+        "/events.js": script(PackageResources.events_js),
+        "/lobby.js": script(PackageResources.lobby_js),
+        "/moderation.js": script(PackageResources.moderation_js),
+        "/protocol.js": script(PackageResources.protocol_js),
+        "/room.js": script(PackageResources.room_js),
+        "/rtc.js": script(PackageResources.rtc_js),
+        "/session.js": script(PackageResources.session_js),
+        "/sfu.js": script(PackageResources.sfu_js),
+        "/speaking.js": script(PackageResources.speaking_js),
+        "/state.js": script(PackageResources.state_js),
+        "/testhook.js": script(PackageResources.testhook_js),
+        "/tiles.js": script(PackageResources.tiles_js),
+        "/ui.js": script(PackageResources.ui_js),
         "/style.css": File(bytes: PackageResources.style_css, contentType: "text/css; charset=utf-8"),
     ]
+
+    private static func script(_ bytes: [UInt8]) -> File {
+        File(bytes: bytes, contentType: "text/javascript; charset=utf-8")
+    }
 
     /// A strong validator per file, so browsers revalidate cheaply after an upgrade.
     static let etags: [String: String] = files.mapValues { "\"\(fnv1a($0.bytes))\"" }

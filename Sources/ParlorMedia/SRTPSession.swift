@@ -1,5 +1,5 @@
 import CSRTP
-import Synchronization
+import ParlorLoop
 
 /// One direction of SRTP and SRTCP through libsrtp2: a session protects what we send, another unprotects what a
 /// peer sends (RFC 3711), each keyed with one side's master key and salt from the DTLS exporter (RFC 5764 §4.2).
@@ -85,7 +85,8 @@ public final class SRTPSession {
         packet.removeLast(packet.count - Int(length))
     }
 
-    private static let initialized = Mutex<Bool>(false)
+    /// `Locked`, not `Synchronization.Mutex`: ThreadSanitizer cannot see the latter's futex (docs/architecture.md).
+    private static let initialized = Locked<Bool>(false)
 
     /// `srtp_init` once per process, before the first session.
     private static func initializeLibrary() throws(SRTPError) {

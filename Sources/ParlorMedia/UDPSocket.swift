@@ -30,8 +30,11 @@ public final class UDPSocket: DescriptorHandler {
     public let fd: Int32
     public let localAddress: TransportAddress
     private let receive: (_ datagram: [UInt8], _ source: TransportAddress) -> Void
+    /// Called on the loop after each received batch has been handed to `receive`: where a caller sends what the
+    /// batch produced in one go (the media server's forwarding queue). Set before `start`.
+    public var batchEnded: (() -> Void)?
     private var registration: DescriptorRegistration?
-    private var isOpen = true
+    private(set) var isOpen = true
 
     // Reused for every batch: no allocation per system call.
     private var receiveBuffer = [UInt8](repeating: 0, count: UDPSocket.batchSize * UDPSocket.slotSize)
@@ -99,6 +102,7 @@ public final class UDPSocket: DescriptorHandler {
         for _ in 0..<Self.batchesPerWakeUp {
             guard isOpen else { return }
             let count = receiveBatch()
+            if count > 0 { batchEnded?() }
             if count < Self.batchSize { return }
         }
     }
@@ -147,6 +151,14 @@ public final class UDPSocket: DescriptorHandler {
         }
         return sent
     }
+
+    /// Counts one `sendmmsg` for the counters (UDPSendQueue.swift sends through the same C call).
+    func recordBatch(sent: Int) {
+        sendCalls += 1
+        datagramsSent += sent
+    }
+
+    func recordDropped(_ count: Int) { datagramsDropped += count }
 
     /// One `sendmmsg`: how many the kernel took, and errno if it stopped short.
     private func sendBatch(_ batch: ArraySlice<UDPDatagram>) -> (taken: Int, error: Int32) {

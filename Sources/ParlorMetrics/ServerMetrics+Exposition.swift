@@ -27,6 +27,11 @@ extension ServerMetrics {
         }
         out.family("parlor_webhook_failures_total", "counter", "Webhook delivery attempts that failed (refused, error or timeout)")
         out.sample("parlor_webhook_failures_total", webhookFailures.load())
+        out.family("parlor_media_sessions", "gauge", "Clients' peer connections with the media server (--media sfu)")
+        out.sample("parlor_media_sessions", mediaSessions.load())
+        out.family("parlor_media_packets_total", "counter", "RTP packets on the media port: forwarded (one per subscriber copy) or dropped")
+        out.sample("parlor_media_packets_total", mediaPacketsForwarded.load(), labels: [("outcome", "forwarded")])
+        out.sample("parlor_media_packets_total", mediaPacketsDropped.load(), labels: [("outcome", "dropped")])
 
         let process = ProcessStatistics.current()
         if let cpu = process.cpuSeconds {

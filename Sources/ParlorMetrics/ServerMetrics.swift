@@ -15,6 +15,11 @@ public final class ServerMetrics: Sendable {
     /// One rooms batch's transaction, BEGIN IMMEDIATE to COMMIT (group commit: one per batch, not per command).
     public let commitSeconds = MetricsHistogram()
     public let webhookFailures = MetricCell()
+    /// The media server (--media sfu): open sessions, and RTP packets forwarded (one per subscriber copy) and
+    /// dropped (not allowed to send, failed authentication, unknown source), added once per receive batch.
+    public let mediaSessions = MetricCell()
+    public let mediaPacketsForwarded = MetricCell()
+    public let mediaPacketsDropped = MetricCell()
     private let rateLimitedCells: [RateLimit: MetricCell]
     private let requestTables: [ObjectIdentifier: LoopRequestCounts]
     private let loops: [EventLoop]

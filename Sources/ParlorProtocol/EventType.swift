@@ -18,6 +18,8 @@ public enum EventType: CaseIterable, Sendable, RawRepresentable {
     case rtcOffer
     case rtcAnswer
     case rtcIce
+    /// Which member each receive slot of this connection's media session carries (--media sfu); never stored.
+    case mediaSlots
     /// A member raised or lowered its hand (stored).
     case memberHand
     /// A member's role changed (stored); spelled like the request that causes it.
@@ -42,6 +44,7 @@ public enum EventType: CaseIterable, Sendable, RawRepresentable {
         case .rtcOffer: RequestType.rtcOffer.rawValue
         case .rtcAnswer: RequestType.rtcAnswer.rawValue
         case .rtcIce: RequestType.rtcIce.rawValue
+        case .mediaSlots: "media:slots"
         case .memberHand: "member:hand"
         case .memberRole: RequestType.memberRole.rawValue
         case .roomLocked: "room:locked"

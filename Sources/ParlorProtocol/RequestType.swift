@@ -19,6 +19,9 @@ public enum RequestType: String, CaseIterable, Sendable {
     case rtcOffer = "rtc:offer"
     case rtcAnswer = "rtc:answer"
     case rtcIce = "rtc:ice"
+    // The server's forwarding unit (--media sfu): one peer connection per connection and room.
+    case mediaOffer = "media:offer"
+    case mediaClose = "media:close"
     // Stage rooms: hands, roles and moderation, chat and reactions.
     case memberHandRaise = "member:hand:raise"
     case memberHandLower = "member:hand:lower"

@@ -10,6 +10,10 @@ public enum RoomRequest: Sendable {
     /// rtc:offer, rtc:answer or rtc:ice, relayed to the connections of member `to`; never stored.
     case signal(kind: RequestType, cid: String, to: String, payload: JSONObject)
     case media(cid: String, change: MediaChange)
+    /// This connection's peer connection with the forwarding unit in room `cid` (--media sfu): open or replace it
+    /// with the client's SDP offer, or end it.
+    case mediaOffer(cid: String, sdp: String)
+    case mediaClose(cid: String)
     /// Receive a room's events without being a member of it (scripts, dashboards); `unwatch` stops.
     case watch(cid: String)
     case unwatch(cid: String)
@@ -28,6 +32,8 @@ public enum RoomRequest: Sendable {
         case .resume: .sessionResume
         case .signal(let kind, _, _, _): kind
         case .media(_, let change): change.requestType
+        case .mediaOffer: .mediaOffer
+        case .mediaClose: .mediaClose
         case .watch: .conversationWatch
         case .unwatch: .conversationUnwatch
         case .ping: .sessionPing

@@ -17,6 +17,10 @@ public struct RoomsConfiguration: Sendable {
     /// Members of one room that may send audio at once: a mesh costs every sender n-1 uplinks, so past a handful
     /// of senders a browser's upload and CPU give out. Members beyond it join as listeners.
     public var maxAudioSenders = 8
+    /// How audio flows: through the server's forwarding unit (`--media sfu`) or browser to browser (`mesh`).
+    public var mediaMode = MediaMode.sfu
+    /// Receive slots per client peer connection in SFU mode: at most this many speakers reach one client at once.
+    public var maxForwardedSpeakers = 8
     /// STUN/TURN servers handed to clients in session:success; none is needed on a LAN.
     public var iceServers: [ICEServer] = []
     /// Time-limited TURN credentials (coturn's shared secret), fresh in every session:success and session:resume.
@@ -36,6 +40,14 @@ public struct RoomsConfiguration: Sendable {
     public var visibility = RoomVisibility.public
 
     public init() {}
+}
+
+/// How audio flows between the members of a room.
+public enum MediaMode: String, Sendable, CaseIterable {
+    /// Every client sends to the server once; the server forwards to the others (issue 12).
+    case sfu
+    /// Browser to browser; the server relays the signalling (rtc:*).
+    case mesh
 }
 
 /// Who may read a room's member list and event history.

@@ -9,6 +9,9 @@ extension RoomsService {
         var touchedRooms: Set<String> = []
         /// Rooms whose memory may be ahead of the database after a failure, re-read once the transaction is over.
         var roomsToReload: Set<String> = []
+        /// Rooms whose media sessions or senders may have changed without touching the room (a second connection
+        /// closing, an offer): the media loop is brought up to date after the commit.
+        var mediaRooms: Set<String> = []
         /// For the observer, only once committed.
         var notices: [RoomNotice] = []
         /// Where each command's reply goes, so a failed commit can tell every waiter.
@@ -48,6 +51,7 @@ extension RoomsService {
             outbox.append(other.outbox)
             completions += other.completions
             touchedRooms.formUnion(other.touchedRooms)
+            mediaRooms.formUnion(other.mediaRooms)
             notices += other.notices
             waiters += other.waiters
             failedCompletions += other.failedCompletions
@@ -63,7 +67,8 @@ extension RoomsService {
                 completions.append { completion(.failure(error)) }
             case .connect(let client):
                 refuseSession(client, with: error)
-            case .disconnected, .closeAfterReplies, .dropIfStillAway, .closeIfExpired, .settle, .expireSessions, .cluster:
+            case .disconnected, .closeAfterReplies, .dropIfStillAway, .closeIfExpired, .settle, .expireSessions, .mediaEvent,
+                 .cluster:
                 break
             }
         }

@@ -16,7 +16,7 @@ extension RoomsService {
             switch request {
             case .join(let cid): return ([cid], true, client.user.id)
             case .resume(_, let last): return (last.map(\.cid).sorted(), true, client.user.id)
-            case .leave(let cid), .media(let cid, _), .stage(let cid, _):
+            case .leave(let cid), .media(let cid, _), .stage(let cid, _), .mediaOffer(let cid, _), .mediaClose(let cid):
                 return ([cid], true, nil)
             case .members(let cid, _), .events(let cid, _, _), .signal(_, let cid, _, _), .watch(let cid):
                 return ([cid], false, nil)  // they change nothing stored in the room: no need to hold its row
@@ -37,6 +37,10 @@ extension RoomsService {
             return ([roomID], true, nil)
         case .settle(let settlement, _):
             return (settlement.roomIDs.sorted(), true, nil)
+        case .mediaEvent(.speaking(let roomID, _, _)):
+            return ([roomID], false, nil)
+        case .mediaEvent(.slots):
+            return ([], false, nil)
         case .cluster(.roomChanged(let roomID)):
             return ([roomID], false, nil)
         case .cluster(.resync), .cluster(.nodesExpired), .cluster(.signals), .cluster(.userChanged):

@@ -11,6 +11,7 @@ extension RoomsService {
         let body: JSONValue = [
             "session_id": .string(client.sessionID), "user": client.user.json,
             "ice_servers": configuration.iceServersJSON(for: client.user.id), "max_audio_senders": JSONValue(configuration.maxAudioSenders),
+            "media": mediaJSON,
         ]
         step.batch.send(ProtocolFrame.event(.sessionSuccess, ["body": body]), to: client)
         step.batch.greeted.append(client)
@@ -22,6 +23,7 @@ extension RoomsService {
         loop.assertInLoop()
         guard let clientState = state.clients.removeValue(forKey: client.handle) else { return }
         for roomID in clientState.watching { state.rooms[roomID]?.unwatch(client.handle) }
+        step.batch.mediaRooms.formUnion(clientState.rooms)
         liveUsers.connectionClosed(client.user.id)
         let now = clock.now()
         try step.store.endSession(id: client.sessionID, at: now)

@@ -1,6 +1,7 @@
 import ParlorMetrics
 import ParlorProtocol
 import ParlorLoop
+import ParlorMedia
 import ParlorStore
 import Synchronization
 
@@ -30,6 +31,8 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
     public let liveUsers = LiveUsers()
     /// Rooms, members, deliveries and latencies for /metrics; also where the app layer counts what it refuses.
     public let metrics: ServerMetrics
+    /// The forwarding unit audio goes through (--media sfu); nil: audio goes browser to browser (mesh).
+    public let media: MediaServer?
 
     private let liveState = RoomsState()
     /// The other nodes on a shared database (RoomsService+Cluster.swift); nil on a single node.
@@ -54,15 +57,18 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         case settle(Settlement, attempt: Int)
         /// Deletes sessions that can no longer be resumed (RoomsService+Sessions.swift).
         case expireSessions
+        /// Speaking or slots changed on the media loop (RoomsService+SFU.swift).
+        case mediaEvent(MediaServerEvent)
         /// Another node changed something, or one died (RoomsService+Cluster.swift).
         case cluster(ClusterSignal)
     }
 
     /// The server's rooms thread: a `SQLiteRoomStore` over `database`, the real clock and the rooms loop's timers.
     public convenience init(database: Database, configuration: RoomsConfiguration, logger: Logger, delivery: any DeliveryChannel,
-                            observer: (@Sendable ([RoomNotice]) -> Void)? = nil, metrics: ServerMetrics = ServerMetrics()) throws {
+                            observer: (@Sendable ([RoomNotice]) -> Void)? = nil, metrics: ServerMetrics = ServerMetrics(),
+                            media: MediaServer? = nil) throws {
         try self.init(store: SQLiteRoomStore(database: database), configuration: configuration, logger: logger, delivery: delivery,
-                      observer: observer, metrics: metrics)
+                      observer: observer, metrics: metrics, media: media)
     }
 
     /// Loads open rooms and treats every membership a previous process left JOINED as disconnected:
@@ -70,8 +76,9 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
     /// `clock` nil: the real clock and the rooms loop's timers. A test passes a manual clock (used on the rooms thread only).
     public init(store: any RoomStore, configuration: RoomsConfiguration, logger: Logger, delivery: any DeliveryChannel,
                 clock: (any RoomsClock)? = nil, observer: (@Sendable ([RoomNotice]) -> Void)? = nil,
-                metrics: ServerMetrics = ServerMetrics(), cluster: (any ClusterLink)? = nil) throws {
+                metrics: ServerMetrics = ServerMetrics(), media: MediaServer? = nil, cluster: (any ClusterLink)? = nil) throws {
         self.store = store
+        self.media = media
         self.cluster = cluster
         self.delivery = delivery
         self.metrics = metrics
@@ -97,6 +104,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         }
         if count > 0 { logger.info("recovered memberships from a previous run", ["members": String(count)]) }
         loop.execute { [self] in self.scheduleSessionExpiry() }
+        try media?.start { [weak self] event in self?.submit(.mediaEvent(event)) }
     }
 
     /// Grows after every commit that touched a room (members, media, lifecycle): what was read from the database
@@ -197,6 +205,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         metrics.commitSeconds.observe(nanoseconds: MonotonicClock.now() &- transactionStartedAt)
         // Re-read after the transaction: reading inside it would wait on our own write lock.
         reload(batch.roomsToReload)
+        if media != nil { syncMedia(batch.touchedRooms.union(batch.mediaRooms).union(batch.roomsToReload)) }
         finishClusterBatch(batch, committed: committed)
         for (settlement, attempt) in retries { scheduleRetry(settlement, attempt: attempt) }
         syncLiveUsers(batch.touchedRooms.union(batch.roomsToReload))
@@ -263,6 +272,8 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
             try settle(settlement, &step)
         case .expireSessions:
             try expireSessions(&step)
+        case .mediaEvent(let event):
+            try handleMediaEvent(event, &step)
         case .cluster:
             break  // done before the command's savepoint: RoomsService+Cluster.swift
         }
@@ -278,6 +289,8 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         case .resume(let sessionID, let last): try resume(sessionID, lastEventIDs: last, for: caller, &step)
         case .signal(let kind, let cid, let to, let payload): try relay(kind, cid: cid, to: to, payload: payload, for: caller, &step)
         case .media(let cid, let change): try changeMedia(change, cid: cid, for: caller, &step)
+        case .mediaOffer(let cid, let sdp): try offerMedia(sdp, cid: cid, for: caller, &step)
+        case .mediaClose(let cid): try closeMedia(cid: cid, for: caller, &step)
         case .watch(let cid): try watch(cid, for: caller, &step)
         case .unwatch(let cid): unwatch(cid, for: caller, &step)
         case .ping: step.batch.reply(to: caller, .sessionPing, body: .object([:]))

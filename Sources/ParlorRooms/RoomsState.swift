@@ -1,3 +1,4 @@
+import ParlorMedia
 import ParlorMetrics
 import ParlorProtocol
 import ParlorLoop
@@ -20,6 +21,31 @@ final class RoomsState {
     var clusterUndo: [String: Int64?] = [:]
     /// Told of users changed on other nodes (`RoomsService.observeClusterUserChanges`).
     var clusterUserObserver: (@Sendable (String) -> Void)?
+    /// Media sessions with the forwarding unit (--media sfu), by id, and their ids by connection and room
+    /// (RoomsService+SFU.swift).
+    var mediaSessions: [UInt64: MediaSessionRecord] = [:]
+    var mediaSessionIDs: [MediaSessionKey: UInt64] = [:]
+    var mediaSessionsByRoom: [String: Set<UInt64>] = [:]
+    var nextMediaSessionID: UInt64 = 1
+    /// Per room, the senders last handed to the media loop.
+    var mediaSenders: [String: Set<String>] = [:]
+}
+
+/// A connection's media session in a room, as the rooms thread tracks it.
+struct MediaSessionRecord {
+    /// The connection that offered last (a reconnected client's new connection takes its session over).
+    var key: MediaSessionKey
+    let memberID: String
+    let userID: String
+    /// What its last offer set up, which a new offer of the same peer connection renegotiates.
+    let setup: MediaSessionSetup
+    /// The slots as the media thread last reported them (`media:slots`): a renegotiation's reply repeats them.
+    var slots: [MediaSlotAssignment] = []
+}
+
+struct MediaSessionKey: Hashable {
+    let handle: ConnectionHandle
+    let roomID: String
 }
 
 /// A connected client as the rooms thread tracks it.

@@ -36,16 +36,18 @@ struct SQLiteRoomReader: SQLiteRoomReading {
 struct SQLiteRoomTransaction: SQLiteRoomReading, RoomTransaction {
     let db: SQLiteConnection
 
+    /// Through cached prepared statements (`run`), not `execute`: every command opens and releases one, and
+    /// `sqlite3_exec` parses the SQL text each time.
     func withSavepoint<T>(_ body: () throws -> T) throws -> T {
-        try db.execute("SAVEPOINT command")
+        try db.run("SAVEPOINT command")
         do {
             let result = try body()
-            try db.execute("RELEASE command")
+            try db.run("RELEASE command")
             return result
         } catch {
             // Throws in turn if the database already ended the whole transaction.
-            try db.execute("ROLLBACK TO command")
-            try db.execute("RELEASE command")
+            try db.run("ROLLBACK TO command")
+            try db.run("RELEASE command")
             throw error
         }
     }

@@ -40,6 +40,11 @@ enum Server {
             let metricsLine = Array("metrics on \(metricsURL)\n".utf8)
             _ = metricsLine.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
         }
+        if let media = app.media {
+            // Its own line after those, so scripts reading the first (or the metrics one) are unaffected.
+            let mediaLine = Array("media on udp port \(media.localAddress.port), announced as \(media.candidates.map(\.description).joined(separator: ","))\n".utf8)
+            _ = mediaLine.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
+        }
         if configuration.devMode {
             // After the listening line (scripts wait for it first), on stderr, so nobody mistakes this for production.
             FileHandle.standardError.write(Data(configuration.devBanner.utf8))

@@ -160,6 +160,7 @@ import Testing
             #expect(help.contains("--port"))
             #expect(help.contains("--database"))
             #expect(help.contains("PARLOR_PORT"))
+            for option in ["--media", "--media-port", "--media-address", "--max-forwarded-speakers"] { #expect(help.contains(option)) }
         }
     }
 

@@ -60,11 +60,11 @@ import Testing
     @Test func pipelinedRequestsFromAClientThatNeverReadsAreBounded() throws {
         let server = try ServerProcess()
         let warmUp = try RawConnection(port: server.port)
-        try warmUp.send("GET /app.js HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        try warmUp.send("GET /rtc.js HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         #expect(try warmUp.readResponse().status == 200)
         let baseline = try server.residentBytes()
 
-        let request = Array("GET /app.js HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
+        let request = Array("GET /rtc.js HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
         let flood = [UInt8]([[UInt8]](repeating: request, count: 1_000_000 / request.count).joined())
         var attackers: [RawConnection] = []
         var peak = baseline
@@ -94,15 +94,18 @@ import Testing
 
     @Test(.disabled(if: !ServerProcess.checksMemory, "RSS under a sanitizer's allocator"))
     func memoryOfALargeOutputQueueReturnsAfterTheConnectionCloses() throws {
-        // An output limit high enough that one pipelining client makes the server queue a lot.
+        // An output limit high enough that one pipelining client makes the server queue a lot: 12,000 of one of the
+        // larger web client files (about 13 KB) are ~150 MB.
         let server = try ServerProcess(["--max-output-bytes", "268435456"])
         let warmUp = try RawConnection(port: server.port)
-        try warmUp.send("GET /app.js HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        #expect(try warmUp.readResponse().status == 200)
+        try warmUp.send("GET /rtc.js HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        let file = try warmUp.readResponse()
+        #expect(file.status == 200)
+        #expect(file.body.count >= 10_000, "rtc.js shrank to \(file.body.count) bytes: pick a larger file for this test")
         let baseline = try server.residentBytes()
-        let request = Array("GET /app.js HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
+        let request = Array("GET /rtc.js HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
         var attacker: RawConnection? = try RawConnection(port: server.port)
-        _ = Self.sendWithoutBlocking(attacker!, Array([[UInt8]](repeating: request, count: 6_000).joined()), for: 1)
+        _ = Self.sendWithoutBlocking(attacker!, Array([[UInt8]](repeating: request, count: 12_000).joined()), for: 1)
         let grew = try server.eventually { try server.residentBytes() >= baseline + 96 * ServerProcess.mebibyte }
         #expect(grew, "the server did not queue the responses (RSS +\((try? server.residentBytes()).map { ($0 - baseline) >> 20 } ?? -1) MiB)")
         attacker = nil

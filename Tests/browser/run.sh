@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Real-browser tests of the web client: two headless Chromium users talk through Parlor (two_users_talk.py), then
-# through a real TURN server with Parlor's time-limited credentials (turn_relay.py), then a moderator brings a
-# listener on stage and the audience hears them (stage_room.py). Arguments name the scripts to run (default: all
-# three), e.g. `run.sh turn_relay.py`.
+# Real-browser tests of the web client, through the server's selective forwarding unit (the default) unless said:
+# two headless Chromium users talk through Parlor, then again with `--media mesh`, and over --tls-self-signed
+# (two_users_talk.py); through a real TURN server with Parlor's time-limited credentials (turn_relay.py); a moderator
+# brings a listener on stage and the audience hears them (stage_room.py); one speaker and six listeners
+# (sfu_audience.py). Arguments name the scripts to run (default: all four), e.g. `run.sh turn_relay.py`.
 #
 # Everything (server, coturn, chromedriver, browsers) runs in a private network namespace whose only interface is
 # `lo`, so WebRTC can only use loopback and nothing leaves the machine.
@@ -25,7 +26,7 @@ fail() {
 command -v ip >/dev/null || fail "the ip command (iproute2) is missing"
 
 scripts=("$@")
-[ ${#scripts[@]} -gt 0 ] || scripts=(two_users_talk.py turn_relay.py stage_room.py)
+[ ${#scripts[@]} -gt 0 ] || scripts=(two_users_talk.py turn_relay.py stage_room.py sfu_audience.py)
 
 if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null || ! command -v turnserver >/dev/null; then
     if [ "${PARLOR_BROWSER_INSTALL:-1}" = 1 ] && command -v apt-get >/dev/null; then

@@ -10,7 +10,8 @@ carol's page, and carol (still in the audience) hears him (bytes grow and the le
 statistics). Then chat and reactions reach the others, alice locks the room: dave, new, is refused with the
 reason shown, while carol, who was in, leaves and comes back with the chat history. carol's page is also checked at
 phone width. Last, alice mutes everyone (bob's page goes quiet) and moves bob back to the audience: his page stops
-sending. Saves the moderator's page as PARLOR_STAGE_SCREENSHOT (docs/images/stage-room.png; with
+sending. Through the server's forwarding unit (the default) bob's page offers again on each change, on one peer
+connection. Saves the moderator's page as PARLOR_STAGE_SCREENSHOT (docs/images/stage-room.png; with
 fonts-noto-color-emoji installed the emoji are in colour). Ends with `stage: N passed, M failed`.
 """
 import os
@@ -22,7 +23,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select
 
-from two_users_talk import REPO, Person, Server, audio_flows, check, results, run_scenario, wait_for
+from browser_support import REPO, Person, Server, audio_flows, check, results, run_scenario, wait_for
 
 SCREENSHOT = os.environ.get("PARLOR_STAGE_SCREENSHOT", os.path.join(REPO, "docs/images/stage-room.png"))
 ROOM_NAME = "Town hall"
@@ -143,6 +144,13 @@ def stage(server):
         check("stage: bob's page turns his microphone on", wait_for("bob sending", lambda: (
             bob.hook("sending") and bob.js("return window.microphoneRequests") == 1 and not bob.visible("#hand"))),
               f"sending {bob.hook('sending')}, note {bob.find('#room-note').text!r}")
+        stage_offers = None
+        if bob.hook("mediaMode") == "sfu":
+            check("stage: bob's page offers again with his microphone, on the same peer connection", wait_for(
+                "bob's second offer", lambda: bob.hook("offers") >= 2 and bob.open_peer_connections() == 1
+                and bob.made_peer_connections() == 1, timeout=10),
+                  f"offers {bob.hook('offers')}, open {bob.open_peer_connections()}, made {bob.made_peer_connections()}")
+            stage_offers = bob.hook("offers")
         check("stage: bob's tile moves to the stage on carol's page",
               wait_for("bob on carol's stage", lambda: tile_in(carol, "tiles", bob_id), timeout=5))
         ok, seen = audio_flows(carol, bob_id)
@@ -222,6 +230,13 @@ def stage(server):
             bob.hook("role") == "listener" and not bob.hook("sending") and bob.visible("#hand")
             and tile_in(carol, "audience", bob_id))),
               f"role {bob.hook('role')}, sending {bob.hook('sending')}")
+        if stage_offers is not None:
+            check("stage: bob's page offers again without a microphone; carol gets nothing from him", wait_for(
+                "bob's offer without a microphone", lambda: bob.hook("offers") > stage_offers and not any(
+                    mid == "0" and direction == "sendonly" for mid, direction in bob.js(
+                        "return window.parlor.serverConnection.getTransceivers().map((t) => [t.mid, t.direction])"))
+                and bob_id not in (carol.hook("slots") or {}).values(), timeout=10),
+                  f"offers {bob.hook('offers')}, carol's slots {carol.hook('slots')}")
     except Exception:
         traceback.print_exc()
         check("the stage scenario ran to the end", False, "exception above")

@@ -5,8 +5,9 @@ Run by run.sh inside the loopback-only network namespace, after two_users_talk.p
 on 127.0.0.1 with the REST-API shared secret (use-auth-secret), and checks with a small STUN/TURN client that coturn
 really checks that secret: an Allocate signed with a credential computed here is accepted, one with a wrong
 credential or an expired username is refused with 401. Then it starts Parlor with --turn-secret/--turn-urls, and two
-headless Chromium users forced to relay (localStorage parlor.iceTransportPolicy = relay) talk: audio flows both
-ways, the selected candidate pair is relay on both ends, and after a dropped socket the resumed session's fresh
+headless Chromium users forced to relay (localStorage parlor.iceTransportPolicy = relay) talk through the server's
+forwarding unit: audio flows both ways, each browser's selected candidate pair is relay on its end (the server's
+host candidate on the other), and after a dropped socket the resumed session's fresh
 credentials are in the peer connection's configuration and audio still flows. Ends with `turn: N passed, M failed`.
 """
 import base64
@@ -22,8 +23,8 @@ import tempfile
 import time
 import traceback
 
-import two_users_talk as base
-from two_users_talk import Person, Server, check, wait_for, audio_flows, enter_room, results, stop_child
+import browser_support as base
+from browser_support import Person, Server, check, wait_for, audio_flows, enter_room, results, stop_child
 
 TURNSERVER = os.environ.get("TURNSERVER", "/usr/bin/turnserver")
 REALM = "parlor"
@@ -182,7 +183,7 @@ return { local: local && local.candidateType, remote: remote && remote.candidate
 def relay_person(name, url):
     person = Person(name, url)
     person.js("localStorage.setItem('parlor.iceTransportPolicy', 'relay')")
-    person.driver.refresh()  # rtc.js reads the policy when it loads
+    person.driver.refresh()  # rtc.js reads the policy when it loads (sfu.js takes it from there)
     return person
 
 
@@ -199,10 +200,13 @@ def pc_turn_username(person, member_id):
 
 
 def relayed(person, other_id, prefix):
+    """The mesh: relay on both ends (each browser goes through coturn). The forwarding unit: our end is relay, the
+    other is the server's host candidate (coturn relays to Parlor's media port)."""
     pair = wait_for(f"{person.name}'s selected candidate pair",
                     lambda: person.js(SELECTED_PAIR, other_id), timeout=15)
-    return check(f"{prefix}{person.name}'s selected candidate pair is relay on both ends",
-                 pair and pair.get("local") == "relay" and pair.get("remote") == "relay", str(pair))
+    remote = "host" if person.hook("mediaMode") == "sfu" else "relay"
+    return check(f"{prefix}{person.name}'s selected candidate pair is relay on its end ({remote} on the other)",
+                 pair and pair.get("local") == "relay" and pair.get("remote") == remote, str(pair))
 
 
 def talk_through_turn(server, turn, secret):

@@ -1,4 +1,6 @@
-// The WebRTC mesh: one RTCPeerConnection per other member of the room, audio only.
+// The WebRTC mesh: one RTCPeerConnection per other member of the room, audio only. Used when the server says
+// `"media":{"mode":"mesh"}` in session:success (`parlor serve --media mesh`); otherwise sfu.js sends the audio
+// through the server. Both offer the same methods to room.js.
 //
 // Glare rule: for each pair exactly one side offers, the member whose member_id sorts first. Every offer starts a
 // fresh connection on both sides (the answerer replaces whatever it had), so a restart is just "offer again".
@@ -14,6 +16,11 @@ const MAX_RESTARTS = 6;           // per peer, reset once connected
 // 'relay' sends all media through the TURN servers (localStorage 'parlor.iceTransportPolicy'): for tests that must
 // prove a TURN server relays, and for a user who wants to keep their address from the other members.
 const ICE_TRANSPORT_POLICY = globalThis.localStorage?.getItem('parlor.iceTransportPolicy') === 'relay' ? 'relay' : 'all';
+
+/** An RTCPeerConnection's configuration, for the mesh's links and the SFU's connection to the server. */
+export function peerConfiguration(iceServers) {
+  return { iceServers, iceTransportPolicy: ICE_TRANSPORT_POLICY };
+}
 
 export class Mesh {
   /**
@@ -44,6 +51,16 @@ export class Mesh {
   }
 
   get localTrack() { return this.localStream?.getAudioTracks()[0] || null; }
+
+  /** Our speaking changes are sent as audio:speaking:on/off and relayed to the others (speaking.js). */
+  get serverDetectsSpeaking() { return false; }
+
+  /** The mesh has no connection to the server, and no slots: each member has their own link. */
+  get pc() { return null; }
+
+  isLinked(otherId) { return this.peers.get(otherId)?.pc.connectionState === 'connected'; }
+  peerIds() { return [...this.peers.keys()]; }
+  connectionTo(otherId) { return this.peers.get(otherId)?.pc || null; }
 
   /** Starts (a stream) or stops (null) sending on every link, without renegotiating. */
   setLocalStream(localStream) {
@@ -93,6 +110,7 @@ export class Mesh {
     this.onChange(otherId);
   }
 
+  /** Leaving: every link closes (the others see us leave and close theirs). */
   close() {
     this.closed = true;
     for (const id of [...this.peers.keys()]) this.remove(id);
@@ -244,6 +262,19 @@ export class Mesh {
     }
     return rows;
   }
+
+  /** [{member_id, bytesSent, packetsSent, timestamp}] of what we send on each link. */
+  async outboundAudioStats() {
+    const rows = [];
+    for (const [id, peer] of this.peers) {
+      (await peer.pc.getStats()).forEach((entry) => {
+        if (entry.type === 'outbound-rtp' && (entry.kind || entry.mediaType) === 'audio') {
+          rows.push({ member_id: id, bytesSent: entry.bytesSent || 0, packetsSent: entry.packetsSent || 0, timestamp: entry.timestamp });
+        }
+      });
+    }
+    return rows;
+  }
 }
 
 /** One connection and the hidden <audio> element that plays what it receives. */
@@ -266,7 +297,7 @@ class Peer {
   }
 
   static configuration(iceServers) {
-    return { iceServers, iceTransportPolicy: ICE_TRANSPORT_POLICY };
+    return peerConfiguration(iceServers);
   }
 
   close() {

@@ -23,7 +23,7 @@ public enum SelfSignedCertificate {
     }
 
     /// This machine's IPv4 addresses other than loopback, so the certificate names them.
-    static func localAddresses() -> [String] {
+    public static func localAddresses() -> [String] {
         var addresses: [String] = []
         var list: UnsafeMutablePointer<ifaddrs>?
         guard getifaddrs(&list) == 0 else { return [] }

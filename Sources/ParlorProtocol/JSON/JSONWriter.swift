@@ -11,8 +11,8 @@ extension JSONValue {
 
     public func write(to output: inout [UInt8]) {
         switch self {
-        case .null: output.append(contentsOf: [0x6E, 0x75, 0x6C, 0x6C])
-        case .bool(let value): output.append(contentsOf: Array((value ? "true" : "false").utf8))
+        case .null: output.append(contentsOf: Self.nullBytes)
+        case .bool(let value): output.append(contentsOf: value ? Self.trueBytes : Self.falseBytes)
         case .number(let value): Self.writeNumber(value, to: &output)
         case .string(let value): Self.writeString(value, to: &output)
         case .array(let elements):
@@ -36,21 +36,46 @@ extension JSONValue {
 
     static func writeNumber(_ value: Double, to output: inout [UInt8]) {
         if value.rounded() == value, abs(value) < 9.0e15 {
-            output.append(contentsOf: Array(String(Int64(value)).utf8))
+            writeInteger(Int64(value), to: &output)
         } else if value.isFinite {
             output.append(contentsOf: Array(String(value).utf8))
         } else {
-            output.append(contentsOf: Array("null".utf8))
+            output.append(contentsOf: nullBytes)
         }
     }
+
+    /// Decimal digits without a `String` in between: event ids and timestamps are written on every event.
+    static func writeInteger(_ value: Int64, to output: inout [UInt8]) {
+        if value < 0 { output.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var index = digits.count
+            repeat {
+                index -= 1
+                digits[index] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: digits[index...]))
+        }
+    }
+
+    static let nullBytes: [UInt8] = Array("null".utf8)
+    static let trueBytes: [UInt8] = Array("true".utf8)
+    static let falseBytes: [UInt8] = Array("false".utf8)
 
     static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
     static func writeString(_ value: String, to output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
-        // Most strings (ids, names, timestamps) need no escaping: copy them whole.
-        if !value.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 == 0x7F }) {
-            output.append(contentsOf: value.utf8)
+        // Most strings (ids, names, timestamps) need no escaping: check and copy them whole from contiguous UTF-8
+        // (the generic `utf8` view costs several times more per string, and an event writes a dozen).
+        var value = value
+        let copied = value.withUTF8 { bytes in
+            guard !bytes.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 == 0x7F }) else { return false }
+            output.append(contentsOf: bytes)
+            return true
+        }
+        if copied {
             output.append(UInt8(ascii: "\""))
             return
         }

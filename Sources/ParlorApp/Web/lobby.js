@@ -1,0 +1,94 @@
+// The lobby: the live list of open rooms, and a shared link (/#RM-…) offered before anything is joined.
+import { api, ApiError } from './protocol.js';
+import { saved } from './state.js';
+import { $, show, announce } from './ui.js';
+import { joinRoom } from './room.js';
+import { renewToken } from './session.js';
+
+const ROOMS_POLL_MS = 4000;
+
+let roomsTimer = null;
+let lastRoomsJSON = '';
+
+export function enterLobby() {
+  show('lobby-view');
+  lastRoomsJSON = '';
+  refreshRooms();
+  clearInterval(roomsTimer);
+  roomsTimer = setInterval(refreshRooms, ROOMS_POLL_MS);
+}
+
+export function stopRoomsPolling() {
+  clearInterval(roomsTimer);
+  roomsTimer = null;
+}
+
+export async function refreshRooms() {
+  if (!saved.token) return;
+  let rooms;
+  try {
+    rooms = await api('GET', '/rooms', { token: saved.token });
+  } catch (error) {
+    if (error.status === 401) renewToken();
+    return;
+  }
+  const json = JSON.stringify(rooms.map((r) => [r.id, r.display_name, r.member_count, r.mode, r.locked]));
+  if (json === lastRoomsJSON) return;  // unchanged: keep the DOM (and the keyboard focus) as it is
+  lastRoomsJSON = json;
+  const focusedId = document.activeElement?.dataset?.roomId;
+  const list = $('room-list');
+  list.replaceChildren(...rooms.map((r) => {
+    const item = document.createElement('li');
+    item.className = 'room';
+    const name = document.createElement('span');
+    name.className = 'room-name';
+    name.textContent = r.display_name;
+    const count = document.createElement('span');
+    count.className = 'room-count';
+    count.textContent = r.member_count === 1 ? '1 person' : `${r.member_count} people`;
+    const kind = document.createElement('span');
+    kind.className = 'badge';
+    kind.textContent = [r.mode === 'stage' ? 'stage' : '', r.locked ? 'locked' : ''].filter(Boolean).join(', ');
+    kind.hidden = !kind.textContent;
+    const join = document.createElement('button');
+    join.type = 'button';
+    join.textContent = 'Join';
+    join.dataset.roomId = r.id;
+    join.setAttribute('aria-label', `Join ${r.display_name}`);
+    join.addEventListener('click', () => joinRoom(r.id, r.display_name));
+    item.append(name, kind, count, join);
+    return item;
+  }));
+  $('room-list-empty').hidden = rooms.length > 0;
+  if (focusedId) list.querySelector(`[data-room-id="${CSS.escape(focusedId)}"]`)?.focus();
+}
+
+/**
+ * A shared link (/#RM-…) names a room: show it and ask. Joining turns the microphone on, so nothing happens
+ * until the user presses Join.
+ */
+export async function offerSharedRoom(cid) {
+  let displayName = cid;
+  try {
+    const shared = await api('GET', `/rooms/${encodeURIComponent(cid)}`, { token: saved.token });
+    if (shared.closed_at) throw new ApiError('room:error:closed', 'that room has closed');
+    displayName = shared.display_name || cid;
+  } catch (error) {
+    if (location.hash) history.replaceState(null, '', location.pathname);
+    announce(`The shared room is not available: ${error.message}`);
+    return;
+  }
+  $('invite-text').textContent = `You were sent a link to “${displayName}”. Join it? Joining turns your microphone on.`;
+  $('invite').hidden = false;
+  $('invite').dataset.roomId = cid;
+  $('invite-join').onclick = () => {
+    $('invite').hidden = true;
+    if (location.hash) history.replaceState(null, '', location.pathname);
+    joinRoom(cid, displayName);
+  };
+  $('invite-dismiss').onclick = () => {
+    $('invite').hidden = true;
+    if (location.hash) history.replaceState(null, '', location.pathname);
+  };
+  $('invite-join').focus();
+}

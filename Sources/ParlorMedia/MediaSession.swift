@@ -1,0 +1,64 @@
+/// One client's session on the media port, in one group: its ICE parameters (kept by the server's
+/// `ICELiteResponder`), its DTLS association and SRTP contexts, the address its media goes to, its receive slots
+/// and what it sends. Owned by the media loop thread, like a `Connection` by its loop.
+final class MediaSession {
+    /// Replaced when the client renegotiates (`update`).
+    private(set) var setup: MediaSessionSetup
+    let dtls: DTLSTransport
+    let openedAt: UInt64
+    /// Where its media goes: the address ICE selected; nil before the first check and after consent expired.
+    var address: TransportAddress?
+    var addressLostAt: UInt64?
+    /// Set once DTLS connected: `outbound` protects what we send it, `inbound` unprotects what it sends.
+    var outbound: SRTPSession?
+    var inbound: SRTPSession?
+    var slots: [Slot]
+    /// Subscribers whose slots carry this session, as (session, slot index): the forwarding fan-out.
+    var forwardTo: [(session: MediaSession, slot: Int)] = []
+    var speaking = SpeakingDetector()
+    /// The statistics of the source it sends, for our receiver reports.
+    var reception: RTPReceptionStatistics?
+    /// The SSRC our receiver reports to it come from.
+    let reportSSRC: UInt32
+    var packetsReceived = 0
+    var packetsDropped = 0
+
+    struct Slot {
+        let mid: String
+        var rewriter: RTPRewriter
+        /// The sending session the slot carries.
+        var source: MediaSession?
+    }
+
+    init(setup: MediaSessionSetup, dtls: DTLSTransport, now: UInt64) {
+        self.setup = setup
+        self.dtls = dtls
+        openedAt = now
+        slots = setup.slots.map { Slot(mid: $0.mid, rewriter: RTPRewriter(outgoingSSRC: $0.ssrc), source: nil) }
+        reportSSRC = MediaServer.randomSSRC()
+    }
+
+    /// A renegotiation of the same peer connection: the new directions, extension id, payload type and slots take
+    /// effect; a slot whose mid and SSRC stay keeps its rewriter and its sender, so its stream goes on unbroken.
+    func update(_ setup: MediaSessionSetup) {
+        let old = Dictionary(slots.map { ($0.mid, $0) }, uniquingKeysWith: { first, _ in first })
+        self.setup = setup
+        slots = setup.slots.map { slot in
+            if let kept = old[slot.mid], kept.rewriter.outgoingSSRC == slot.ssrc { return kept }
+            return Slot(mid: slot.mid, rewriter: RTPRewriter(outgoingSSRC: slot.ssrc), source: nil)
+        }
+    }
+
+    var id: UInt64 { setup.id }
+    var member: String { setup.member }
+
+    /// The slots as events report them.
+    var assignments: [MediaSlotAssignment] { slots.map { MediaSlotAssignment(mid: $0.mid, member: $0.source?.member) } }
+}
+
+/// The sessions of one group (a room) and which of its members may send.
+struct MediaGroup {
+    /// In the order they opened: with no loudness to tell senders apart, earlier ones keep their slots.
+    var sessions: [MediaSession] = []
+    var senders: Set<String> = []
+}
