@@ -66,6 +66,9 @@ public enum ClusterSignal: Sendable, Equatable {
     case nodesExpired
     /// Signalling frames wait for this node (`ClusterTransaction.takeSignals`).
     case signals
+    /// This node's lease had ended and a survivor took its members over while it was alive (a pause, a network
+    /// cut): it claims back those whose connections are still attached here.
+    case leaseLost
     /// A user's tokens or claim changed on some node: forget what this node cached about the user; `revoked`: an
     /// admin revoked its tokens, so its connections here close too.
     case userChanged(String, revoked: Bool)

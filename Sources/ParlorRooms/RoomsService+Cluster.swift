@@ -43,7 +43,7 @@ extension RoomsService {
             return ([], false, nil)
         case .cluster(.roomChanged(let roomID)):
             return ([roomID], false, nil)
-        case .cluster(.resync), .cluster(.nodesExpired), .cluster(.signals), .cluster(.userChanged):
+        case .cluster(.resync), .cluster(.nodesExpired), .cluster(.signals), .cluster(.userChanged), .cluster(.leaseLost):
             return ([], false, nil)  // handled in prepare(forCluster:)
         }
     }
@@ -61,6 +61,8 @@ extension RoomsService {
             try takeOver(transaction, &batch)
         case .cluster(.signals):
             try deliverSignals(transaction, &batch)
+        case .cluster(.leaseLost):
+            try transaction.withSavepoint { try claimBackAttached(transaction, &batch) }
         case .operation(.createRoom, _):
             // The limits on open rooms (in all, per user, per address) are counted on the live rooms: under the lock
             // no other node creates a room until this batch commits, and the live rooms are first made the open ones.
@@ -195,6 +197,25 @@ extension RoomsService {
         room.update(member.id) { $0.disconnectedAt = claimed.disconnectedAt }
         if let since = claimed.disconnectedAt, member.dropTimer == nil {
             scheduleDrop(member.id, in: room, after: remainingGrace(since: since))
+        }
+    }
+
+    /// After this node was taken over while alive: every member with a connection attached here is held here again
+    /// and present, so the survivor's drop finds it is no longer its to drop.
+    private func claimBackAttached(_ transaction: any ClusterTransaction, _ batch: inout Batch) throws {
+        for roomID in state.rooms.keys.sorted() where !(state.rooms[roomID]?.attached.isEmpty ?? true) {
+            try sync(roomID, lock: true, transaction, &batch)
+            guard let room = state.rooms[roomID] else { continue }
+            for userID in room.attached.keys.sorted() {
+                guard let claimed = try transaction.claimMembership(roomID: roomID, userID: userID, at: clock.now()),
+                      room.member(claimed.memberID) != nil else { continue }
+                try transaction.setDisconnected(memberID: claimed.memberID, since: nil)
+                if let timer = room.member(claimed.memberID)?.dropTimer { clock.cancel(timer) }
+                room.update(claimed.memberID) {
+                    $0.disconnectedAt = nil
+                    $0.dropTimer = nil
+                }
+            }
         }
     }
 

@@ -63,8 +63,9 @@ public final class PostgresClusterLink: ClusterLink, @unchecked Sendable {  // `
                     return count == 0
                 }
                 if inserted && !first {
-                    logger.warning("this node's lease had ended: another node took over its members, who drop unless they resume",
+                    logger.warning("this node's lease had ended and another node took over its members: claiming back those still connected here",
                                    ["node": nodeID])
+                    handler(.leaseLost)
                 }
                 if try connection.queryOne("SELECT 1 AS found FROM nodes WHERE lease_until < \(now) LIMIT 1") != nil {
                     handler(.nodesExpired)

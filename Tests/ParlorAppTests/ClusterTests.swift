@@ -91,7 +91,7 @@ import Testing
 
     @Test func churnWithOneNodeKilledLosesNothingAndDropsItsMembersOnce() throws {
         let url = try TestPostgres.shared().makeDatabase()
-        let (lease, grace) = (1.0, 2.0)
+        let (lease, grace) = (2.0, 2.0)
         let a = try Self.node(url, lease: lease, grace: grace)
         defer { a.shutdown() }
         let b = try Self.node(url, lease: lease, grace: grace)
@@ -261,6 +261,34 @@ import Testing
         #expect(statuses.withLock { $0 }.filter { $0 == 201 }.count == 3)
         let admin = try PostgresConnection(url: url)
         #expect(try admin.queryOne("SELECT COUNT(*) AS n FROM rooms WHERE closed_at IS NULL")?.int("n") == 3)
+    }
+
+    @Test func aNodeTakenOverWhileAliveClaimsBackTheMembersStillConnectedToIt() throws {
+        let url = try TestPostgres.shared().makeDatabase()
+        let node = try Self.node(url, lease: 1, grace: 60)
+        defer { node.shutdown() }
+        let room = try createRoom(node)
+        let alice = try TestWebSocket(node, name: "alice")
+        let member = try #require(try alice.join(room)["member_id"] as? String)
+        let admin = try PostgresConnection(url: url)
+        let nodeID = try #require(try admin.queryOne("SELECT node_id FROM members WHERE id = $1", [.text(member)])?.string("node_id"))
+        // What a survivor does when this node's lease has ended while the node is merely paused.
+        try admin.execute("BEGIN")
+        try admin.run("DELETE FROM nodes WHERE id = $1", [.text(nodeID)])
+        try admin.run("UPDATE members SET node_id = 'NODE-survivor', disconnected_at = 1 WHERE id = $1", [.text(member)])
+        try admin.execute("COMMIT")
+        // The node's next heartbeat finds its row gone: it claims back the member, still connected to it.
+        let deadline = Date().addingTimeInterval(10)
+        var presence: (String?, Int64?) = ("NODE-survivor", 1)
+        while Date() < deadline {
+            let row = try admin.queryOne("SELECT node_id, disconnected_at FROM members WHERE id = $1 AND state = 'JOINED'", [.text(member)])
+            presence = (row?.string("node_id"), row?.int("disconnected_at"))
+            if presence.0 == nodeID { break }
+            usleep(20_000)
+        }
+        #expect(presence.0 == nodeID && presence.1 == nil, "held by its node again, and present")
+        #expect(try admin.queryOne("SELECT 1 AS found FROM nodes WHERE id = $1", [.text(nodeID)]) != nil, "its lease again")
+        _ = try alice.call("session:ping")
     }
 
     @Test func twoNodesStartingAtOnceOnAnEmptyDatabaseMigrateOnce() throws {
