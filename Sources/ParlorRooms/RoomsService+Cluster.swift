@@ -48,6 +48,20 @@ extension RoomsService {
         }
     }
 
+    /// At the start of a batch: locks the rows of every known room its commands may change, in id order, so two
+    /// nodes' batches never hold one room each while waiting for the other's (a deadlock PostgreSQL would break by
+    /// failing a command). Rooms not known here yet are locked when their command comes.
+    func lockRooms(of commands: [Command], in transaction: any RoomTransaction) throws {
+        loop.assertInLoop()
+        guard let transaction = transaction as? any ClusterTransaction else { return }
+        var ids = Set<String>()
+        for command in commands {
+            let (rooms, lock, _) = clusterRooms(of: command)
+            if lock { ids.formUnion((rooms ?? Array(state.rooms.keys)).filter { state.rooms[$0] != nil }) }
+        }
+        if !ids.isEmpty { try transaction.lockRooms(ids.sorted()) }
+    }
+
     /// Runs before `command` in the batch's transaction, outside its savepoint: what it delivers and loads stays
     /// even if the command is refused (those events are committed already). In savepoints: a failure (a deadlock
     /// on a room's row with another node) fails the command, as a failure inside it would.

@@ -181,6 +181,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         var committed = true
         do {
             try store.write { transaction in
+                if cluster != nil { try lockRooms(of: commands, in: transaction) }
                 for command in commands {
                     inProgress = retryOnFailure(of: command)
                     started += 1

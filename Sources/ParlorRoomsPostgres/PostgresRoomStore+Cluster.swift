@@ -14,6 +14,13 @@ extension PostgresRoomTransaction: ClusterTransaction {
         return (row.int("last_event_id") ?? 0, row.int("closed_at") != nil)
     }
 
+    /// ORDER BY under FOR UPDATE: the rows are locked in id order (the sort runs below the row locking).
+    func lockRooms(_ ids: [String]) throws {
+        let array = "{" + ids.map { "\"" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }
+            .joined(separator: ",") + "}"
+        try db.run("SELECT id FROM rooms WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE", [.text(array)])
+    }
+
     func presence(roomID: String) throws -> [String: MemberPresence] {
         var presence: [String: MemberPresence] = [:]
         for row in try db.query("SELECT id, disconnected_at, node_id FROM members WHERE room_id = $1 AND state = 'JOINED'",

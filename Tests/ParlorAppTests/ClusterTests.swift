@@ -291,6 +291,37 @@ import Testing
         _ = try alice.call("session:ping")
     }
 
+    @Test func twoNodesChangingTwoRoomsInOppositeOrdersRefuseNothing() throws {
+        let url = try TestPostgres.shared().makeDatabase()
+        let nodes = try (0..<2).map { _ in try Self.node(url) }
+        defer { nodes.forEach { $0.shutdown() } }
+        let rooms = [try createRoom(nodes[0]), try createRoom(nodes[0])]
+        let failures = Locked<[String]>([])
+        // Clients of node 0 go room 0 then room 1, those of node 1 the other way round, all at once: batches of
+        // both nodes hold both rooms' rows.
+        let group = DispatchGroup()
+        for index in 0..<16 {
+            group.enter()
+            Thread {
+                defer { group.leave() }
+                let order = index % 2 == 0 ? rooms : rooms.reversed()
+                do {
+                    let client = try TestWebSocket(nodes[index % 2], name: "c\(index)")
+                    for _ in 0..<10 {
+                        for room in order { _ = try client.call("conversation:join", ["cid": room]) }
+                        for room in order { _ = try client.call("conversation:leave", ["cid": room]) }
+                    }
+                } catch {
+                    failures.withLock { $0.append("\(error)") }
+                }
+            }.start()
+        }
+        group.wait()
+        #expect(failures.withLock { $0 }.isEmpty)
+        let admin = try PostgresConnection(url: url)
+        #expect(try admin.queryOne("SELECT COUNT(*) AS n FROM events")?.int("n") == 16 * 10 * 2 * 2)
+    }
+
     @Test func twoNodesStartingAtOnceOnAnEmptyDatabaseMigrateOnce() throws {
         let url = try TestPostgres.shared().makeDatabase()
         let started = Locked<[Result<ParlorApplication, any Error>]>([])
