@@ -25,7 +25,7 @@ APT_PACKAGES := libsqlite3-dev libssl-dev libjwt-dev libsrtp2-dev libpq-dev pkg-
 # What only the tests need: a real browser and its driver, coturn (a real TURN server), iproute2 for the
 # loopback-only network namespace, and PostgreSQL (`swift test` starts a private cluster of its own: initdb and
 # pg_ctl in a temporary directory, on a free loopback port, as the postgres user when run as root).
-TEST_APT_PACKAGES := chromium chromium-driver coturn iproute2 postgresql
+TEST_APT_PACKAGES := chromium chromium-driver coturn iproute2 postgresql nginx-light
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 VENV_STAMP := $(VENV)/.installed
 REQUIREMENTS := Tests/interop/requirements.txt

@@ -1,3 +1,4 @@
+import ParlorLoop
 import ParlorPostgres
 import ParlorRooms
 import ParlorRoomsPostgres
@@ -24,6 +25,12 @@ public enum AppStorage: Sendable {
         case .sqlite(let database): SQLiteRoomStore(database: database)
         case .postgres(let database): PostgresRoomStore(database: database)
         }
+    }
+
+    /// With PostgreSQL, the link to the other nodes on the database for `store`'s node (nil for SQLite: one node).
+    func clusterLink(for store: any RoomStore, lease: TimeSpan, logger: Logger) -> (any ClusterLink)? {
+        guard case .postgres(let database) = self, let store = store as? PostgresRoomStore else { return nil }
+        return PostgresClusterLink(database: database, nodeID: store.nodeID, lease: lease, logger: logger)
     }
 
     public var userStore: any UserStore {

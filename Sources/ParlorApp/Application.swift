@@ -114,8 +114,10 @@ public final class ParlorApplication: Sendable {
                                         metrics: metrics)
             }
             self.media = media
-            rooms = try RoomsService(store: storage.roomStore, configuration: roomsConfiguration, logger: logger,
-                                     delivery: WebSocketDelivery(), observer: observer, metrics: metrics, media: media)
+            let roomStore = storage.roomStore
+            rooms = try RoomsService(store: roomStore, configuration: roomsConfiguration, logger: logger,
+                                     delivery: WebSocketDelivery(), observer: observer, metrics: metrics, media: media,
+                                     cluster: storage.clusterLink(for: roomStore, lease: roomsConfiguration.nodeLease, logger: logger))
         } catch {
             media?.stop()
             group.shutdown()
@@ -123,6 +125,8 @@ public final class ParlorApplication: Sendable {
             throw error
         }
         opened = true
+        // With several nodes: a user changed on another node is read afresh here (its tokens may be revoked).
+        rooms.observeClusterUserChanges { [users] userID in users.forget(userID: userID) }
         let authLimiter = configuration.authRatePerIP > 0
             ? AddressRateLimiter(rate: configuration.authRatePerIP, burst: configuration.authRatePerIP * 3) : nil
         let roomCreationLimiter = configuration.roomCreationsPerMinute > 0

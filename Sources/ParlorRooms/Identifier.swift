@@ -7,7 +7,7 @@ public enum Identifier {
         return "\(prefix)-\(hex(high))\(hex(low))"
     }
 
-    public static let user = "USR", room = "RM", member = "MEM", session = "SES", token = "TOK"
+    public static let user = "USR", room = "RM", member = "MEM", session = "SES", token = "TOK", node = "NODE"
 
     private static func hex(_ value: UInt64) -> String {
         let digits = String(value, radix: 16)

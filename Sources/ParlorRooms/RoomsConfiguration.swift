@@ -4,6 +4,9 @@ import ParlorLoop
 public struct RoomsConfiguration: Sendable {
     /// How long a member whose connections all dropped keeps its membership before `member:left` reason `dropped`.
     public var gracePeriod = TimeSpan.seconds(20)
+    /// With several nodes on one database: how long a node's lease lasts after its last heartbeat (one every third
+    /// of it). A node silent for longer is taken over: its members are away from then, and drop after the grace period.
+    public var nodeLease = TimeSpan.seconds(15)
     /// Seconds an empty room is kept when it does not say (the tutorial's 300).
     public var defaultRoomTTL: Int64 = 300
     public var defaultPageSize = 100

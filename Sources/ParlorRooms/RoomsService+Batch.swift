@@ -67,7 +67,8 @@ extension RoomsService {
                 completions.append { completion(.failure(error)) }
             case .connect(let client):
                 refuseSession(client, with: error)
-            case .disconnected, .closeAfterReplies, .dropIfStillAway, .closeIfExpired, .settle, .expireSessions, .mediaEvent:
+            case .disconnected, .closeAfterReplies, .dropIfStillAway, .closeIfExpired, .settle, .expireSessions, .mediaEvent,
+                 .cluster:
                 break
             }
         }

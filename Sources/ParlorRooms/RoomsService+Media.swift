@@ -2,7 +2,8 @@ import ParlorProtocol
 
 extension RoomsService {
     /// Relays WebRTC signalling to the connections of member `to` in room `cid`, adding `from`. The sender's connection
-    /// must be attached to the room and the target must be a joined member there. Nothing is stored.
+    /// must be attached to the room and the target must be a joined member there. Nothing is stored, except for a target
+    /// held by another node (RoomsService+Cluster.swift: kept until that node delivers it).
     func relay(_ kind: RequestType, cid: String, to target: String, payload: JSONObject, for caller: Caller, _ step: inout Step) throws {
         loop.assertInLoop()
         let room = try openRoom(cid, &step)
@@ -18,6 +19,7 @@ extension RoomsService {
         let frame = ProtocolFrame.message(["type": .string(kind.rawValue), "cid": .string(cid), "from": .string(sender.id), "body": .object(body)])
         step.batch.reply(to: caller, kind, body: .object([:]))
         for handle in room.connections(of: receiver.user.id) { step.batch.outbox.send(frame, to: handle) }
+        if room.connections(of: receiver.user.id).isEmpty { try relayToOtherNode(frame, to: receiver, in: room, &step) }
     }
 
     /// Audio on/off, mute and speaking requested by the member itself: reply, then the event to the room.

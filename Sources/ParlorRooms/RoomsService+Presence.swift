@@ -61,7 +61,7 @@ extension RoomsService {
     func dropIfStillAway(roomID: String, memberID: String, _ step: inout Step) throws {
         loop.assertInLoop()
         guard let room = state.rooms[roomID], var member = room.member(memberID), member.disconnectedAt != nil,
-              room.connections(of: member.user.id).isEmpty else { return }
+              room.connections(of: member.user.id).isEmpty, try clusterAllowsDrop(memberID, &step) else { return }
         member.dropTimer = nil
         step.batch.touchedRooms.insert(roomID)
         try end(member, in: room, reason: .dropped, &step)

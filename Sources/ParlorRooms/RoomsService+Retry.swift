@@ -62,6 +62,7 @@ extension RoomsService {
                   room.connections(of: settlement.userID).isEmpty else { continue }
             step.batch.touchedRooms.insert(roomID)
             if now >= dueAt {
+                guard try clusterAllowsDrop(member.id, &step) else { continue }
                 try end(member, in: room, reason: .dropped, &step)
                 continue
             }

@@ -35,6 +35,8 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
     public let media: MediaServer?
 
     private let liveState = RoomsState()
+    /// The other nodes on a shared database (RoomsService+Cluster.swift); nil on a single node.
+    let cluster: (any ClusterLink)?
 
     /// The live rooms and clients: reaching them off the rooms thread is a bug, stopped in debug builds.
     var state: RoomsState {
@@ -57,6 +59,8 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         case expireSessions
         /// Speaking or slots changed on the media loop (RoomsService+SFU.swift).
         case mediaEvent(MediaServerEvent)
+        /// Another node changed something, or one died (RoomsService+Cluster.swift).
+        case cluster(ClusterSignal)
     }
 
     /// The server's rooms thread: a `SQLiteRoomStore` over `database`, the real clock and the rooms loop's timers.
@@ -72,9 +76,10 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
     /// `clock` nil: the real clock and the rooms loop's timers. A test passes a manual clock (used on the rooms thread only).
     public init(store: any RoomStore, configuration: RoomsConfiguration, logger: Logger, delivery: any DeliveryChannel,
                 clock: (any RoomsClock)? = nil, observer: (@Sendable ([RoomNotice]) -> Void)? = nil,
-                metrics: ServerMetrics = ServerMetrics(), media: MediaServer? = nil) throws {
+                metrics: ServerMetrics = ServerMetrics(), media: MediaServer? = nil, cluster: (any ClusterLink)? = nil) throws {
         self.store = store
         self.media = media
+        self.cluster = cluster
         self.delivery = delivery
         self.metrics = metrics
         self.observer = observer
@@ -85,7 +90,12 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         self.clock = clock ?? LoopClock(loop: loop)
         loop.start()
         let recovered: Result<Int, Error> = loop.submitAndWait { [self] in
-            Result { try self.recover() }
+            Result {
+                guard let cluster = self.cluster else { return try self.recover() }
+                // Listening before loading: whatever commits after the load is signalled (handled after this task).
+                try cluster.start { [weak self] signal in self?.submit(.cluster(signal)) }
+                do { return try self.recoverCluster() } catch { cluster.stop(); throw error }
+            }
         }
         let count = try recovered.get()
         loop.submitAndWait { [self] in
@@ -134,6 +144,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
 
     /// Waits for queued work to finish and stops the rooms thread.
     public func stop() {
+        cluster?.stop()
         loop.submitAndWait { [self] in self.drain() }
         loop.stop()
         loop.waitUntilStopped()
@@ -167,8 +178,10 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         // The retry of the command being applied, computed before it changes anything.
         var inProgress: (Settlement, attempt: Int)?
         let transactionStartedAt = MonotonicClock.now()
+        var committed = true
         do {
             try store.write { transaction in
+                if cluster != nil { try lockRooms(of: commands, in: transaction) }
                 for command in commands {
                     inProgress = retryOnFailure(of: command)
                     started += 1
@@ -181,6 +194,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
                 }
             }
         } catch {
+            committed = false
             // The commit failed: nothing of this batch happened. Tell everyone waiting, and re-read the rooms it touched.
             logger.error("rooms batch failed to commit", ["error": "\(error)", "commands": String(commands.count)])
             batch.roomsToReload.formUnion(batch.touchedRooms)
@@ -193,6 +207,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         // Re-read after the transaction: reading inside it would wait on our own write lock.
         reload(batch.roomsToReload)
         if media != nil { syncMedia(batch.touchedRooms.union(batch.mediaRooms).union(batch.roomsToReload)) }
+        finishClusterBatch(batch, committed: committed)
         for (settlement, attempt) in retries { scheduleRetry(settlement, attempt: attempt) }
         syncLiveUsers(batch.touchedRooms.union(batch.roomsToReload))
         if !batch.touchedRooms.isEmpty {
@@ -212,6 +227,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         loop.assertInLoop()
         var step = Step(store: transaction, batch: Batch())
         do {
+            if cluster != nil { try prepare(forCluster: command, in: transaction, batch: &batch) }
             try transaction.withSavepoint { try perform(command, &step) }
             batch.merge(step.batch)
         } catch let error as RoomError {
@@ -259,6 +275,8 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
             try expireSessions(&step)
         case .mediaEvent(let event):
             try handleMediaEvent(event, &step)
+        case .cluster:
+            break  // done before the command's savepoint: RoomsService+Cluster.swift
         }
     }
 

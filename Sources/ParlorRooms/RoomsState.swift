@@ -14,6 +14,13 @@ final class RoomsState {
     /// Member counts as last published to the metrics, per room, and their sum (RoomsService+Metrics.swift).
     var publishedMemberCounts: [String: Int] = [:]
     var publishedMemberTotal = 0
+    /// With several nodes: per room, the last event id this node's connections were sent (RoomsService+Cluster.swift).
+    var clusterDelivered: [String: Int64] = [:]
+    /// Rooms brought up to date in the batch in progress, and their cursors from before it (restored if it fails).
+    var clusterSynced: Set<String> = []
+    var clusterUndo: [String: Int64?] = [:]
+    /// Told of users changed on other nodes (`RoomsService.observeClusterUserChanges`).
+    var clusterUserObserver: (@Sendable (String) -> Void)?
     /// Media sessions with the forwarding unit (--media sfu), by id, and their ids by connection and room
     /// (RoomsService+SFU.swift).
     var mediaSessions: [UInt64: MediaSessionRecord] = [:]

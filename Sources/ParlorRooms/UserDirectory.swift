@@ -141,6 +141,14 @@ public final class UserDirectory: Sendable {
         return revoked.map(\.user)
     }
 
+    /// Forgets one user's cached status (another node changed it): the next request reads the record.
+    public func forget(userID: String) {
+        cache.withLock { cache in
+            cache.byID[userID] = nil
+            cache.idByHandle = cache.idByHandle.filter { $0.value != userID }
+        }
+    }
+
     /// Empties the cache (after the data it mirrors was wiped).
     public func forgetAll() { cache.withLock { $0 = Cache() } }
 

@@ -22,12 +22,14 @@ extension PostgresRoomReading {
 extension PostgresRoomTransaction {
     /// The id comes from the room's row, incremented in this transaction: the update locks the row until the
     /// commit, so another writer of the same room waits and takes the next id, and commit order is id order.
-    /// One round trip: the increment and the insert in one statement.
+    /// One round trip: the increment, the insert and the NOTIFY that other nodes receive once this commits
+    /// (PostgreSQL delivers notifications at the commit, in commit order, and drops them on a rollback).
     func appendEvent(roomID: String, type: String, from: String?, body: JSONValue, at time: Int64) throws -> EventRecord {
         guard let id = try db.queryOne("""
-            WITH next AS (UPDATE rooms SET last_event_id = last_event_id + 1 WHERE id = $1 RETURNING id, last_event_id)
-            INSERT INTO events (room_id, seq, type, from_member, body, created_at)
-            SELECT id, last_event_id, $2, $3, $4, $5 FROM next RETURNING seq
+            WITH next AS (UPDATE rooms SET last_event_id = last_event_id + 1 WHERE id = $1 RETURNING id, last_event_id),
+                 added AS (INSERT INTO events (room_id, seq, type, from_member, body, created_at)
+                           SELECT id, last_event_id, $2, $3, $4, $5 FROM next RETURNING room_id, seq)
+            SELECT seq, pg_notify('\(PostgresClusterLink.channel)', room_id || ' ' || seq) AS notified FROM added
             """, [.text(roomID), .text(type), SQLValue(from), .text(body.encodedString()), .integer(time)])?.int("seq") else {
             throw RoomError.notFound(roomID)
         }
@@ -35,7 +37,8 @@ extension PostgresRoomTransaction {
     }
 
     func openSession(id: String, userID: String, at time: Int64) throws {
-        try db.run("INSERT INTO sessions (id, user_id, created_at) VALUES ($1, $2, $3)", [.text(id), .text(userID), .integer(time)])
+        try db.run("INSERT INTO sessions (id, user_id, created_at, node_id) VALUES ($1, $2, $3, $4)",
+                   [.text(id), .text(userID), .integer(time), .text(nodeID)])
     }
 
     func endSession(id: String, at time: Int64) throws {

@@ -41,8 +41,8 @@ extension PostgresRoomReading {
 
 extension PostgresRoomTransaction {
     func addMember(id: String, roomID: String, userID: String, joinedAt: Int64) throws {
-        try db.run("INSERT INTO members (id, room_id, user_id, state, joined_at) VALUES ($1, $2, $3, 'JOINED', $4)",
-                   [.text(id), .text(roomID), .text(userID), .integer(joinedAt)])
+        try db.run("INSERT INTO members (id, room_id, user_id, state, joined_at, node_id) VALUES ($1, $2, $3, 'JOINED', $4, $5)",
+                   [.text(id), .text(roomID), .text(userID), .integer(joinedAt), .text(nodeID)])
     }
 
     func endMembership(memberID: String, reason: LeaveReason, at time: Int64) throws {
@@ -52,8 +52,15 @@ extension PostgresRoomTransaction {
             """, [.integer(time), .text(reason.rawValue), .text(memberID)])
     }
 
+    /// Present again: this node holds the member from now on. Away: only if this node (or none) holds it, so a
+    /// connection closing here does not start the grace period of a member resumed on another node.
     func setDisconnected(memberID: String, since time: Int64?) throws {
-        try db.run("UPDATE members SET disconnected_at = $1 WHERE id = $2", [SQLValue(time), .text(memberID)])
+        guard let time else {
+            try db.run("UPDATE members SET disconnected_at = NULL, node_id = $2 WHERE id = $1", [.text(memberID), .text(nodeID)])
+            return
+        }
+        try db.run("UPDATE members SET disconnected_at = $1 WHERE id = $2 AND (node_id IS NULL OR node_id = $3)",
+                   [.integer(time), .text(memberID), .text(nodeID)])
     }
 
     func setMedia(memberID: String, audioEnabled: Bool, audioMuted: Bool) throws {
@@ -61,7 +68,8 @@ extension PostgresRoomTransaction {
                    [.text(audioEnabled ? "true" : "false"), .text(audioMuted ? "true" : "false"), .text(memberID)])
     }
 
-    /// Single node for now: every JOINED membership is this node's. (Several nodes will need leases instead.)
+    /// A store without a `ClusterLink` (the rooms tests' harness): every JOINED membership is this process's.
+    /// Nodes that share the database use leases instead (`ClusterTransaction.takeOverExpiredNodes`).
     func markPreviousRunAway(at time: Int64) throws -> Int {
         let members = try db.run("UPDATE members SET disconnected_at = $1 WHERE state = 'JOINED'", [.integer(time)])
         try db.run("UPDATE sessions SET ended_at = $1 WHERE ended_at IS NULL", [.integer(time)])

@@ -48,10 +48,12 @@ extension PostgresRoomTransaction {
                   .integer(room.ttl), SQLValue(room.maxMembers), .integer(room.createdAt), SQLValue(createdFrom),
                   .text(room.mode.rawValue)])
         guard inserted == 1 else { throw RoomError.nameTaken(room.name) }
+        try notifyRoomChanged(room.id, eventID: 0)
     }
 
     func closeRoom(id: String, at time: Int64) throws {
         try db.run("UPDATE rooms SET closed_at = $1 WHERE id = $2 AND closed_at IS NULL", [.integer(time), .text(id)])
+        try notifyRoomChanged(id, eventID: -1)
     }
 
     func setRoomEmpty(id: String, since time: Int64?) throws {

@@ -7,13 +7,16 @@ import ParlorStore
 /// PostgresRoomStore+Rooms/Members/Events/Stage.swift, statements prepared once per connection.
 public final class PostgresRoomStore: RoomStore {
     public let database: PostgresDatabase
+    /// The node this process is among those sharing the database: recorded on the memberships and sessions it holds.
+    public let nodeID: String
 
-    public init(database: PostgresDatabase) {
+    public init(database: PostgresDatabase, nodeID: String = Identifier.make(Identifier.node)) {
         self.database = database
+        self.nodeID = nodeID
     }
 
     public func write<T>(_ body: (any RoomTransaction) throws -> T) throws -> T {
-        try database.write { db in try body(PostgresRoomTransaction(db: db)) }
+        try database.write { db in try body(PostgresRoomTransaction(db: db, nodeID: nodeID)) }
     }
 
     public func read<T>(_ body: (any RoomReader) throws -> T) throws -> T {
@@ -37,6 +40,7 @@ struct PostgresRoomReader: PostgresRoomReading {
 
 struct PostgresRoomTransaction: PostgresRoomReading, RoomTransaction {
     let db: PostgresConnection
+    let nodeID: String
 
     /// A statement that fails aborts a PostgreSQL transaction until the rollback to the savepoint, which undoes
     /// the command and lets the batch go on, as in SQLite.

@@ -46,14 +46,22 @@ public struct PostgresUserStore: UserStore {
         func setClaim(userID: String, claimHash: String, tokensValidAfter: Int64) throws {
             try db.run("UPDATE users SET claim_hash = $1, tokens_valid_after = $2 WHERE id = $3",
                        [.text(claimHash), .integer(tokensValidAfter), .text(userID)])
+            try notify(PostgresClusterLink.userPrefix, userID)
         }
 
         func revoke(userID: String, displayName: String, tokensValidAfter: Int64, blockedUntil: Int64) throws -> [UserDirectory.UserStatus] {
-            try db.query("""
+            let revoked = try db.query("""
                 UPDATE users SET tokens_valid_after = $1, blocked_until = $2 WHERE id = $3 OR display_name = $4
                 RETURNING \(Self.columns)
                 """, [.integer(tokensValidAfter), .integer(blockedUntil), .text(userID), .text(displayName)])
                 .map(Self.status(from:))
+            for status in revoked { try notify(PostgresClusterLink.revokePrefix, status.user.id) }
+            return revoked
+        }
+
+        /// Other nodes forget what they cached about the user once this commits (PostgresClusterLink).
+        private func notify(_ prefix: String, _ userID: String) throws {
+            try db.run("SELECT pg_notify('\(PostgresClusterLink.channel)', $1::text)", [.text(prefix + userID)])
         }
 
         private static func status(from row: Row) -> UserDirectory.UserStatus {
