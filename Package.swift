@@ -61,7 +61,8 @@ let package = Package(
         // A WebRTC-shaped client of the forwarding unit (offer, ICE checks, DTLS client, SRTP): tests and the media bench.
         .target(name: "ParlorMediaClient", dependencies: ["ParlorMedia", "ParlorLoop"]),
         // Media load client for bench/: speakers and listeners over real UDP, CPU per forwarded packet against the floor.
-        .executableTarget(name: "ParlorMediaBench", dependencies: ["ParlorMediaClient", "ParlorMedia", "ParlorLoop", "ParlorCodec", "CParlorSystem"]),
+        .executableTarget(name: "ParlorMediaBench", dependencies: ["ParlorMediaClient", "ParlorMedia", "ParlorLoop", "ParlorCodec", "ParlorProtocol",
+                                                          "CParlorSystem"]),
 
         // Client library: Foundation and the project's own codec and protocol only, so it builds on Apple platforms too.
         .target(name: "ParlorClient", dependencies: ["ParlorCodec", "ParlorProtocol"]),

@@ -2,6 +2,7 @@ import Foundation
 import ParlorLoop
 import ParlorMedia
 import ParlorMediaClient
+import ParlorProtocol
 
 /// Brings members into the room: a token, a WebSocket, conversation:join (audio:enable for a speaker),
 /// media:offer, then ICE/DTLS/SRTP with the media port; the WebSocket then goes to the keeper.
@@ -25,11 +26,11 @@ final class Members: @unchecked Sendable {  // immutable after init; each call u
     func join(index: Int, speaker: Bool, http: HTTPSetup, loop: EventLoop, adopt: @escaping @Sendable (MediaPeer) -> Void) throws -> MediaPeer {
         let token = try http.token(name: "mbench-\(runTag)-\(speaker ? "s" : "l")\(index)")
         let signalling = try Signalling(port: port, token: token)
-        try signalling.call("conversation:join", ["cid": roomID])
-        if speaker { try signalling.call("audio:enable", ["cid": roomID]) }
+        try signalling.call(.conversationJoin, ["cid": roomID])
+        if speaker { try signalling.call(.audioEnable, ["cid": roomID]) }
         let peer = try MediaPeer(loop: loop)
-        let reply = try signalling.call("media:offer", ["cid": roomID, "sdp": peer.offer(slots: slots, sends: speaker)])
-        guard let sdp = reply["sdp"] as? String else { throw BenchError("media:offer: no sdp in the reply") }
+        let reply = try signalling.call(.mediaOffer, ["cid": roomID, "sdp": peer.offer(slots: slots, sends: speaker)])
+        guard let sdp = reply["sdp"] as? String else { throw BenchError("\(RequestType.mediaOffer.rawValue): no sdp in the reply") }
         let answer = try MediaAnswer(parsing: sdp)
         let done = DispatchSemaphore(value: 0)
         let failure = Locked<String?>(nil)

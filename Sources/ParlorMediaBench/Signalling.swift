@@ -1,5 +1,6 @@
 import Foundation
 import ParlorCodec
+import ParlorProtocol
 
 /// One member's WebSocket for the setup: the upgrade, session:success, then requests answered by tid (events that
 /// arrive meanwhile are skipped; pings answered). Once its peer connection is up the descriptor goes to the keeper.
@@ -24,12 +25,14 @@ final class Signalling {
         socket.buffer.removeFirst(headEnd! + 4)
         decoder.append(socket.buffer)
         socket.buffer.removeAll()
-        _ = try next(containing: "session:success") { $0["type"] as? String == "session:success" }
+        let success = EventType.sessionSuccess.rawValue
+        _ = try next(containing: success) { $0["type"] as? String == success }
     }
 
     /// Sends a request and returns its success body; an error reply throws.
     @discardableResult
-    func call(_ type: String, _ body: [String: Any]) throws -> [String: Any] {
+    func call(_ request: RequestType, _ body: [String: Any]) throws -> [String: Any] {
+        let type = request.rawValue
         let tid = String(nextTID)
         nextTID += 1
         let frame = try JSONSerialization.data(withJSONObject: ["type": type, "tid": tid, "body": body])
