@@ -10,9 +10,6 @@ extension PostgresConnection {
     /// lock so that nodes starting together wait for the first one and then find nothing to do. Checks everything
     /// first: a changed or unknown migration stops the start before any change. Returns the ids it applied.
     func migrate(to migrations: [Migration]) throws -> [String] {
-        let known = try Dictionary(migrations.map { ($0.id, $0) }) { first, _ in
-            throw MigrationError.duplicate(id: first.id)
-        }
         try reconnectIfNeeded()
         try execute("SELECT pg_advisory_lock(\(Self.migrationLockKey))")
         // Also released if the connection dies: the lock is the session's.
@@ -24,18 +21,7 @@ extension PostgresConnection {
                 applied_at BIGINT NOT NULL
             )
             """)
-        let applied = try appliedMigrations()
-        let unknown = applied.map(\.id).filter { known[$0] == nil }
-        guard unknown.isEmpty else { throw MigrationError.unknown(ids: unknown) }
-
-        var pending: [Migration] = []
-        for migration in migrations.sorted(by: { $0.id < $1.id }) {
-            if let record = applied.first(where: { $0.id == migration.id }) {
-                guard record.checksum == migration.checksum else { throw MigrationError.changed(id: migration.id) }
-            } else {
-                pending.append(migration)
-            }
-        }
+        let pending = try Migration.pending(migrations, applied: try appliedMigrations().map { ($0.id, $0.checksum) })
         for migration in pending {
             do {
                 try inTransaction { connection in

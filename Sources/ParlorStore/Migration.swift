@@ -17,6 +17,29 @@ public struct Migration: Sendable, Equatable {
     }
 }
 
+extension Migration {
+    /// The `migrations` a database still lacks, in id order, given the (id, checksum) pairs it recorded. Refuses a
+    /// duplicate id, a recorded migration this binary does not know (a newer binary ran) and one whose checksum
+    /// changed (the file was edited after it ran), before anything is applied. Shared by every store's migrator.
+    public static func pending(_ migrations: [Migration], applied: [(id: String, checksum: String)]) throws -> [Migration] {
+        let known = try Dictionary(migrations.map { ($0.id, $0) }) { first, _ in
+            throw MigrationError.duplicate(id: first.id)
+        }
+        let unknown = applied.map(\.id).filter { known[$0] == nil }
+        guard unknown.isEmpty else { throw MigrationError.unknown(ids: unknown) }
+        let recorded = Dictionary(applied.map { ($0.id, $0.checksum) }) { first, _ in first }
+        var pending: [Migration] = []
+        for migration in migrations.sorted(by: { $0.id < $1.id }) {
+            if let checksum = recorded[migration.id] {
+                guard checksum == migration.checksum else { throw MigrationError.changed(id: migration.id) }
+            } else {
+                pending.append(migration)
+            }
+        }
+        return pending
+    }
+}
+
 /// The migrations built into this binary.
 public enum Migrations {
     /// `Migrations/*.sql` as embedded at build time by the EmbedMigrations plugin, sorted by id.

@@ -20,23 +20,7 @@ extension SQLiteConnection {
             )
             """)
 
-        let known = try Dictionary(migrations.map { ($0.id, $0) }) { first, _ in
-            throw MigrationError.duplicate(id: first.id)
-        }
-        let applied = try appliedMigrations()
-
-        let unknown = applied.map(\.id).filter { known[$0] == nil }
-        guard unknown.isEmpty else { throw MigrationError.unknown(ids: unknown) }
-
-        var pending: [Migration] = []
-        for migration in migrations.sorted(by: { $0.id < $1.id }) {
-            if let record = applied.first(where: { $0.id == migration.id }) {
-                guard record.checksum == migration.checksum else { throw MigrationError.changed(id: migration.id) }
-            } else {
-                pending.append(migration)
-            }
-        }
-
+        let pending = try Migration.pending(migrations, applied: try appliedMigrations().map { ($0.id, $0.checksum) })
         for migration in pending {
             try apply(migration)
         }
