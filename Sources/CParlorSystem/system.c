@@ -1,6 +1,8 @@
 #define _GNU_SOURCE
 #include "CParlorSystem.h"
 #include <malloc.h>
+#include <pthread.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <linux/sockios.h>
 
@@ -27,4 +29,11 @@ void parlor_release_free_memory(void) { malloc_trim(0); }
 int parlor_unacknowledged_output(int fd) {
     int bytes = 0;
     return ioctl(fd, SIOCOUTQ, &bytes) == 0 ? bytes : -1;
+}
+
+int parlor_name_current_thread(const char *name) {
+    char truncated[16];
+    strncpy(truncated, name, sizeof truncated - 1);
+    truncated[sizeof truncated - 1] = 0;
+    return pthread_setname_np(pthread_self(), truncated);
 }

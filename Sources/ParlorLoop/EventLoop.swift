@@ -91,6 +91,9 @@ public final class EventLoop: @unchecked Sendable {  // loop-thread state is con
 
     func run() {
         threadID.store(pthread_self(), ordering: .releasing)
+        // The OS thread name (Foundation's `Thread.name` does not set it here), so `top -H`, `perf` and /proc tell
+        // the loops apart.
+        _ = parlor_name_current_thread(name)
         while !stopRequested.load(ordering: .acquiring) {
             do {
                 try selector.wait { event in dispatch(event) }
