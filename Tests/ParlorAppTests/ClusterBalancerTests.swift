@@ -85,7 +85,7 @@ final class Nginx {
         }
         directory = NSTemporaryDirectory() + "parlor-nginx-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory + "/tmp", withIntermediateDirectories: true)
-        port = try Self.freePort()
+        port = try TestPostgres.freePort()
         let servers = upstreams.map { "server 127.0.0.1:\($0) max_fails=1 fail_timeout=10s;" }.joined(separator: "\n        ")
         let temp = ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"].map { "\($0)_temp_path \(directory)/tmp/\($0);" }.joined(separator: "\n    ")
         let configuration = """
@@ -141,20 +141,5 @@ final class Nginx {
             process.waitUntilExit()
         }
         try? FileManager.default.removeItem(atPath: directory)
-    }
-
-    /// A port nothing listens on now: the kernel's pick for a socket bound to port 0, closed again.
-    private static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        guard bound else { throw TestFailure("no free port: \(String(cString: strerror(errno)))") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }

@@ -107,7 +107,9 @@ public final class TestPostgres: Sendable {
         return "\(root)/\(version)/bin"
     }
 
-    private static func freePort() throws -> Int {
+    /// A loopback TCP port nothing listens on now: the kernel's pick for a socket bound to port 0, closed again.
+    /// Also used by tests that start other servers on a known port (nginx in ClusterBalancerTests).
+    public static func freePort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw ClusterError("socket: \(String(cString: strerror(errno)))") }
         defer { close(fd) }
