@@ -6,9 +6,9 @@ import Foundation
 
 /// A connection of its own that LISTENs on one channel, on a dedicated thread: it waits in poll(2) on the libpq
 /// socket, hands each notification's payload to `onNotify`, and runs `periodic` on the same connection every
-/// `interval` (a node's heartbeat). When the connection is lost it connects again (every `interval` until it
-/// works), LISTENs again and calls `onConnected`: notifications sent meanwhile are lost, so the owner must then
-/// catch up from the tables. Callbacks run on the listener's thread.
+/// `interval` (a node's heartbeat). When the connection is lost it connects again (after 100 ms, backing off to
+/// every `interval` until it works), LISTENs again and calls `onConnected`: notifications sent meanwhile are lost,
+/// so the owner must then catch up from the tables. Callbacks run on the listener's thread.
 public final class PostgresListener: @unchecked Sendable {  // `stopping` is atomic-by-lock; the connection is the thread's own
     public let url: PostgresURL
     public let channel: String
@@ -68,19 +68,25 @@ public final class PostgresListener: @unchecked Sendable {  // `stopping` is ato
 
     private var isStopping: Bool { lock.withLock { stopping } }
 
+    private static let firstRetryDelay = 0.1
+
     private func run() {
         var connection: PostgresConnection?
         var nextPeriodic = Date()
+        // Between attempts to connect: from 100 ms, doubling up to `interval`, so a restarted server is found soon.
+        var retryDelay = Self.firstRetryDelay
         while !isStopping {
             if connection == nil {
                 do {
                     let fresh = try PostgresConnection(url: url)
                     try fresh.execute("LISTEN \(channel)")
                     connection = fresh
+                    retryDelay = Self.firstRetryDelay
                     onConnected()
                 } catch {
                     onError(error)
-                    waitForWake(timeout: interval)
+                    waitForWake(timeout: min(retryDelay, interval))
+                    retryDelay *= 2
                     continue
                 }
             }

@@ -9,17 +9,43 @@ import Synchronization
 /// /usr/lib/postgresql/*/bin), a data directory in a fresh temporary directory, a free loopback port, and no
 /// durability (fsync off: nothing must survive the run). Started once per test process, on first use, and removed
 /// when the process exits. As root (CI) it runs as the `postgres` user, since PostgreSQL refuses to run as root.
+/// A test that stops or restarts PostgreSQL gets a cluster of its own (`makePrivate`), as the shared one serves the
+/// tests running beside it.
 public final class TestPostgres: Sendable {
     public let port: Int
     /// The temporary directory: data, log and the Unix socket.
     public let directory: String
     let binDirectory: String
     let runAs: String?
+    /// The server's options (port, socket directory, no durability), given again at every start.
+    private let serverOptions: String
     private let counter = Counter()
 
     /// The process's cluster, started on first use; throws (in every test that asks) if it could not start.
     public static func shared() throws -> TestPostgres {
         try started.get()
+    }
+
+    /// A separate cluster for one test, which may stop and start it: call `remove()` when done (a `defer`), which
+    /// stops it and deletes its directory. Starting one takes a few seconds (initdb).
+    public static func makePrivate() throws -> TestPostgres {
+        try TestPostgres()
+    }
+
+    /// Stops the server (`pg_ctl stop -m mode`: "fast" ends every session and rolls back open transactions).
+    public func stop(mode: String = "fast") throws {
+        try pgCtl(["-m", mode, "-w", "stop"])
+    }
+
+    /// Starts the stopped server again, on the same port and directory; returns once it accepts connections.
+    public func start() throws {
+        try pgCtl(["-o", serverOptions, "-l", directory + "/log", "-w", "start"])
+    }
+
+    /// Stops a private cluster for good and deletes its directory.
+    public func remove() {
+        try? pgCtl(["-m", "immediate", "stop"])
+        try? FileManager.default.removeItem(atPath: directory)
     }
 
     /// A new, empty database on the cluster (no migrations applied): one per test keeps tests independent.
@@ -71,7 +97,7 @@ public final class TestPostgres: Sendable {
             }
             try Self.run(binDirectory + "/initdb", ["-D", directory + "/data", "-A", "trust", "-U", "parlor", "-E", "UTF8",
                                                     "--locale=C", "--no-sync"], as: runAs)
-            port = try Self.start(binDirectory: binDirectory, directory: directory, runAs: runAs)
+            (port, serverOptions) = try Self.start(binDirectory: binDirectory, directory: directory, runAs: runAs)
         } catch {
             try? FileManager.default.removeItem(atPath: directory)
             throw error
@@ -79,7 +105,8 @@ public final class TestPostgres: Sendable {
     }
 
     /// Starts the server on a port the kernel just said was free; tries another if someone took it meanwhile.
-    private static func start(binDirectory: String, directory: String, runAs: String?) throws -> Int {
+    /// Returns the port and the options it was started with.
+    private static func start(binDirectory: String, directory: String, runAs: String?) throws -> (port: Int, options: String) {
         var lastError: any Error = ClusterError("no attempt")
         for _ in 0..<3 {
             let port = try freePort()
@@ -88,7 +115,7 @@ public final class TestPostgres: Sendable {
             do {
                 try run(binDirectory + "/pg_ctl", ["-D", directory + "/data", "-o", options, "-l", directory + "/log", "-w", "start"],
                         as: runAs)
-                return port
+                return (port, options)
             } catch {
                 lastError = error
             }
