@@ -10,6 +10,8 @@ struct Authenticator: Sendable {
     let users: UserDirectory
     let access: AccessMode
     let verified: VerifiedTokens
+    /// Whether a failure to load a user means the database is unavailable (503, try later) rather than a bug (500).
+    let isStorageFailure: @Sendable (any Error) -> Bool
 
     struct Identity: Sendable {
         let user: User
@@ -47,7 +49,7 @@ struct Authenticator: Sendable {
         do {
             status = try users.status(subject: claims.subject, userID: claims.userID)
         } catch {
-            throw HTTPError.internalError("could not load the token's user")
+            throw isStorageFailure(error) ? Routes.databaseUnavailable : HTTPError.internalError("could not load the token's user")
         }
         return try accept(status, claims: claims)
     }

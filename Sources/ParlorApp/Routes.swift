@@ -22,7 +22,8 @@ struct Routes: Sendable {
     let verifiedTokens = VerifiedTokens()
 
     var authenticator: Authenticator {
-        Authenticator(tokens: tokens, users: users, access: configuration.access, verified: verifiedTokens)
+        Authenticator(tokens: tokens, users: users, access: configuration.access, verified: verifiedTokens,
+                      isStorageFailure: { [rooms] in rooms.store.isStorageFailure($0) })
     }
 
     func router() -> Router {
@@ -69,8 +70,12 @@ struct Routes: Sendable {
     /// 503 (try later) when the storage failed (a lost PostgreSQL connection, a full disk), else 500.
     func storageError(_ error: any Error) -> HTTPError {
         guard rooms.store.isStorageFailure(error) else { return HTTPError.internalError() }
-        return HTTPError(.serverUnavailable, title: "Service unavailable", detail: "the database is unavailable; try again later")
+        return Self.databaseUnavailable
     }
+
+    /// 503 for a request the database could not serve right now (unreachable, a full disk).
+    static let databaseUnavailable = HTTPError(.serverUnavailable, title: "Service unavailable",
+                                               detail: "the database is unavailable; try again later")
 
     /// `page_size` from the query: default and maximum from configuration.
     func pageSize(_ request: HTTPRequest) throws(HTTPError) -> Int {

@@ -14,22 +14,15 @@ extension RoomsService {
         var mediaRooms: Set<String> = []
         /// For the observer, only once committed.
         var notices: [RoomNotice] = []
-        /// Where each command's reply goes, so a failed commit can tell every waiter.
-        private var waiters: [(ClientRef, JSONValue, RequestType)] = []
-        private var failedCompletions: [(RoomError) -> Void] = []
-        /// Connections greeted with session:success in this batch: if it fails they are told and closed instead.
-        var greeted: [ClientRef] = []
 
-        /// The success reply to a request; if the batch fails to commit, the caller gets an error instead.
+        /// The success reply to a request; if the batch fails to commit, the caller gets an error instead (`failAll`).
         mutating func reply(to caller: Caller, _ type: RequestType, body: JSONValue) {
             outbox.reply(ProtocolFrame.success(type, tid: caller.tid, body: body), to: caller.client.handle)
-            waiters.append((caller.client, caller.tid, type))
         }
 
         /// The success reply whose body is already encoded JSON.
         mutating func reply(to caller: Caller, _ type: RequestType, encodedBody: [UInt8]) {
             outbox.reply(ProtocolFrame.success(type, tid: caller.tid, encodedBody: encodedBody), to: caller.client.handle)
-            waiters.append((caller.client, caller.tid, type))
         }
 
         /// For a burst that may exceed the connection's output limit; the connection paces it (see `sendPaced`).
@@ -44,7 +37,6 @@ extension RoomsService {
         mutating func complete(_ command: Command, with result: JSONValue) {
             guard case .operation(_, let completion) = command else { return }
             completions.append { completion(.success(result)) }
-            failedCompletions.append { completion(.failure($0)) }
         }
 
         mutating func merge(_ other: Batch) {
@@ -53,9 +45,6 @@ extension RoomsService {
             touchedRooms.formUnion(other.touchedRooms)
             mediaRooms.formUnion(other.mediaRooms)
             notices += other.notices
-            waiters += other.waiters
-            failedCompletions += other.failedCompletions
-            greeted += other.greeted
         }
 
         /// One command was refused: its requester gets the error now, in order with the rest.
@@ -81,17 +70,21 @@ extension RoomsService {
             outbox.close(client.handle, code: WebSocketCloseCode.internalError, reason: "could not start the session, try again later")
         }
 
-        /// The whole batch failed to commit: nothing it would have sent is true, so send errors instead.
-        mutating func failAll(with error: RoomError) {
-            var errors = Outbox()
-            for (client, tid, type) in waiters {
-                errors.reply(ProtocolFrame.error(tid: tid, error, requestType: type), to: client.handle)
-            }
-            outbox = errors
-            for client in greeted { refuseSession(client, with: error) }
-            greeted = []
-            completions = failedCompletions.map { fail in { fail(error) } }
+        /// The whole batch failed to commit: nothing it would have sent is true. Every command of it is answered
+        /// with `error` instead, in order, whether it ran, was refused, or never ran (the transaction could not
+        /// begin: PostgreSQL unreachable): a request gets an error reply, a connection its refusal, an operation
+        /// its failure. Closes asked for still happen.
+        mutating func failAll(_ commands: [Command], with error: RoomError) {
+            outbox = Outbox()
+            completions = []
             notices = []
+            for command in commands {
+                if case .closeAfterReplies(let client, let code, let reason) = command {
+                    outbox.close(client.handle, code: code, reason: reason)
+                } else {
+                    fail(command, with: error)
+                }
+            }
         }
     }
 }

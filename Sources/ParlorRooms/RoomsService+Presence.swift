@@ -14,7 +14,6 @@ extension RoomsService {
             "media": mediaJSON,
         ]
         step.batch.send(ProtocolFrame.event(.sessionSuccess, ["body": body]), to: client)
-        step.batch.greeted.append(client)
     }
 
     /// A connection closed without leaving: each of its rooms where the user has no other connection starts the

@@ -198,7 +198,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
             // The commit failed: nothing of this batch happened. Tell everyone waiting, and re-read the rooms it touched.
             logger.error("rooms batch failed to commit", ["error": "\(error)", "commands": String(commands.count)])
             batch.roomsToReload.formUnion(batch.touchedRooms)
-            batch.failAll(with: roomError(for: error))
+            batch.failAll(commands, with: roomError(for: error))
             // Those that ran, the one that ended the transaction, and those that never ran.
             retries += retriesIfTheBatchFails + [inProgress].compactMap { $0 }
                 + commands[started...].compactMap { retryOnFailure(of: $0) }

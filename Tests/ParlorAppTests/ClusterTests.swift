@@ -15,7 +15,7 @@ import Testing
     /// A node on `url`: the JWT secret is the database's, so a token from one node is valid on every node.
     private static let admin = "admin-token-for-cluster-tests-0123456789"
 
-    private static func node(_ url: PostgresURL, lease: Double = 5, grace: Double = 5,
+    static func node(_ url: PostgresURL, lease: Double = 5, grace: Double = 5,
                              _ configure: (inout AppConfiguration) -> Void = { _ in }) throws -> ParlorApplication {
         var configuration = AppConfiguration.testing()
         configuration.adminToken = admin
