@@ -224,6 +224,8 @@ extension RoomsService {
                 guard let claimed = try transaction.claimMembership(roomID: roomID, userID: userID, at: clock.now()),
                       room.member(claimed.memberID) != nil else { continue }
                 try transaction.setDisconnected(memberID: claimed.memberID, since: nil)
+                // The takeover removed this node's attachments: recorded again (RoomsService+ClusterAttachments.swift).
+                try (transaction as? any ClusterAttachmentTransaction)?.recordAttachment(memberID: claimed.memberID)
                 if let timer = room.member(claimed.memberID)?.dropTimer { clock.cancel(timer) }
                 room.update(claimed.memberID) {
                     $0.disconnectedAt = nil

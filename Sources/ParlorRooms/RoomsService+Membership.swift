@@ -16,7 +16,7 @@ extension RoomsService {
         if let existing = room.member(forUser: caller.user.id) {
             // Idempotent: the same member back, no second member:joined. A member waiting out its grace period is back.
             if existing.disconnectedAt != nil { try markPresent(existing.id, in: room, &step) }
-            attach(caller.client, to: room)
+            try attach(caller.client, to: room, member: existing.id, &step)
             step.batch.reply(to: caller, .conversationJoin, encodedBody: joinReply(room, memberID: existing.id))
             return
         }
@@ -34,7 +34,7 @@ extension RoomsService {
         try assignInitialRole(caller.user, in: room, &step)
         room.emptySince = nil
         if let timer = room.ttlTimer { clock.cancel(timer); room.ttlTimer = nil }
-        attach(caller.client, to: room)
+        try attach(caller.client, to: room, member: member.id, &step)
         step.batch.reply(to: caller, .conversationJoin, encodedBody: joinReply(room, memberID: member.id))
         broadcast(event, in: room, &step)
         step.batch.notices.append(.memberJoined(room: room.summary, member: member.summary, eventID: event.id))

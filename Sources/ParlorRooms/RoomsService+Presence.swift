@@ -16,8 +16,8 @@ extension RoomsService {
         step.batch.send(ProtocolFrame.event(.sessionSuccess, ["body": body]), to: client)
     }
 
-    /// A connection closed without leaving: each of its rooms where the user has no other connection starts the
-    /// grace period; the member drops only if no connection of the user is back when it ends.
+    /// A connection closed without leaving: each of its rooms where the user has no other connection (on any node)
+    /// starts the grace period; the member drops only if no connection of the user is back when it ends.
     func clientDisconnected(_ client: ClientRef, _ step: inout Step) throws {
         loop.assertInLoop()
         guard let clientState = state.clients.removeValue(forKey: client.handle) else { return }
@@ -29,10 +29,8 @@ extension RoomsService {
         for roomID in clientState.rooms {
             guard let room = state.rooms[roomID], let member = room.member(forUser: client.user.id) else { continue }
             if room.detach(client.handle, user: client.user.id) { continue }
-            try step.store.setDisconnected(memberID: member.id, since: now)
             step.batch.touchedRooms.insert(roomID)
-            room.update(member.id) { $0.disconnectedAt = now }
-            scheduleDrop(member.id, in: room, after: configuration.gracePeriod)
+            try lastConnectionDetached(member, in: room, at: now, &step)
         }
     }
 
@@ -88,7 +86,7 @@ extension RoomsService {
             }
             if member.disconnectedAt != nil { try markPresent(member.id, in: room, &step) }
             step.batch.touchedRooms.insert(cid)
-            attach(caller.client, to: room)
+            try attach(caller.client, to: room, member: member.id, &step)
             resumed.append(["cid": .string(cid), "member_id": .string(member.id), "last_event_id": JSONValue(room.lastEventID)])
             replay += missed.items.map(ProtocolFrame.event)
         }

@@ -61,6 +61,12 @@ extension RoomsService {
             guard let room = state.rooms[roomID], let member = room.member(forUser: settlement.userID),
                   room.connections(of: settlement.userID).isEmpty else { continue }
             step.batch.touchedRooms.insert(roomID)
+            if cluster != nil {
+                // This node's attachment goes too; another node may still have the member attached (then it stays).
+                // A drop already due comes from the timer, in the next batch, by the node holding the member.
+                try lastConnectionDetached(member, in: room, at: member.disconnectedAt ?? settlement.awaySince, &step)
+                continue
+            }
             if now >= dueAt {
                 guard try clusterAllowsDrop(member.id, &step) else { continue }
                 try end(member, in: room, reason: .dropped, &step)

@@ -37,22 +37,38 @@ extension PostgresRoomTransaction: ClusterTransaction {
             """, [.text(nodeID), .integer(lease)])
     }
 
+    /// Two statements: the nodes' rows are deleted first (waiting for any batch that holds one while handing it a
+    /// member), so the second statement's snapshot sees what such batches committed. A member that another live node
+    /// has attached goes to that node, present (RoomsService+ClusterAttachments.swift); the others to this one, away.
     func takeOverExpiredNodes(at time: Int64) throws -> [TakenMember] {
-        try db.query("""
-            WITH dead AS (DELETE FROM nodes WHERE id <> $1 AND lease_until < \(Self.databaseNow) RETURNING id),
+        let dead = try db.query("DELETE FROM nodes WHERE id <> $1 AND lease_until < \(Self.databaseNow) RETURNING id", [.text(nodeID)])
+            .compactMap { $0.string("id") }
+        guard !dead.isEmpty else { return [] }
+        return try db.query("""
+            WITH dead AS (SELECT unnest(string_to_array($3, ' ')) AS id),
                  ended AS (UPDATE sessions SET ended_at = $2 WHERE ended_at IS NULL AND node_id IN (SELECT id FROM dead) RETURNING id),
-                 unsent AS (DELETE FROM signals WHERE node_id IN (SELECT id FROM dead) RETURNING id)
-            UPDATE members SET node_id = $1, disconnected_at = COALESCE(disconnected_at, $2)
-            WHERE state = 'JOINED' AND node_id IN (SELECT id FROM dead)
-            RETURNING id, room_id, disconnected_at
-            """, [.text(nodeID), .integer(time)]).map { row in
+                 unsent AS (DELETE FROM signals WHERE node_id IN (SELECT id FROM dead) RETURNING id),
+                 detached AS (DELETE FROM member_attachments WHERE node_id IN (SELECT id FROM dead) RETURNING member_id),
+                 heirs AS (
+                     SELECT m.id, (SELECT min(a.node_id) FROM member_attachments a JOIN nodes n ON n.id = a.node_id
+                                   WHERE a.member_id = m.id AND n.lease_until >= \(Self.databaseNow)
+                                   AND a.node_id NOT IN (SELECT id FROM dead)) AS heir
+                     FROM members m WHERE m.state = 'JOINED' AND m.node_id IN (SELECT id FROM dead)),
+                 taken AS (
+                     UPDATE members m SET node_id = COALESCE(h.heir, $1),
+                                          disconnected_at = CASE WHEN h.heir IS NULL THEN COALESCE(m.disconnected_at, $2) END
+                     FROM heirs h WHERE m.id = h.id
+                     RETURNING m.id, m.room_id, m.node_id, m.disconnected_at)
+            SELECT id, room_id, disconnected_at FROM taken WHERE node_id = $1 AND disconnected_at IS NOT NULL
+            """, [.text(nodeID), .integer(time), .text(dead.joined(separator: " "))]).map { row in
             TakenMember(memberID: row.string("id") ?? "", roomID: row.string("room_id") ?? "", disconnectedAt: row.int("disconnected_at") ?? time)
         }
     }
 
     func claimMembership(roomID: String, userID: String, at time: Int64) throws -> (memberID: String, disconnectedAt: Int64?)? {
         guard let row = try db.queryOne("""
-            UPDATE members SET disconnected_at = CASE WHEN node_id = $3 THEN disconnected_at ELSE COALESCE(disconnected_at, $4) END,
+            UPDATE members SET disconnected_at = CASE WHEN node_id = $3 OR \(Self.attachedOnAnotherLiveNode(nodeParameter: 3))
+                                                      THEN disconnected_at ELSE COALESCE(disconnected_at, $4) END,
                                node_id = $3
             WHERE room_id = $1 AND user_id = $2 AND state = 'JOINED' RETURNING id, disconnected_at
             """, [.text(roomID), .text(userID), .text(nodeID), .integer(time)]) else { return nil }
@@ -73,7 +89,7 @@ extension PostgresRoomTransaction: ClusterTransaction {
     func mayDrop(memberID: String, disconnectedAtOrBefore time: Int64) throws -> Bool {
         try db.queryOne("""
             SELECT 1 AS found FROM members WHERE id = $1 AND state = 'JOINED' AND (node_id IS NULL OR node_id = $2)
-            AND disconnected_at IS NOT NULL AND disconnected_at <= $3
+            AND disconnected_at IS NOT NULL AND disconnected_at <= $3 AND NOT \(Self.attachedOnAnotherLiveNode(nodeParameter: 2))
             """, [.text(memberID), .text(nodeID), .integer(time)]) != nil
     }
 

@@ -50,6 +50,7 @@ extension PostgresRoomTransaction {
             UPDATE members SET state = 'LEFT', left_at = $1, left_reason = $2, disconnected_at = NULL
             WHERE id = $3 AND state = 'JOINED'
             """, [.integer(time), .text(reason.rawValue), .text(memberID)])
+        try db.run("DELETE FROM member_attachments WHERE member_id = $1", [.text(memberID)])
     }
 
     /// Present again: this node holds the member from now on. Away: only if this node (or none) holds it, so a
