@@ -110,7 +110,8 @@ public final class UserDirectory: Sendable {
             let found = try users.findOrInsert(handle: name, newID: Identifier.make(Identifier.user), now: now)
             var own = found.status
             if own.blockedUntil > now { throw Blocked(until: own.blockedUntil) }
-            if !isLive(own.user.id) {
+            // In live use here (a session or a membership), or with a session on another node of the database.
+            if !isLive(own.user.id), try !users.hasSessionOnLiveNode(userID: own.user.id) {
                 // Anyone may take a name nobody is using; whoever held it before keeps nothing: their claim and tokens end.
                 let handedOver = found.hasClaim
                 if handedOver { own.tokensValidAfter = now }

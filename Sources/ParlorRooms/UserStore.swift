@@ -22,4 +22,11 @@ public protocol UserStoreTransaction {
     func setClaim(userID: String, claimHash: String, tokensValidAfter: Int64) throws
     /// Sets the revocation and block times of user `id` and of every user shown as `displayName`; returns them.
     func revoke(userID: String, displayName: String, tokensValidAfter: Int64, blockedUntil: Int64) throws -> [UserDirectory.UserStatus]
+    /// Whether the user has a WebSocket session open on any live node sharing the store (several nodes on one
+    /// database). A single process knows its own sessions without asking: false there.
+    func hasSessionOnLiveNode(userID: String) throws -> Bool
+}
+
+extension UserStoreTransaction {
+    public func hasSessionOnLiveNode(userID: String) throws -> Bool { false }
 }

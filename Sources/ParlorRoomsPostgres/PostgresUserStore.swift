@@ -59,6 +59,15 @@ public struct PostgresUserStore: UserStore {
             return revoked
         }
 
+        /// A session whose node stopped or died does not count: a stopped node gave up its lease, a dead one's
+        /// sessions end with its takeover.
+        func hasSessionOnLiveNode(userID: String) throws -> Bool {
+            try db.queryOne("""
+                SELECT 1 AS found FROM sessions s JOIN nodes n ON n.id = s.node_id
+                WHERE s.user_id = $1 AND s.ended_at IS NULL AND n.lease_until >= \(PostgresRoomTransaction.databaseNow) LIMIT 1
+                """, [.text(userID)]) != nil
+        }
+
         /// Other nodes forget what they cached about the user once this commits (PostgresClusterLink).
         private func notify(_ prefix: String, _ userID: String) throws {
             try db.run("SELECT pg_notify('\(PostgresClusterLink.channel)', $1::text)", [.text(prefix + userID)])
