@@ -89,10 +89,25 @@ extension RoomsService {
                     room.add(member)
                     for handle in previous?.connections(of: record.user.id) ?? [] { room.attach(handle, user: record.user.id) }
                 }
+                for handle in previous?.watchers ?? [] { room.watch(handle) }
                 state.rooms[roomID] = room
             }
+            state.staleRooms.subtract(roomIDs)
         } catch {
             logger.error("could not reload rooms after a failed write", ["error": "\(error)"])
+            state.staleRooms.formUnion(roomIDs)
         }
+    }
+
+    /// Before a batch: the rooms a failed re-read left stale are read again (until the database answers), so no
+    /// command decides on a member that was never stored. Their live users and media follow.
+    func reloadStaleRooms() {
+        loop.assertInLoop()
+        guard !state.staleRooms.isEmpty else { return }
+        let stale = state.staleRooms
+        reload(stale)
+        guard state.staleRooms.isEmpty else { return }
+        if media != nil { syncMedia(stale) }
+        syncLiveUsers(stale)
     }
 }

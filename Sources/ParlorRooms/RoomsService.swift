@@ -168,6 +168,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
             return taken
         }
         guard !received.isEmpty else { return }
+        reloadStaleRooms()
         let commands = received.map(\.0)
         var batch = Batch()
         // Presence changes that did not commit, to try again: those whose command failed, and if the whole batch

@@ -14,6 +14,9 @@ final class RoomsState {
     /// Member counts as last published to the metrics, per room, and their sum (RoomsService+Metrics.swift).
     var publishedMemberCounts: [String: Int] = [:]
     var publishedMemberTotal = 0
+    /// Rooms whose re-read after a failed batch failed too (the database unreachable): memory may be ahead of the
+    /// record (a join that never committed), so they are read again before each batch until it works.
+    var staleRooms: Set<String> = []
     /// With several nodes: per room, the last event id this node's connections were sent (RoomsService+Cluster.swift).
     var clusterDelivered: [String: Int64] = [:]
     /// Rooms brought up to date in the batch in progress, and their cursors from before it (restored if it fails).
