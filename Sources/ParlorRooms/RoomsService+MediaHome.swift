@@ -25,7 +25,10 @@ extension RoomsService {
     func relayOffer(_ sdp: String, to home: String, member: LiveMember, key: MediaSessionKey, for caller: Caller, _ step: inout Step) throws {
         guard let transaction = step.store as? any MediaHomeTransaction else { return }
         // A session here from when this node was the home is over: the room's audio is served elsewhere now.
-        if let id = state.mediaSessionIDs[key] { endMediaSession(id) }
+        if let id = state.mediaSessionIDs[key] {
+            endMediaSession(id)
+            step.batch.mediaRooms.insert(key.roomID)
+        }
         var remote = state.remoteMedia[key]
         if remote?.home != home {
             forgetRemoteMedia(key)
@@ -170,7 +173,8 @@ extension RoomsService {
         var step = Step(store: transaction, batch: Batch())
         do {
             try transaction.withSavepoint {
-                try sync(roomID, lock: true, transaction, &batch)
+                // Caught up, not locked: nothing stored changes here (a lock met mid-batch could deadlock with another node).
+                try sync(roomID, lock: false, transaction, &batch)
                 let room = try openRoom(roomID, &step)
                 guard let member = room.member(forUser: userID), member.id == memberID else { throw RoomError.notJoined(roomID) }
                 let key = MediaSessionKey(.remote(node: origin, token: token), roomID: roomID)

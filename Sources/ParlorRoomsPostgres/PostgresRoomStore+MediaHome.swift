@@ -20,8 +20,11 @@ extension PostgresRoomTransaction: MediaHomeTransaction {
     }
 
     func relayMedia(_ message: [UInt8], roomID: String, to node: String, at time: Int64) throws {
-        try db.run("INSERT INTO media_relay (node_id, room_id, message, created_at) VALUES ($1, $2, $3, $4)",
-                   [.text(node), .text(roomID), .blob(message), .integer(time)])
+        // Nothing for a node whose row is gone (taken over): it would never take it.
+        guard try db.run("""
+            INSERT INTO media_relay (node_id, room_id, message, created_at)
+            SELECT $1::text, $2::text, $3::bytea, $4::bigint WHERE EXISTS (SELECT 1 FROM nodes WHERE id = $1::text)
+            """, [.text(node), .text(roomID), .blob(message), .integer(time)]) > 0 else { return }
         try notifyMedia(.relayed(node: node))
     }
 
