@@ -10,9 +10,6 @@ import ParlorProtocol
 /// Who may send is the home's decision from its copy of the room, which catch-up keeps current (a mute on any node
 /// is an event). On one node, or SQLite, none of this runs: the home is always this node.
 extension RoomsService {
-    /// How long a relayed offer waits for the home's answer before the client is told to try again.
-    static let mediaRelayTimeout = TimeSpan.seconds(10)
-
     /// The room's media home when it is another node (chosen now if the room has none, or a dead one); nil: here.
     func remoteMediaHome(of roomID: String, _ step: inout Step) throws -> String? {
         guard cluster != nil, let transaction = step.store as? any MediaHomeTransaction else { return nil }
@@ -42,7 +39,7 @@ extension RoomsService {
         try transaction.relayMedia(message.encoded(), roomID: key.roomID, to: home, at: clock.now())
         state.remoteMedia[key] = remote
         state.remoteMediaByToken[remote.token] = key
-        let timer = clock.schedule(after: Self.mediaRelayTimeout) { [weak self] in
+        let timer = clock.schedule(after: configuration.mediaRelayTimeout) { [weak self] in
             self?.submit(.cluster(.mediaHome(.timedOut(request: request))))
         }
         state.pendingMediaOffers[request] = PendingMediaOffer(caller: caller, key: key, timer: timer)

@@ -9,8 +9,9 @@ import Testing
 /// its media home, so members whose WebSockets are on different nodes hear each other. Real parts: the test
 /// process's PostgreSQL, servers on port 0 sharing a database, and in-process media clients over real UDP.
 @Suite struct MediaHomeTests {
-    private static func node(_ url: PostgresURL) throws -> ParlorApplication {
+    private static func node(_ url: PostgresURL, relayTimeout: Double = 10) throws -> ParlorApplication {
         var configuration = AppConfiguration.testing()
+        configuration.rooms.mediaRelayTimeout = .seconds(relayTimeout)
         configuration.databasePath = url.string
         configuration.jwtSecret = nil
         configuration.dataDirectory = NSTemporaryDirectory() + "/parlor-unused-\(UUID().uuidString)"
@@ -161,6 +162,57 @@ import Testing
             try alice.media?.send(after, level: 40)
             let received = try #require(try bob.media?.waitForPacket { $0.payload == after })
             #expect(received.last?.payload == after)
+        }
+    }
+
+    /// media:close and a leave on a node that is not the home end the speaker's session there: the listener's slot
+    /// empties and the home has one session left.
+    @Test func aCloseOrALeaveOnAnotherNodeEndsTheSessionAtTheHome() throws {
+        let url = try TestPostgres.shared().makeDatabase()
+        let nodes = try (0..<2).map { _ in try Self.node(url) }
+        defer { nodes.forEach { $0.shutdown() } }
+        try Self.withMediaLoop { loop in
+            let room = try createRoom(nodes[0])
+            let alice = try Member(nodes[0], "alice", in: room, speaker: true)
+            let bob = try Member(nodes[1], "bob", in: room, speaker: false)
+            defer { [alice, bob].forEach { $0.media?.close() } }
+            try bob.offer(room, loop: loop, sends: false)  // node 1 is the home
+            try alice.offer(room, loop: loop, sends: true)
+            _ = try SFUTests.slots(bob.socket, room, carrying: alice.id)
+            #expect(nodes[1].media?.onLoop { $0.sessionCount } == 2)
+            #expect(nodes[0].media?.onLoop { $0.sessionCount } == 0, "the speaker's node forwards nothing itself")
+
+            _ = try alice.socket.call("media:close", ["cid": room])
+            _ = try SFUTests.slots(bob.socket, room, carrying: nil)
+            #expect(nodes[1].media?.onLoop { $0.sessionCount } == 1)
+
+            try alice.offer(room, loop: loop, sends: true)
+            _ = try SFUTests.slots(bob.socket, room, carrying: alice.id)
+            _ = try alice.socket.call("conversation:leave", ["cid": room])
+            _ = try SFUTests.slots(bob.socket, room, carrying: nil)
+            #expect(nodes[1].media?.onLoop { $0.sessionCount } == 1)
+        }
+    }
+
+    /// A home that holds a lease but never answers (here a node row with no process behind it): the relayed offer
+    /// is refused with server:error:unavailable when the timer runs out, not left waiting.
+    @Test func aRelayedOfferTheHomeNeverAnswersIsRefused() throws {
+        let url = try TestPostgres.shared().makeDatabase()
+        let node = try Self.node(url, relayTimeout: 0.5)
+        defer { node.shutdown() }
+        try Self.withMediaLoop { loop in
+            let room = try createRoom(node)
+            let admin = try PostgresConnection(url: url)
+            _ = try admin.run("INSERT INTO nodes (id, started_at, lease_until) VALUES ('NODE-silent', 0, 9000000000000000)")
+            _ = try admin.run("UPDATE rooms SET media_node = 'NODE-silent' WHERE id = $1", [.text(room)])
+            let alice = try Member(node, "alice", in: room, speaker: true)
+            let media = try MediaTestClient(loop: loop, slots: 3, sends: true)
+            defer { media.close() }
+            let reply = try alice.socket.request("media:offer", ["cid": room, "sdp": media.offer])
+            #expect(reply["type"] as? String == "error")
+            #expect((reply["body"] as? [String: Any])?["code"] as? String == "server:error:unavailable")
+            #expect(try admin.queryOne("SELECT COUNT(*) AS n FROM media_relay WHERE node_id = 'NODE-silent'")?.int("n") == 1)
+            #expect(node.media?.onLoop { $0.sessionCount } == 0)
         }
     }
 }
