@@ -22,7 +22,7 @@ import Testing
 
     /// A member on some node: its WebSocket, and its peer connection once it offered.
     private final class Member {
-        let socket: TestWebSocket
+        var socket: TestWebSocket
         let id: String
         var media: MediaTestClient?
         var answer = ""
@@ -213,6 +213,39 @@ import Testing
             #expect((reply["body"] as? [String: Any])?["code"] as? String == "server:error:unavailable")
             #expect(try admin.queryOne("SELECT COUNT(*) AS n FROM media_relay WHERE node_id = 'NODE-silent'")?.int("n") == 1)
             #expect(node.media?.onLoop { $0.sessionCount } == 0)
+        }
+    }
+
+    /// A listener whose WebSocket moves from another node to the home offers again from the same peer connection:
+    /// the home hands it the session it had through the other node (same slots, DTLS goes on), and audio goes on.
+    @Test func aListenerWhoseWebSocketMovesToTheHomeKeepsItsSession() throws {
+        let url = try TestPostgres.shared().makeDatabase()
+        let nodes = try (0..<2).map { _ in try Self.node(url) }
+        defer { nodes.forEach { $0.shutdown() } }
+        try Self.withMediaLoop { loop in
+            let room = try createRoom(nodes[0])
+            let alice = try Member(nodes[0], "alice", in: room, speaker: true)
+            let bob = try Member(nodes[1], "bob", in: room, speaker: false)
+            defer { [alice, bob].forEach { $0.media?.close() } }
+            try alice.offer(room, loop: loop, sends: true)  // node 0 is the home
+            try bob.offer(room, loop: loop, sends: false)
+            _ = try SFUTests.slots(bob.socket, room, carrying: alice.id)
+            let first = SFUTests.payload("through node 1")
+            try alice.media?.send(first, level: 40)
+            try bob.media?.waitForPacket { $0.payload == first }
+
+            // The same user (a token of node 1 is valid on node 0) on a new connection; the old one closes.
+            bob.socket = try TestWebSocket(port: nodes[0].port, token: try token(nodes[1], "bob"))
+            _ = try bob.socket.join(room)
+            let media = try #require(bob.media)
+            let reply = try bob.socket.call("media:offer", ["cid": room, "sdp": media.offer])
+            let slots = reply["slots"] as? [[String: Any]] ?? []
+            #expect(slots.contains { $0["member_id"] as? String == alice.id }, "the renegotiation keeps the slots")
+            #expect(nodes[0].media?.onLoop { $0.sessionCount } == 2)
+            let second = SFUTests.payload("now on the home")
+            try alice.media?.send(second, level: 40)
+            let received = try media.waitForPacket { $0.payload == second }
+            #expect(received.map(\.payload) == [first, second])
         }
     }
 }
