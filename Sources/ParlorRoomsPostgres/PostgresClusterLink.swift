@@ -53,6 +53,7 @@ public final class PostgresClusterLink: ClusterLink, @unchecked Sendable {  // `
                 failing.withLock { $0 = false }
                 handler(.resync)
                 handler(.signals)
+                handler(.mediaHome(.relayed(node: nodeID)))
             },
             periodic: { connection in
                 // The heartbeat (again a row if a survivor took this node over while it was unreachable).
