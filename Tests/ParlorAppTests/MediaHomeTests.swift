@@ -2,6 +2,7 @@ import Foundation
 import ParlorApp
 import ParlorLoop
 import ParlorPostgres
+import ParlorRooms
 import PostgresTestCluster
 import Testing
 
@@ -246,6 +247,22 @@ import Testing
             try alice.media?.send(second, level: 40)
             let received = try media.waitForPacket { $0.payload == second }
             #expect(received.map(\.payload) == [first, second])
+        }
+    }
+
+    /// The NOTIFY payloads read back as sent; a relay for another node and malformed payloads are not ours.
+    @Test func mediaHomeNotificationsReadBackAsSent() throws {
+        let signals: [MediaHomeSignal] = [.relayed(node: "NODE-a"), .speaking(home: "NODE-b", roomID: "RM-1", memberID: "MEM-2", on: true),
+                                          .speaking(home: "NODE-b", roomID: "RM-1", memberID: "MEM-2", on: false),
+                                          .restart(home: "NODE-b", roomID: "RM-1")]
+        for signal in signals {
+            let payload = try #require(signal.payload)
+            #expect(MediaHomeSignal(payload: payload, nodeID: "NODE-a") == signal)
+        }
+        #expect(MediaHomeSignal(payload: "media relay NODE-a", nodeID: "NODE-other") == nil)
+        #expect(MediaHomeSignal.timedOut(request: 1).payload == nil)
+        for malformed in ["media", "media speaking NODE-b RM-1", "media restart", "RM-1 4", "media nonsense NODE-a"] {
+            #expect(MediaHomeSignal(payload: malformed, nodeID: "NODE-a") == nil, "\(malformed)")
         }
     }
 }
