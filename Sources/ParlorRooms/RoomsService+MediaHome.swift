@@ -70,9 +70,12 @@ extension RoomsService {
         }
     }
 
-    /// At the home: a speaking change goes to every other node's connections too.
+    /// At the home: a speaking change goes to every other node's connections too, when some session of the room
+    /// came through another node (otherwise nobody there hears the room: no NOTIFY on a lone node).
     func announceSpeaking(_ memberID: String, on: Bool, in roomID: String, _ step: inout Step) throws {
         guard cluster != nil, let transaction = step.store as? any MediaHomeTransaction else { return }
+        let relayed = state.mediaSessionsByRoom[roomID]?.contains { state.mediaSessions[$0]?.key.handle == nil } ?? false
+        guard relayed else { return }
         try transaction.notifyMedia(.speaking(home: transaction.nodeID, roomID: roomID, memberID: memberID, on: on))
     }
 
