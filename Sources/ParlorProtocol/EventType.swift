@@ -20,6 +20,8 @@ public enum EventType: CaseIterable, Sendable, RawRepresentable {
     case rtcIce
     /// Which member each receive slot of this connection's media session carries (--media sfu); never stored.
     case mediaSlots
+    /// The room's media home (the node serving its audio) stopped: offer again (--media sfu, several nodes).
+    case mediaRestart
     /// A member raised or lowered its hand (stored).
     case memberHand
     /// A member's role changed (stored); spelled like the request that causes it.
@@ -45,6 +47,7 @@ public enum EventType: CaseIterable, Sendable, RawRepresentable {
         case .rtcAnswer: RequestType.rtcAnswer.rawValue
         case .rtcIce: RequestType.rtcIce.rawValue
         case .mediaSlots: "media:slots"
+        case .mediaRestart: "media:restart"
         case .memberHand: "member:hand"
         case .memberRole: RequestType.memberRole.rawValue
         case .roomLocked: "room:locked"

@@ -7,6 +7,8 @@ public struct RoomsConfiguration: Sendable {
     /// With several nodes on one database: how long a node's lease lasts after its last heartbeat (one every third
     /// of it). A node silent for longer is taken over: its members are away from then, and drop after the grace period.
     public var nodeLease = TimeSpan.seconds(15)
+    /// With several nodes: how long a media:offer relayed to the room's media home waits for its answer.
+    public var mediaRelayTimeout = TimeSpan.seconds(10)
     /// Seconds an empty room is kept when it does not say (the tutorial's 300).
     public var defaultRoomTTL: Int64 = 300
     public var defaultPageSize = 100

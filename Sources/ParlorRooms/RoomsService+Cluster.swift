@@ -43,7 +43,8 @@ extension RoomsService {
             return ([], false, nil)
         case .cluster(.roomChanged(let roomID)):
             return ([roomID], false, nil)
-        case .cluster(.resync), .cluster(.nodesExpired), .cluster(.signals), .cluster(.userChanged), .cluster(.leaseLost):
+        case .cluster(.resync), .cluster(.nodesExpired), .cluster(.signals), .cluster(.userChanged), .cluster(.leaseLost),
+             .cluster(.mediaHome):
             return ([], false, nil)  // handled in prepare(forCluster:)
         }
     }
@@ -73,6 +74,9 @@ extension RoomsService {
             try resync(transaction, &batch)
         case .cluster(.nodesExpired):
             try takeOver(transaction, &batch)
+            try releaseMediaHomes(transaction, &batch)
+        case .cluster(.mediaHome(let signal)):
+            try handleMediaHome(signal, transaction, &batch)
         case .cluster(.signals):
             try deliverSignals(transaction, &batch)
         case .cluster(.leaseLost):
@@ -123,7 +127,7 @@ extension RoomsService {
 
     /// Brings one room up to date: delivers the events committed since what this node delivered, to the connections
     /// attached here, and reloads the room when its record moved on (or loads it, or forgets it once closed).
-    private func sync(_ roomID: String, lock: Bool, _ transaction: any ClusterTransaction, _ batch: inout Batch) throws {
+    func sync(_ roomID: String, lock: Bool, _ transaction: any ClusterTransaction, _ batch: inout Batch) throws {
         let live = state.rooms[roomID]
         guard let head = try transaction.roomHead(id: roomID, lock: lock) else { return }
         defer { state.clusterSynced.insert(roomID) }
@@ -327,6 +331,7 @@ extension RoomsService {
                 throw RoomError(.serverInternal, "this store cannot be shared by several nodes")
             }
             try transaction.registerNode(lease: lease)
+            try registerMediaAddress(transaction)
             try limitStoredRooms(transaction)
             let rooms = try transaction.openRoomStates().map { stored in
                 (stored, try transaction.stage(roomID: stored.record.id, at: now), try transaction.presence(roomID: stored.record.id))

@@ -13,15 +13,27 @@ extension RoomsService {
         return ["mode": .string(MediaMode.sfu.rawValue), "slots": JSONValue(media.configuration.slots)]
     }
 
-    /// media:offer: answers the client's offer and opens (or replaces) this connection's session in the room.
+    /// media:offer: answers the client's offer and opens (or replaces) this connection's session in the room, or,
+    /// with several nodes, relays it to the room's media home when that is another node (RoomsService+MediaHome.swift).
     func offerMedia(_ sdp: String, cid: String, for caller: Caller, _ step: inout Step) throws {
         loop.assertInLoop()
-        guard let media else { throw RoomError(.requestUnknownType, "this server forwards no audio (--media mesh): use rtc:* signalling") }
+        guard media != nil else { throw RoomError(.requestUnknownType, "this server forwards no audio (--media mesh): use rtc:* signalling") }
         let room = try openRoom(cid, &step)
         guard let member = room.member(forUser: caller.user.id), room.connections(of: caller.user.id).contains(caller.client.handle) else {
             throw RoomError.notJoined(cid)
         }
         let key = MediaSessionKey(handle: caller.client.handle, roomID: cid)
+        if let home = try remoteMediaHome(of: cid, &step) { return try relayOffer(sdp, to: home, member: member, key: key, for: caller, &step) }
+        forgetRemoteMedia(key)
+        let body = try answerOffer(sdp, key: key, member: member, in: room, &step)
+        step.batch.reply(to: caller, .mediaOffer, body: body)
+    }
+
+    /// Answers an offer of `member` from the connection `key` (here, or relayed by another node) and opens (or
+    /// replaces) its session; returns media:offer's reply body.
+    func answerOffer(_ sdp: String, key: MediaSessionKey, member: LiveMember, in room: LiveRoom, _ step: inout Step) throws -> JSONValue {
+        guard let media else { throw RoomError(.requestUnknownType, "this server forwards no audio (--media mesh)") }
+        let cid = room.id
         let offer: SessionDescription
         do {
             offer = try SessionDescription(parsing: sdp)
@@ -30,7 +42,7 @@ extension RoomsService {
         }
         // This connection's session, or the member's session from a connection that is gone when the offer comes
         // from the same RTCPeerConnection (its certificate): a client that reconnected renegotiates it, keeping DTLS.
-        let id = state.mediaSessionIDs[key] ?? detachedSession(of: member, in: room, fingerprint: offer.remoteFingerprint)
+        let id = state.mediaSessionIDs[key] ?? detachedSession(of: member, in: room, fingerprint: offer.remoteFingerprint, for: key)
             ?? state.nextMediaSessionID
         let maySend = StageRules.mayEnableAudio(room.role(of: member.user.id))
         let answer: (sdp: String, setup: MediaSessionSetup)
@@ -53,24 +65,28 @@ extension RoomsService {
         // Now, not after the commit: a leave later in this batch must find the session open to close it.
         media.open(answer.setup)
         step.batch.mediaRooms.insert(cid)
-        step.batch.reply(to: caller, .mediaOffer, body: ["sdp": .string(answer.sdp), "slots": Self.json(slots)])
+        return ["sdp": .string(answer.sdp), "slots": Self.json(slots)]
     }
 
-    /// Whether a member of the room has a media session there (its audio goes through the forwarding unit).
+    /// Whether a member of the room has a media session there (its audio goes through the forwarding unit), here
+    /// or, from one of this node's connections, at the room's media home.
     func hasMediaSession(_ memberID: String, in roomID: String) -> Bool {
         loop.assertInLoop()
-        return state.mediaSessionsByRoom[roomID]?.contains { state.mediaSessions[$0]?.memberID == memberID } ?? false
+        if state.mediaSessionsByRoom[roomID]?.contains(where: { state.mediaSessions[$0]?.memberID == memberID }) == true { return true }
+        return state.remoteMedia.contains { $0.key.roomID == roomID && $0.value.memberID == memberID }
     }
 
     /// media:close: ends this connection's session in the room; nothing to end is not an error.
     func closeMedia(cid: String, for caller: Caller, _ step: inout Step) throws {
         loop.assertInLoop()
         guard media != nil else { throw RoomError(.requestUnknownType, "this server forwards no audio (--media mesh)") }
-        if let id = state.mediaSessionIDs[MediaSessionKey(handle: caller.client.handle, roomID: cid)] { endMediaSession(id) }
+        let key = MediaSessionKey(handle: caller.client.handle, roomID: cid)
+        if let id = state.mediaSessionIDs[key] { endMediaSession(id) }
+        try closeRemoteMedia(key, &step)
         step.batch.reply(to: caller, .mediaClose, body: .object([:]))
     }
 
-    private func endMediaSession(_ id: UInt64) {
+    func endMediaSession(_ id: UInt64) {
         guard let record = state.mediaSessions.removeValue(forKey: id) else { return }
         state.mediaSessionIDs[record.key] = nil
         state.mediaSessionsByRoom[record.key.roomID]?.remove(id)
@@ -78,14 +94,24 @@ extension RoomsService {
         media?.close(session: id)
     }
 
-    /// A session of `member` in `room` whose connection is no longer attached there, offered from the peer
-    /// connection with `fingerprint`.
-    private func detachedSession(of member: LiveMember, in room: LiveRoom, fingerprint: DTLSFingerprint?) -> UInt64? {
+    /// A session of `member` in `room` whose connection is no longer attached there (or is another node's),
+    /// offered from the peer connection with `fingerprint`, other than `key`'s.
+    private func detachedSession(of member: LiveMember, in room: LiveRoom, fingerprint: DTLSFingerprint?, for key: MediaSessionKey) -> UInt64? {
         guard let fingerprint else { return nil }
-        let attached = room.connections(of: member.user.id)
         return state.mediaSessionsByRoom[room.id]?.first { id in
-            guard let record = state.mediaSessions[id] else { return false }
-            return record.memberID == member.id && record.setup.remoteFingerprint == fingerprint && !attached.contains(record.key.handle)
+            guard let record = state.mediaSessions[id], record.key != key else { return false }
+            // Another node's connection: the same peer connection offering again through some node takes it over.
+            let detached = record.key.handle.map { !room.connections(of: record.userID).contains($0) } ?? true
+            return record.memberID == member.id && record.setup.remoteFingerprint == fingerprint && detached
+        }
+    }
+
+    /// Whether the session's connection is attached to the room. Another node's connection counts as attached
+    /// while its member is joined: that node relayed the offer, and only it knows when the connection closes.
+    private func isAttached(_ record: MediaSessionRecord, in room: LiveRoom) -> Bool {
+        switch record.key.connection {
+        case .local(let handle): room.connections(of: record.userID).contains(handle)
+        case .remote: room.member(forUser: record.userID)?.id == record.memberID
         }
     }
 
@@ -96,6 +122,7 @@ extension RoomsService {
     /// they changed.
     func syncMedia(_ roomIDs: Set<String>) {
         loop.assertInLoop()
+        pruneRemoteMedia(roomIDs)
         guard let media, !roomIDs.isEmpty, !state.mediaSessions.isEmpty || !state.mediaSenders.isEmpty else { return }
         for roomID in roomIDs {
             let room = state.rooms[roomID]
@@ -103,7 +130,7 @@ extension RoomsService {
             var liveMembers: Set<String> = []  // members with a session on an attached connection
             if let room {
                 for id in ids {
-                    guard let record = state.mediaSessions[id], room.connections(of: record.userID).contains(record.key.handle) else { continue }
+                    guard let record = state.mediaSessions[id], isAttached(record, in: room) else { continue }
                     liveMembers.insert(record.memberID)
                 }
             }
@@ -111,7 +138,7 @@ extension RoomsService {
                 guard let record = state.mediaSessions[id] else { continue }
                 let valid = room.map { room in
                     guard room.member(forUser: record.userID)?.id == record.memberID else { return false }
-                    return room.connections(of: record.userID).contains(record.key.handle) || !liveMembers.contains(record.memberID)
+                    return isAttached(record, in: room) || !liveMembers.contains(record.memberID)
                 } ?? false
                 if !valid { endMediaSession(id) }
             }
@@ -134,14 +161,22 @@ extension RoomsService {
         switch event {
         case .speaking(let roomID, let memberID, let on):
             guard let room = state.rooms[roomID], let member = room.member(memberID) else { return }
-            if let frame = try applyMedia(.speaking(on), to: member, in: room, &step) { broadcast(frame, in: room, &step) }
+            if let frame = try applyMedia(.speaking(on), to: member, in: room, &step) {
+                broadcast(frame, in: room, &step)
+                try announceSpeaking(memberID, on: on, in: roomID, &step)
+            }
         case .slots(let id, let roomID, let assignments):
             guard let record = state.mediaSessions[id], record.key.roomID == roomID else { return }
             state.mediaSessions[id]?.slots = assignments
-            let frame = ProtocolFrame.message(["type": .string(EventType.mediaSlots.rawValue), "cid": .string(roomID),
-                                               "body": ["slots": Self.json(assignments)]])
-            step.batch.outbox.send(frame, to: record.key.handle)
+            switch record.key.connection {
+            case .local(let handle): step.batch.outbox.send(Self.slotsFrame(roomID, Self.json(assignments)), to: handle)
+            case .remote(let node, let token): try relaySlots(Self.json(assignments), in: roomID, to: node, token: token, &step)
+            }
         }
+    }
+
+    static func slotsFrame(_ roomID: String, _ slots: JSONValue) -> [UInt8] {
+        ProtocolFrame.message(["type": .string(EventType.mediaSlots.rawValue), "cid": .string(roomID), "body": ["slots": slots]])
     }
 
     private static func json(_ slots: [MediaSlotAssignment]) -> JSONValue {

@@ -32,6 +32,13 @@ final class RoomsState {
     var nextMediaSessionID: UInt64 = 1
     /// Per room, the senders last handed to the media loop.
     var mediaSenders: [String: Set<String>] = [:]
+    /// With several nodes: this node's connections whose media session is on another node, the room's media home,
+    /// by connection and room and by the token the home knows them by; relayed offers waiting for the home's
+    /// answer (RoomsService+MediaHome.swift).
+    var remoteMedia: [MediaSessionKey: RemoteMediaSession] = [:]
+    var remoteMediaByToken: [String: MediaSessionKey] = [:]
+    var pendingMediaOffers: [UInt64: PendingMediaOffer] = [:]
+    var nextMediaRelayID: UInt64 = 1
 }
 
 /// A connection's media session in a room, as the rooms thread tracks it.
@@ -47,8 +54,46 @@ struct MediaSessionRecord {
 }
 
 struct MediaSessionKey: Hashable {
-    let handle: ConnectionHandle
+    let connection: MediaConnection
     let roomID: String
+
+    init(handle: ConnectionHandle, roomID: String) {
+        connection = .local(handle)
+        self.roomID = roomID
+    }
+
+    init(_ connection: MediaConnection, roomID: String) {
+        self.connection = connection
+        self.roomID = roomID
+    }
+
+    /// The connection, when it is this node's.
+    var handle: ConnectionHandle? {
+        if case .local(let handle) = connection { return handle }
+        return nil
+    }
+}
+
+/// The WebSocket that offered a media session: on this node, or on another node that relayed the offer to this
+/// one, the room's media home (that node's token for the connection).
+enum MediaConnection: Hashable {
+    case local(ConnectionHandle)
+    case remote(node: String, token: String)
+}
+
+/// A connection of this node whose media session is on another node.
+struct RemoteMediaSession {
+    let token: String
+    let home: String
+    let memberID: String
+    let userID: String
+}
+
+/// A media:offer relayed to the room's media home, until its answer comes back (or the timer gives up).
+struct PendingMediaOffer {
+    let caller: Caller
+    let key: MediaSessionKey
+    let timer: RoomsTimer
 }
 
 /// A connected client as the rooms thread tracks it.

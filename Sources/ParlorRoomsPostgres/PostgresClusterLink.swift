@@ -38,6 +38,10 @@ public final class PostgresClusterLink: ClusterLink, @unchecked Sendable {  // `
                     if payload.dropFirst(Self.signalPrefix.count) == nodeID { handler(.signals) }
                     return
                 }
+                if payload.hasPrefix(MediaHomeSignal.prefix) {
+                    if let signal = MediaHomeSignal(payload: payload, nodeID: nodeID) { handler(.mediaHome(signal)) }
+                    return
+                }
                 for (prefix, revoked) in [(Self.userPrefix, false), (Self.revokePrefix, true)] where payload.hasPrefix(prefix) {
                     handler(.userChanged(String(payload.dropFirst(prefix.count)), revoked: revoked))
                     return
@@ -49,6 +53,7 @@ public final class PostgresClusterLink: ClusterLink, @unchecked Sendable {  // `
                 failing.withLock { $0 = false }
                 handler(.resync)
                 handler(.signals)
+                handler(.mediaHome(.relayed(node: nodeID)))
             },
             periodic: { connection in
                 // The heartbeat (again a row if a survivor took this node over while it was unreachable).

@@ -82,9 +82,16 @@ export class Sfu {
     this.onChange(otherId);
   }
 
-  /** media:slots from the server (rtc:* belongs to the mesh and is not expected here). */
+  /**
+   * media:slots from the server; media:restart: the node serving the room's audio stopped, so a new connection
+   * offers again (another node answers, with its own certificate). rtc:* belongs to the mesh and is not expected here.
+   */
   handle(message) {
     if (message.type === 'media:slots') this.applySlots(message.body?.slots);
+    if (message.type === 'media:restart') {
+      this.restarts = 0;
+      if (this.started) this.renegotiate({ fresh: true });
+    }
   }
 
   isLinked() { return this.pc?.connectionState === 'connected'; }

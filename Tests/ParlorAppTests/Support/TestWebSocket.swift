@@ -81,8 +81,10 @@ final class TestWebSocket {
 
     // MARK: Protocol
 
-    private func receiveJSON() throws -> [String: Any] {
+    /// `deadline`: the server's pings (every 5 s) would otherwise keep a wait for what never comes alive forever.
+    private func receiveJSON(until deadline: Date = .distantFuture) throws -> [String: Any] {
         while true {
+            guard Date() < deadline else { throw TestFailure("the expected message did not arrive within 30 s") }
             switch try nextMessage() {
             case .text(let text):
                 guard let object = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else {
@@ -109,8 +111,9 @@ final class TestWebSocket {
     /// The first queued or arriving message matching `predicate`; others stay queued in order.
     func next(where predicate: ([String: Any]) -> Bool) throws -> [String: Any] {
         if let index = inbox.firstIndex(where: predicate) { return inbox.remove(at: index) }
+        let deadline = Date().addingTimeInterval(30)
         while true {
-            let message = try receiveJSON()
+            let message = try receiveJSON(until: deadline)
             if predicate(message) { return message }
             inbox.append(message)
         }
