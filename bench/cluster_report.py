@@ -79,7 +79,18 @@ def machine_busy():
     return (v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / TICK
 
 
-def sample(parlor, postmaster, generators):
+def pg_commits(psql, port):
+    """Transactions committed in the benchmark's database so far (pg_stat_database; its counters lag ≤ 0.5 s)."""
+    if not psql:
+        return 0
+    out = subprocess.run([psql, "-h", "127.0.0.1", "-p", str(port), "-U", "parlor", "-d", "parlor", "-Atc",
+                          "SELECT xact_commit FROM pg_stat_database WHERE datname = 'parlor'"],
+                         capture_output=True, text=True)
+    return int(out.stdout.strip() or 0)
+
+
+def sample(parlor, postmaster, generators, psql=None, port=0):
+    commits = pg_commits(psql, port)
     pg = {postmaster: proc_cpu(postmaster, children=True) or 0.0}
     kinds = {}
     for child in children_of(postmaster):
@@ -96,7 +107,24 @@ def sample(parlor, postmaster, generators):
         "postgres": {str(p): c for p, c in pg.items()},
         "postgres_cmd": {str(p): k for p, k in kinds.items()},
         "generators": {str(p): proc_cpu(p) or 0.0 for p in generators},
+        "pg_commits": commits,
     }
+
+
+def sample_waits(psql, port, end, counts):
+    """Where the nodes' PostgreSQL backends are, 5 times a second: pg_stat_activity's state and wait event (ClientRead:
+    idle in a transaction, waiting for the node's next statement; Lock: a row lock another node holds; IO/WALSync…)."""
+    query = ("SELECT state || ' ' || coalesce(wait_event_type || ':' || wait_event, 'running'), count(*) "
+             "FROM pg_stat_activity WHERE datname = 'parlor' AND application_name = 'parlor' "
+             "AND pid <> pg_backend_pid() GROUP BY 1")
+    while time.time() < end:
+        out = subprocess.run([psql, "-h", "127.0.0.1", "-p", str(port), "-U", "parlor", "-d", "parlor", "-AtF", "\t", "-c", query],
+                             capture_output=True, text=True)
+        for line in out.stdout.splitlines():
+            key, _, n = line.rpartition("\t")
+            counts[key] = counts.get(key, 0) + int(n)
+        counts["samples"] = counts.get("samples", 0) + 1
+        time.sleep(0.2)
 
 
 def window(args):
@@ -104,7 +132,7 @@ def window(args):
     generators = [int(p) for p in args.generators.split()]
     open(args.go, "w").close()
     time.sleep(args.settle)
-    before = sample(parlor, args.postmaster, generators)
+    before = sample(parlor, args.postmaster, generators, args.psql, args.pg_port)
     loads = [before["loadavg"]]
     end = before["time"] + args.duration
     perf = None
@@ -114,10 +142,20 @@ def window(args):
         perf = subprocess.Popen(["perf", "record", "-F", "499", "-g", "-o", args.perf_out + ".data",
                                  "-p", ",".join(map(str, pids)), "--", "sleep", str(args.perf)],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    waits = {}
+    if args.pg_waits:
+        import threading
+        threading.Thread(target=sample_waits, args=(args.psql, args.pg_port, end, waits), daemon=True).start()
     while time.time() < end:
         time.sleep(min(10, max(0, end - time.time())))
         loads.append(open("/proc/loadavg").read().split()[:3])
-    after = sample(parlor, args.postmaster, generators)
+    after = sample(parlor, args.postmaster, generators, args.psql, args.pg_port)
+    if args.statements_out:  # at once, before the generators' drain and close add their own statements
+        query = ("SELECT calls, round(total_exec_time) AS ms, rows, left(regexp_replace(query, '\\s+', ' ', 'g'), 110) "
+                 "AS query FROM pg_stat_statements ORDER BY calls DESC LIMIT 30")
+        with open(args.statements_out, "w") as f:
+            subprocess.run([args.psql, "-h", "127.0.0.1", "-p", str(args.pg_port), "-U", "parlor", "-d", "parlor", "-c", query],
+                           stdout=f, stderr=subprocess.STDOUT)
     if perf:
         perf.wait()
         report = subprocess.run(["perf", "report", "-i", args.perf_out + ".data", "--no-children", "--sort", "comm,dso,sym",
@@ -126,7 +164,7 @@ def window(args):
         with open(args.perf_out + ".txt", "w") as f:
             f.write(report.stdout)
     json.dump({"before": before, "after": after, "loadavg_samples": loads,
-               "perf_report": (args.perf_out + ".txt") if perf else None}, sys.stdout)
+               "perf_report": (args.perf_out + ".txt") if perf else None, "pg_waits": waits}, sys.stdout)
 
 
 def percentiles(buckets):
@@ -207,6 +245,7 @@ def merge(args):
         "join_rtt": percentiles(hist("join_rtt")),
         "initial_join_rtt": percentiles(hist("initial_join_rtt")),
         "errors": sum(g["errors"] for g in gens),
+        "pg_commits_in_window": a.get("pg_commits", 0) - b.get("pg_commits", 0),
         "error_kinds": [g["error_kinds"] for g in gens if g["errors"]],
         "cpu": {
             "parlor_seconds": parlor_cpu, "parlor_per_node_seconds": node_cpu, "parlor_threads_seconds": threads,
@@ -219,6 +258,9 @@ def merge(args):
         },
         "loadavg_samples": win["loadavg_samples"],
         "perf_report": win.get("perf_report"),
+        # Average number of the nodes' backends in each state during the window (CLUSTER_PG_STATS=1 only).
+        "pg_backends_by_state": {k: v / win["pg_waits"]["samples"] for k, v in win.get("pg_waits", {}).items()
+                                 if k != "samples"} if win.get("pg_waits", {}).get("samples") else {},
     }
     json.dump(out, open(args.out, "w"), indent=1, sort_keys=True)
     print(render([out]))
@@ -241,6 +283,8 @@ def render(runs):
         ("fan-out p50 / p99 ms, same node", lambda r: f"{ms(r['fanout_same_node'], 'p50_ms')} / {ms(r['fanout_same_node'], 'p99_ms')}"),
         ("join round trip p50 / p99 ms", lambda r: f"{ms(r['join_rtt'], 'p50_ms')} / {ms(r['join_rtt'], 'p99_ms')}"),
         ("errors", lambda r: f"{r['errors']}"),
+        ("PostgreSQL commits/s (per join)", lambda r: f"{r['pg_commits_in_window'] / r['sampled_seconds']:,.0f} "
+            f"({r['pg_commits_in_window'] / max(1, r['joins_per_second'] * r['window_seconds']):.1f})"),
         ("CPU µs/event: Parlor", lambda r: f"{r['cpu']['parlor_us_per_event']:.1f}"),
         ("CPU µs/event: PostgreSQL", lambda r: f"{r['cpu']['postgres_us_per_event']:.1f}"),
         ("CPU µs/event: sum", lambda r: f"**{r['cpu']['sum_us_per_event']:.1f}**"),
@@ -272,6 +316,10 @@ def main():
     w.add_argument("--generators", required=True)
     w.add_argument("--perf", type=float, default=0)
     w.add_argument("--perf-out", default="perf")
+    w.add_argument("--psql")
+    w.add_argument("--pg-port", type=int, default=0)
+    w.add_argument("--pg-waits", action="store_true")
+    w.add_argument("--statements-out")
     m = sub.add_parser("merge")
     for flag in ("--name", "--window", "--out"):
         m.add_argument(flag, required=True)
