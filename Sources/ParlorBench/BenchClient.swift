@@ -6,6 +6,8 @@ struct ClientAssignment {
     let index: Int
     let token: String
     let roomID: String
+    /// Which of the generator's nodes (`--url`s) the client connects to.
+    let node: Int
 }
 
 /// One simulated member: a WebSocket that joins a room, then leaves and joins again when the churn picks it.
@@ -17,6 +19,7 @@ final class BenchClient {
     let index: Int
     let token: String
     let roomID: String
+    let node: Int
     var state = State.notStarted
     /// The connect under way, then the open connection; nil once the socket is gone.
     var pending: PendingConnection?
@@ -31,6 +34,7 @@ final class BenchClient {
         index = assignment.index
         token = assignment.token
         roomID = assignment.roomID
+        node = assignment.node
     }
 
     var hasSocket: Bool { pending != nil || connection != nil }

@@ -7,6 +7,8 @@ import Foundation
 struct Options {
     var host = "127.0.0.1"
     var port = 8080
+    /// Every `--url`, in order; the first is also `host`/`port`. Each room's members are spread over them.
+    var endpoints: [Endpoint] = []
     var clients = 100
     var rooms = 10
     var churnRate = 100.0
@@ -19,12 +21,17 @@ struct Options {
     var settle = 1.0
     var label = ""
     var rampTimeout = 180.0
+    /// A barrier between several generator processes: after the ramp write `readyFile`, then wait for `goFile`.
+    var readyFile: String?
+    var goFile: String?
     /// Only the floor probe (no server): `--floor-probe`.
     var floorProbe: FloorProbe?
 
     static let usage = """
         Usage: parlor-bench [options]
-          --url URL             server base URL (http://127.0.0.1:8080); loopback addresses only
+          --url URL             server base URL (http://127.0.0.1:8080); loopback addresses only. Repeat it (or
+                                give a comma-separated list) for several nodes: each room's members are spread
+                                over them in turn and fan-out is also reported split same-node / cross-node
           --clients N           WebSocket clients (100)
           --rooms R             rooms, joined round-robin (10): rooms hold clients/rooms members
           --churn-rate J        leave+join operations per second during the measured window (100)
@@ -33,6 +40,9 @@ struct Options {
           --threads T           generator event-loop threads (1)
           --ramp-concurrency C  connections being opened at once (256)
           --settle S            seconds between the ramp and the window (1)
+          --ramp-timeout S      give up waiting for the ramp after S seconds (180)
+          --ready-file PATH     after the ramp, write the joined count to PATH, then wait (up to --ramp-timeout)
+          --go-file PATH        for PATH to exist before the settle and the window (several generator processes)
           --label TEXT          name carried into the JSON report
           --json                print the report as JSON on stdout
           --floor-probe         no server: time one writev of an event-sized frame to loopback sockets (the floor)
@@ -52,7 +62,7 @@ struct Options {
         while index < arguments.count {
             let argument = arguments[index]
             switch argument {
-            case "--url": options.setURL(value(argument))
+            case "--url": for url in value(argument).split(separator: ",") { options.addURL(String(url)) }
             case "--clients": options.clients = positive(value(argument), argument)
             case "--rooms": options.rooms = positive(value(argument), argument)
             case "--churn-rate": options.churnRate = number(value(argument), argument)
@@ -62,6 +72,9 @@ struct Options {
             case "--ramp-concurrency": options.rampConcurrency = positive(value(argument), argument)
             case "--setup-threads": options.setupThreads = positive(value(argument), argument)
             case "--settle": options.settle = number(value(argument), argument)
+            case "--ramp-timeout": options.rampTimeout = number(value(argument), argument)
+            case "--ready-file": options.readyFile = value(argument)
+            case "--go-file": options.goFile = value(argument)
             case "--label": options.label = value(argument)
             case "--json": options.json = true
             case "--floor-probe": options.floorProbe = options.floorProbe ?? FloorProbe()
@@ -78,18 +91,25 @@ struct Options {
         guard options.duration > 0, options.duration <= 3600 else { die("--duration must be within (0, 3600] seconds") }
         guard options.churnRate >= 0, options.churnRate <= 1_000_000 else { die("--churn-rate must be within [0, 1000000]") }
         guard options.clients <= 100_000 else { die("--clients is at most 100000") }
+        guard (options.readyFile == nil) == (options.goFile == nil) else { die("--ready-file and --go-file go together") }
+        if options.endpoints.isEmpty { options.endpoints = [Endpoint(host: options.host, port: options.port)] }
         return options
     }
 
-    mutating func setURL(_ text: String) {
+    mutating func addURL(_ text: String) {
         guard text.hasPrefix("http://") else { die("--url must start with http://") }
         let rest = text.dropFirst("http://".count).split(separator: "/", maxSplits: 1).first.map(String.init) ?? ""
         let parts = rest.split(separator: ":")
-        host = parts.first.map(String.init) ?? "127.0.0.1"
+        var host = parts.first.map(String.init) ?? "127.0.0.1"
         if host == "localhost" { host = "127.0.0.1" }
-        port = parts.count > 1 ? Int(parts[1]) ?? 80 : 80
+        let port = parts.count > 1 ? Int(parts[1]) ?? 80 : 80
         // Load goes to this machine only.
         guard host.hasPrefix("127.") else { die("--url must be a loopback address (127.x.x.x)") }
+        if endpoints.isEmpty {
+            self.host = host
+            self.port = port
+        }
+        endpoints.append(Endpoint(host: host, port: port))
     }
 
     private static func number(_ text: String, _ flag: String) -> Double {

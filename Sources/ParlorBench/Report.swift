@@ -27,6 +27,8 @@ struct RunReport {
     var serverFinal: ProcessSample?
     var peakServerRSSKiB: Int
     var wallSeconds: Double
+    /// Wall-clock start of the window (seconds since 1970), to line up several generator processes' windows.
+    var windowStartUnix: Double = 0
 
     var errorCount: Int { stats.errors.values.reduce(0, +) }
     private var serverCPU: Double { (serverAfter?.cpuSeconds ?? 0) - (serverBefore?.cpuSeconds ?? 0) }
@@ -78,6 +80,16 @@ struct RunReport {
             "initial_join_rtt": Self.percentiles(stats.initialJoinRTT),
             "join_timeline": timeline(),
             "fanout": Self.percentiles(stats.fanOut),
+            // Several --url: the nodes, how many clients each held, and fan-out split by receiver on the joiner's node
+            // or another; the histograms let several generator processes' runs be merged (bench/cluster_report.py).
+            "urls": options.endpoints.map(\.url),
+            "joined_by_url": stats.joinedByNode,
+            "fanout_same_node": Self.percentiles(stats.fanOutSameNode),
+            "fanout_cross_node": Self.percentiles(stats.fanOutCrossNode),
+            "histograms_us": ["fanout": Histogram.buckets(stats.fanOut), "fanout_same_node": Histogram.buckets(stats.fanOutSameNode),
+                              "fanout_cross_node": Histogram.buckets(stats.fanOutCrossNode), "join_rtt": Histogram.buckets(stats.joinRTT),
+                              "initial_join_rtt": Histogram.buckets(stats.initialJoinRTT)],
+            "window_start_unix": windowStartUnix,
             "events_in_window": stats.eventsInWindow,
             "events_total": stats.eventsTotal,
             "events_per_second": Double(stats.eventsInWindow) / windowSeconds,
@@ -121,6 +133,12 @@ struct RunReport {
         print("joins                  \(stats.joinRTT.count) in \(String(format: "%.1f", windowSeconds)) s (\(String(format: "%.0f", Double(stats.joinRTT.count) / windowSeconds))/s), skipped \(stats.opsSkipped)")
         print("join round trip ms     p50 \(ms(join, "p50_ms"))  p99 \(ms(join, "p99_ms"))  p99.9 \(ms(join, "p999_ms"))  max \(ms(join, "max_ms"))")
         print("fan-out ms             p50 \(ms(fan, "p50_ms"))  p99 \(ms(fan, "p99_ms"))  p99.9 \(ms(fan, "p999_ms"))  (\(stats.fanOut.count) samples)")
+        if options.endpoints.count > 1 {
+            let cross = Self.percentiles(stats.fanOutCrossNode), same = Self.percentiles(stats.fanOutSameNode)
+            print("  cross-node ms        p50 \(ms(cross, "p50_ms"))  p99 \(ms(cross, "p99_ms"))  (\(stats.fanOutCrossNode.count) samples)")
+            print("  same-node ms         p50 \(ms(same, "p50_ms"))  p99 \(ms(same, "p99_ms"))  (\(stats.fanOutSameNode.count) samples)")
+            print("joined per node        \(stats.joinedByNode.map(String.init).joined(separator: " / "))")
+        }
         print("events delivered/s     \(String(format: "%.0f", Double(stats.eventsInWindow) / windowSeconds))")
         print("errors                 \(errorCount) \(stats.errors)")
         let slow = timeline().filter { ($0["max_ms"] ?? 0) > 50 }

@@ -10,7 +10,8 @@ enum Setup {
         for thread in 0..<threadCount {
             group.enter()
             Thread {
-                let client = SetupClient(host: options.host, port: options.port)
+                let endpoint = options.endpoints[thread % options.endpoints.count]  // spread over the nodes
+                let client = SetupClient(host: endpoint.host, port: endpoint.port)
                 var index = thread
                 while index < options.clients {
                     let body = "{\"name\":\"\(namePrefix)\(index)\"}"

@@ -17,14 +17,20 @@ final class SharedState: @unchecked Sendable {  // joinSentAt is written by the 
     let outstandingOps = Atomic<Int>(0)
     let joinSentAt: UnsafeMutablePointer<Int64>
     let clientCount: Int
+    let roomCount: Int
+    let nodeCount: Int
 
-    init(clientCount: Int) {
+    init(clientCount: Int, roomCount: Int = 1, nodeCount: Int = 1) {
         self.clientCount = clientCount
+        self.roomCount = roomCount
+        self.nodeCount = nodeCount
         joinSentAt = .allocate(capacity: clientCount)
         joinSentAt.initialize(repeating: 0, count: clientCount)
     }
 
     deinit { joinSentAt.deallocate() }
+
+    func node(ofClient index: Int) -> Int { Endpoint.node(ofClient: index, rooms: roomCount, nodes: nodeCount) }
 
     var currentPhase: Phase { Phase(rawValue: phase.load(ordering: .acquiring)) ?? .close }
 }

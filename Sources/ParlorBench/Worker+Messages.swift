@@ -7,7 +7,8 @@ extension Worker {
         client.state = .handshaking
         var key: [UInt8] = []
         for _ in 0..<16 { key.append(UInt8(truncatingIfNeeded: random.next())) }
-        let request = "GET /ws?token=\(client.token) HTTP/1.1\r\nHost: \(settings.host):\(settings.port)\r\n"
+        let endpoint = settings.endpoints[client.node]
+        let request = "GET /ws?token=\(client.token) HTTP/1.1\r\nHost: \(endpoint.host):\(endpoint.port)\r\n"
             + "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: \(Base64.encode(key))\r\n"
             + "Sec-WebSocket-Version: 13\r\n\r\n"
         client.connection?.write(Array(request.utf8))
@@ -94,7 +95,14 @@ extension Worker {
                    let name = Scan.value(of: Scan.nameKey, in: bytes, from: type.upperBound),
                    let joiner = Scan.trailingNumber(bytes, name), joiner != client.index, joiner < shared.clientCount {
                     let sentAt = shared.joinSentAt[joiner]
-                    if sentAt > 0, now >= sentAt { stats.fanOut.append(now - sentAt) }
+                    if sentAt > 0, now >= sentAt {
+                        stats.fanOut.append(now - sentAt)
+                        if shared.node(ofClient: joiner) == client.node {
+                            stats.fanOutSameNode.append(now - sentAt)
+                        } else {
+                            stats.fanOutCrossNode.append(now - sentAt)
+                        }
+                    }
                 }
                 return
             }

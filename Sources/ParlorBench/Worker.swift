@@ -75,7 +75,7 @@ final class Worker: @unchecked Sendable {  // mutable state is confined to `loop
             nextToStart += 1
             client.state = .connecting
             client.opSentAt = Clock.now()
-            client.pending = loop.connect(to: settings.address, handler: client)
+            client.pending = loop.connect(to: settings.addresses[client.node], handler: client)
             inFlight += 1
             openSockets += 1
             shared.openCount.add(1, ordering: .relaxed)
@@ -169,6 +169,8 @@ final class Worker: @unchecked Sendable {  // mutable state is confined to `loop
 
     private func beginClose(now: Int64) {
         closeStarted = true
+        stats.joinedByNode = Array(repeating: 0, count: settings.endpoints.count)
+        for client in clients where [.joined, .leaving, .rejoining].contains(client.state) { stats.joinedByNode[client.node] += 1 }
         closeDeadline = now + Int64(settings.closeTimeoutSeconds * 1e9)
         for client in clients where client.hasSocket {
             if client.state == .connecting || client.state == .handshaking {

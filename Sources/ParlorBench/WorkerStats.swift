@@ -5,6 +5,11 @@ struct WorkerStats {
     var joinSentOffset: [Int64] = []
     var initialJoinRTT: [Int64] = []
     var fanOut: [Int64] = []
+    /// fanOut split by whether the receiver is on the joiner's node (always "same" with one --url).
+    var fanOutSameNode: [Int64] = []
+    var fanOutCrossNode: [Int64] = []
+    /// Clients joined when the close began, per node.
+    var joinedByNode: [Int] = []
     var eventsInWindow = 0
     var eventsTotal = 0
     var opsIssued = 0
@@ -20,6 +25,10 @@ struct WorkerStats {
         joinSentOffset += part.joinSentOffset
         initialJoinRTT += part.initialJoinRTT
         fanOut += part.fanOut
+        fanOutSameNode += part.fanOutSameNode
+        fanOutCrossNode += part.fanOutCrossNode
+        if joinedByNode.count < part.joinedByNode.count { joinedByNode += Array(repeating: 0, count: part.joinedByNode.count - joinedByNode.count) }
+        for (node, count) in part.joinedByNode.enumerated() { joinedByNode[node] += count }
         eventsInWindow += part.eventsInWindow
         eventsTotal += part.eventsTotal
         opsIssued += part.opsIssued

@@ -27,7 +27,10 @@ if let probe = options.floorProbe {
 if options.clients + 64 > descriptorLimit {
     die("--clients \(options.clients) needs more descriptors than the limit \(descriptorLimit)")
 }
-guard let serverAddress = SocketAddress(host: options.host, port: options.port) else { die("--url: \(options.host) is not an IPv4 address") }
+let serverAddresses = options.endpoints.map { endpoint in
+    guard let address = SocketAddress(host: endpoint.host, port: endpoint.port) else { die("--url: \(endpoint.host) is not an IPv4 address") }
+    return address
+}
 let runTag = String(UInt64(Clock.now()) % 1_000_000_000, radix: 36)
 let namePrefix = "bench-\(runTag)-"
 
@@ -43,13 +46,14 @@ note(String(format: "setup: %d auths in %.2f s, %d rooms in %.2f s", options.cli
 
 // MARK: Ramp
 
-let shared = SharedState(clientCount: options.clients)
+let shared = SharedState(clientCount: options.clients, roomCount: options.rooms, nodeCount: options.endpoints.count)
 let threadCount = min(options.threads, options.clients)
 var partitions: [[ClientAssignment]] = Array(repeating: [], count: threadCount)
 for index in 0..<options.clients {
-    partitions[index % threadCount].append(ClientAssignment(index: index, token: tokens[index], roomID: roomIDs[index % options.rooms]))
+    partitions[index % threadCount].append(ClientAssignment(index: index, token: tokens[index], roomID: roomIDs[index % options.rooms],
+                                                            node: shared.node(ofClient: index)))
 }
-let settings = WorkerSettings(address: serverAddress, host: options.host, port: options.port, namePrefix: namePrefix,
+let settings = WorkerSettings(endpoints: options.endpoints, addresses: serverAddresses, namePrefix: namePrefix,
                               churnRatePerSecond: options.churnRate,
                               rampConcurrency: max(1, options.rampConcurrency / threadCount))
 let workers: [Worker]
@@ -78,6 +82,15 @@ while shared.joinedCount.load(ordering: .relaxed) + shared.failedCount.load(orde
 let rampSeconds = Double(Clock.now() - rampStart) / 1e9
 let joinedAfterRamp = shared.joinedCount.load(ordering: .relaxed)
 note(String(format: "ramp: %d joined in %.2f s", joinedAfterRamp, rampSeconds))
+if let readyFile = options.readyFile, let goFile = options.goFile {
+    // Several generator processes: the coordinator opens every window at once, when all have ramped.
+    guard FileManager.default.createFile(atPath: readyFile, contents: Data("\(joinedAfterRamp)\n".utf8)) else { die("cannot write \(readyFile)") }
+    let giveUp = Clock.now() + Int64(options.rampTimeout * 1e9)
+    while !FileManager.default.fileExists(atPath: goFile) {
+        if Clock.now() > giveUp { die("no \(goFile) within --ramp-timeout") }
+        usleep(5_000)
+    }
+}
 usleep(UInt32(options.settle * 1e6))
 
 // MARK: Measured window
@@ -86,6 +99,7 @@ let serverBefore = options.serverPID.flatMap { ProcessSample.read(pid: $0) }
 let ownBefore = ownCPUSeconds()
 let machineBefore = machineBusyCPUSeconds()
 let windowStart = Clock.now()
+let windowStartUnix = Date().timeIntervalSince1970
 shared.phase.store(SharedState.Phase.churn.rawValue, ordering: .releasing)
 var peakServerRSS = serverBefore?.rssKiB ?? 0
 let windowEnd = windowStart + Int64(options.duration * 1e9)
@@ -119,6 +133,6 @@ let report = RunReport(
     rampSeconds: rampSeconds, joinedAfterRamp: joinedAfterRamp, windowSeconds: windowSeconds, heldAtEnd: heldAtEnd,
     minimumOpen: minimumOpen, joinedAtEnd: joinedAtEnd, stats: stats, ownCPU: ownAfter - ownBefore,
     machineCPU: machineAfter - machineBefore, serverBefore: serverBefore, serverAfter: serverAfter, serverFinal: serverFinal,
-    peakServerRSSKiB: peakServerRSS, wallSeconds: Double(Clock.now() - wallStart) / 1e9)
+    peakServerRSSKiB: peakServerRSS, wallSeconds: Double(Clock.now() - wallStart) / 1e9, windowStartUnix: windowStartUnix)
 if options.json { report.printJSON() } else { report.printText() }
 exit(report.errorCount == 0 ? 0 : 1)
