@@ -274,7 +274,8 @@ extension Routes {
     /// GET /ws: authenticate (401 before any upgrade), then speak the protocol. A token whose user is not cached
     /// upgrades once the write thread has loaded (or created) the user.
     func webSocket(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
-        guard case .known(let found) = try lookUpIdentity(request, context, route: { webSocket }) else { return .pending }
+        // The token is not kept in the verified-token cache: a connection checks it once.
+        guard case .known(let found) = try lookUpIdentity(request, context, rememberToken: false, route: { webSocket }) else { return .pending }
         let identity = try Authenticator.require(found)
         let rooms = self.rooms
         let limits = ClientSession.Limits(configuration)
