@@ -25,6 +25,8 @@ int parlor_raise_nofile_limit(void) {
 // resident after the connections that needed them closed, with fixed M_MMAP/M_TRIM thresholds as well).
 void parlor_release_free_memory(void) { malloc_trim(0); }
 
+int parlor_limit_malloc_arenas(int count) { return mallopt(M_ARENA_MAX, count); }
+
 // Bytes of a socket's output the peer has not acknowledged yet (SIOCOUTQ), or -1.
 int parlor_unacknowledged_output(int fd) {
     int bytes = 0;

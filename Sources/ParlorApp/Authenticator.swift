@@ -28,11 +28,12 @@ struct Authenticator: Sendable {
 
     /// Checks the request's token and decides from the user cache when it can, so an event loop may call it;
     /// 401 when the token is bad or names a user the cache knows is not there, revoked or blocked.
-    func resolve(_ request: HTTPRequest) throws(HTTPError) -> Resolution {
+    /// `remember`: keep a newly verified token in the cache (GET /ws passes false, see `VerifiedTokens`).
+    func resolve(_ request: HTTPRequest, remember: Bool = true) throws(HTTPError) -> Resolution {
         guard let token = Self.token(in: request.head) else { return .decided(nil) }
         let claims: TokenClaims
         do {
-            claims = try verified.claims(of: token, service: tokens)
+            claims = try verified.claims(of: token, service: tokens, remember: remember)
         } catch {
             throw HTTPError.unauthorized("invalid token: \(error.reason)")
         }
@@ -103,11 +104,16 @@ public enum AccessMode: String, Sendable, CaseIterable {
 
 /// Tokens whose signature was already checked, so a client polling with the same token costs a dictionary lookup
 /// rather than an HMAC. The times (exp, nbf) are checked again on every use; revocation is checked by the caller.
+/// A WebSocket upgrade looks its token up but does not add it: a connection verifies once, and 10,000 connections'
+/// tokens kept ~5 MiB here (a 260-byte key and the claims each, bench/README.md, session 21) for nothing.
 final class VerifiedTokens: Sendable {
     private let cache = Locked<[String: TokenClaims]>([:])
     private let capacity = 10_000
 
-    func claims(of token: String, service: TokenService) throws(TokenError) -> TokenClaims {
+    /// Tokens held.
+    var count: Int { cache.withLock { $0.count } }
+
+    func claims(of token: String, service: TokenService, remember: Bool = true) throws(TokenError) -> TokenClaims {
         let now = Timestamp.nowMilliseconds() / 1000
         if let claims = cache.withLock({ $0[token] }) {
             if now >= claims.expiresAt + service.leeway { throw TokenError(reason: "the token has expired") }
@@ -115,6 +121,7 @@ final class VerifiedTokens: Sendable {
             return claims
         }
         let claims = try service.verify(token, now: now)
+        guard remember else { return claims }
         cache.withLock { cache in
             if cache.count >= capacity { cache.removeAll(keepingCapacity: true) }
             cache[token] = claims

@@ -8,11 +8,12 @@ import ParlorRooms
 /// request's shape, answers bad input itself, and hands the rest to the rooms thread, which replies in order.
 final class ClientSession: WebSocketDelegate {
     private let rooms: RoomsService
-    private let configuration: AppConfiguration
+    /// The few settings a session reads. Not the whole `AppConfiguration`: stored inline in every session, that
+    /// struct cost 10,000 connections 8.5 MiB.
+    private let limits: Limits
+    /// Who this is (user, session id, and the address per-address limits count, which a room ban holds too); nil
+    /// once closed. The user and address live only here: copies beside it cost 10,000 sessions 0.5 MB.
     private var client: ClientRef?
-    private let user: User
-    /// The client's address as per-address limits count it (a room ban holds it too).
-    private let address: String
     private let tokenExpiresAt: Int64
     private var expiryTimer: TimerID?
     private var messageBudget: TokenBucket?
@@ -22,20 +23,32 @@ final class ClientSession: WebSocketDelegate {
     private var readingPaused = false
     static let maxPendingRequests = 64
 
-    init(user: User, address: String, tokenExpiresAt: Int64, rooms: RoomsService, configuration: AppConfiguration) {
-        self.user = user
-        self.address = address
+    struct Limits: Sendable {
+        let messagesPerSecond: Double
+        let maxRequestBytes: Int
+        let maxPageSize: Int
+        let defaultPageSize: Int
+
+        init(_ configuration: AppConfiguration) {
+            messagesPerSecond = configuration.messagesPerSecond
+            maxRequestBytes = configuration.maxRequestBytes
+            maxPageSize = configuration.rooms.maxPageSize
+            defaultPageSize = configuration.rooms.defaultPageSize
+        }
+    }
+
+    init(client: ClientRef, tokenExpiresAt: Int64, rooms: RoomsService, limits: Limits) {
+        self.client = client
         self.tokenExpiresAt = tokenExpiresAt
         self.rooms = rooms
-        self.configuration = configuration
-        if configuration.messagesPerSecond > 0 {
-            messageBudget = TokenBucket(rate: configuration.messagesPerSecond, burst: configuration.messagesPerSecond * 2)
+        self.limits = limits
+        if limits.messagesPerSecond > 0 {
+            messageBudget = TokenBucket(rate: limits.messagesPerSecond, burst: limits.messagesPerSecond * 2)
         }
     }
 
     func webSocketDidOpen(_ socket: WebSocketConnection) {
-        let client = ClientRef(handle: socket.handle, sessionID: Identifier.make(Identifier.session), user: user, address: address)
-        self.client = client
+        guard let client else { return }
         rooms.connect(client)
         armExpiryTimer(socket)
     }
@@ -61,7 +74,7 @@ final class ClientSession: WebSocketDelegate {
     private func withinBudget(_ socket: WebSocketConnection) -> Bool {
         guard messageBudget?.take() == nil else {
             rooms.metrics.rateLimited(.messages)
-            socket.close(code: WebSocketCloseCode.policyViolation, reason: "rate limit: over \(Int(configuration.messagesPerSecond)) messages per second")
+            socket.close(code: WebSocketCloseCode.policyViolation, reason: "rate limit: over \(Int(limits.messagesPerSecond)) messages per second")
             return false
         }
         return true
@@ -69,9 +82,9 @@ final class ClientSession: WebSocketDelegate {
 
     func webSocket(_ socket: WebSocketConnection, didReceiveText text: String) {
         guard let client, withinBudget(socket) else { return }
-        guard text.utf8.count <= configuration.maxRequestBytes else {
+        guard text.utf8.count <= limits.maxRequestBytes else {
             socket.send(frame: ProtocolFrame.error(tid: .null, code: .requestTooLarge,
-                                                   detail: "requests are limited to \(configuration.maxRequestBytes) bytes"))
+                                                   detail: "requests are limited to \(limits.maxRequestBytes) bytes"))
             return
         }
         let message: JSONValue
@@ -153,7 +166,7 @@ final class ClientSession: WebSocketDelegate {
 
     private func parseRequest(type name: String, body: JSONObject) throws(FieldError) -> RoomRequest? {
         guard let type = RequestType(rawValue: name) else { return nil }
-        let fields = ProtocolFields(body: body, maxPageSize: configuration.rooms.maxPageSize, defaultPageSize: configuration.rooms.defaultPageSize)
+        let fields = ProtocolFields(body: body, maxPageSize: limits.maxPageSize, defaultPageSize: limits.defaultPageSize)
         switch type {
         case .sessionPing:
             return .ping
@@ -258,13 +271,16 @@ extension Routes {
     /// GET /ws: authenticate (401 before any upgrade), then speak the protocol. A token whose user is not cached
     /// upgrades once the write thread has loaded (or created) the user.
     func webSocket(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
-        guard case .known(let found) = try lookUpIdentity(request, context, route: { webSocket }) else { return .pending }
+        // The token is not kept in the verified-token cache: a connection checks it once.
+        guard case .known(let found) = try lookUpIdentity(request, context, rememberToken: false, route: { webSocket }) else { return .pending }
         let identity = try Authenticator.require(found)
         let rooms = self.rooms
-        let configuration = self.configuration
+        let limits = ClientSession.Limits(configuration)
         let address = ClientAddress.limitKey(context.clientAddress)
-        return .upgrade(WebSocketUpgrade { _, _ in
-            ClientSession(user: identity.user, address: address, tokenExpiresAt: identity.claims.expiresAt, rooms: rooms, configuration: configuration)
+        let (user, expiresAt) = (identity.user, identity.claims.expiresAt)
+        return .upgrade(WebSocketUpgrade { socket, _ in
+            let client = ClientRef(handle: socket.handle, sessionID: Identifier.make(Identifier.session), user: user, address: address)
+            return ClientSession(client: client, tokenExpiresAt: expiresAt, rooms: rooms, limits: limits)
         })
     }
 }

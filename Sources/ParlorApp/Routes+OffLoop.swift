@@ -17,10 +17,10 @@ extension Routes {
 
     /// The request's identity, checked on the loop when the token's user is cached (or there is no token); 401 for a
     /// bad token. `route` is the calling route, asked for only when its user must be loaded first.
-    func lookUpIdentity(_ request: HTTPRequest, _ context: RequestContext,
+    func lookUpIdentity(_ request: HTTPRequest, _ context: RequestContext, rememberToken: Bool = true,
                         route: () -> RouteHandler) throws(HTTPError) -> IdentityLookup {
         let authenticator = self.authenticator
-        switch try authenticator.resolve(request) {
+        switch try authenticator.resolve(request, remember: rememberToken) {
         case .decided(let identity):
             return .known(identity)
         case .needsUser(let claims):

@@ -18,7 +18,8 @@ public struct WebSocketDecoder: Sendable {
     let maxFrameSize: Int
     let maxMessageSize: Int
 
-    var buffer = ReceiveBuffer()
+    /// Released whenever it empties: an idle connection holds no receive storage.
+    var buffer = ReceiveBuffer(retainedCapacity: 0)
     /// The frame whose payload is being read, once its header has been consumed.
     var frame: FrameHeader?
     /// How many payload bytes of `frame` have been consumed (also the masking phase).
@@ -56,7 +57,7 @@ public struct WebSocketDecoder: Sendable {
             return try decodeNext()
         } catch {
             failure = error
-            buffer = ReceiveBuffer()
+            buffer = ReceiveBuffer(retainedCapacity: 0)
             messageBytes = []
             throw error
         }

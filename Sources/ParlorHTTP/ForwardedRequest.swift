@@ -29,6 +29,9 @@ public struct ForwardedRequest: Sendable, Equatable {
     /// Resolves the headers of a request from a trusted proxy whose canonical address is `peerText` (parsed and
     /// checked once per connection by the caller: this runs on every request).
     public static func resolve(trustedPeer peerText: String, headers: HTTPHeaders, trusted: TrustedProxies) -> ForwardedRequest {
+        // Loopback is trusted by default, and most requests from it carry none of these headers: one pass over the
+        // names decides that, instead of four lookups and their arrays (2,800 instructions per GET /rooms).
+        guard headers.contains(where: { isForwardingHeader($0.name) }) else { return ForwardedRequest(clientIP: peerText) }
         let forwarded = headers.values("Forwarded")
         if !forwarded.isEmpty {
             return fromForwarded(forwarded.joined(separator: ","), peer: peerText, trusted: trusted)
@@ -41,6 +44,20 @@ public struct ForwardedRequest: Sendable, Equatable {
         result.scheme = headers["X-Forwarded-Proto"].flatMap { scheme(firstElement($0)) }
         result.host = headers["X-Forwarded-Host"].flatMap { host(firstElement($0)) }
         return result
+    }
+
+    /// True for `Forwarded` and every `X-Forwarded-…` name, in any case: the only headers `resolve` reads.
+    static func isForwardingHeader(_ name: String) -> Bool {
+        var name = name
+        return name.withUTF8 { bytes in
+            // `| 0x20` lowercases ASCII letters and leaves "-" alone; a false match only costs the full lookups.
+            func starts(with prefix: StaticString) -> Bool {
+                guard bytes.count >= prefix.utf8CodeUnitCount else { return false }
+                for index in 0..<prefix.utf8CodeUnitCount where bytes[index] | 0x20 != prefix.utf8Start[index] { return false }
+                return true
+            }
+            return (bytes.count == 9 && starts(with: "forwarded")) || starts(with: "x-forwarded-")
+        }
     }
 
     // MARK: Forwarded (RFC 7239)

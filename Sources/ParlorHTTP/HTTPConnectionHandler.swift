@@ -31,7 +31,7 @@ final class HTTPConnectionHandler: ConnectionHandler {
 
     /// Connection-cap keys this connection counts under: its TCP peer (a trusted proxy under a key of its own) and,
     /// behind a proxy, the forwarded client address of its first request.
-    private var countedAddresses: [String] = []
+    private var countedAddresses = ConnectionCapKeys()
     /// The peer's canonical address when it is a trusted proxy (nil otherwise), parsed once per connection.
     private lazy var trustedProxyAddress: String? = IPAddress(connection.peerIP)
         .flatMap { context.configuration.trustedProxies.contains($0) ? $0.description : nil }

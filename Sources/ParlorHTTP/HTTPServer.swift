@@ -91,10 +91,10 @@ final class HTTPServerContext: Sendable {
         return limit == 0 || count <= limit
     }
 
-    func connectionClosed(releasing keys: [String]) {
+    func connectionClosed(releasing keys: ConnectionCapKeys) {
         if !keys.isEmpty {
             connectionsPerIP.withLock { counts in
-                for key in keys {
+                keys.forEach { key in
                     let remaining = (counts[key] ?? 1) - 1
                     counts[key] = remaining > 0 ? remaining : nil
                 }

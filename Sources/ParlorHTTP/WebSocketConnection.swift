@@ -44,7 +44,7 @@ public final class WebSocketConnection: ConnectionHandler {
     public let connection: Connection
     let context: HTTPServerContext
     /// The connection-cap keys this connection counts under, handed over from its HTTP handler.
-    var countedAddresses: [String] = []
+    var countedAddresses = ConnectionCapKeys()
     private var decoder: WebSocketDecoder
     private var frameRate: FrameRateLimiter
     private var framesCharged = 0

@@ -4,6 +4,10 @@ import Glibc
 import Foundation
 import ParlorApp
 import ParlorClient
+import ParlorLoop
+
+// Before any thread exists: glibc fixes the arena count when the second arena is made (MallocArenas says why).
+MallocArenas.apply(environment: ProcessInfo.processInfo.environment)
 
 /// `parlor <command>`: the server, and the tools around it. Every command answers --help.
 let usage = """

@@ -1,5 +1,5 @@
 import ParlorCodec
-import ParlorHTTP
+@testable import ParlorHTTP
 import ParlorLoop
 import ParlorProtocol
 import Testing
@@ -35,6 +35,25 @@ import Testing
         #expect(result == ForwardedRequest(clientIP: "203.0.113.7", scheme: "https", host: "parlor.example"))
         #expect(Self.resolve([("X-Forwarded-For", "127.0.0.5")]).clientIP == "127.0.0.5", "all hops trusted: the leftmost")
         #expect(Self.resolve([("X-Forwarded-For", "10.0.0.1"), ("X-Forwarded-For", "203.0.113.8")]).clientIP == "203.0.113.8")
+    }
+
+    /// The one-pass check that skips the lookups must see each forwarding header alone, in any case, among others.
+    @Test func eachForwardingHeaderIsFoundInAnyCase() {
+        let others = [("Host", "parlor.example"), ("Authorization", "Bearer x"), ("X-Forwarded", "not one of them"),
+                      ("Forwarded-For", "neither"), ("X-Request-Id", "abc")]
+        #expect(Self.resolve(others) == ForwardedRequest(clientIP: "127.0.0.1"))
+        for name in ["X-Forwarded-For", "x-forwarded-for", "X-FORWARDED-FOR"] {
+            #expect(Self.resolve(others + [(name, "203.0.113.7")]).clientIP == "203.0.113.7", "\(name)")
+        }
+        for name in ["X-Forwarded-Proto", "x-forwarded-PROTO"] {
+            #expect(Self.resolve(others + [(name, "https")]).scheme == "https", "\(name)")
+        }
+        #expect(Self.resolve(others + [("x-forwarded-host", "front.example")]).host == "front.example")
+        for name in ["Forwarded", "forwarded", "FORWARDED"] {
+            #expect(Self.resolve(others + [(name, "for=198.51.100.1")]).clientIP == "198.51.100.1", "\(name)")
+        }
+        #expect(ForwardedRequest.isForwardingHeader("X-Forwarded-") && !ForwardedRequest.isForwardingHeader("X-Forwarde"))
+        #expect(!ForwardedRequest.isForwardingHeader("Forwardedx") && !ForwardedRequest.isForwardingHeader(""))
     }
 
     @Test func headersFromAnUntrustedPeerAreIgnored() {

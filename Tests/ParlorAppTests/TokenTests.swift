@@ -124,6 +124,24 @@ import ParlorRooms
         }
     }
 
+    /// Verified tokens are cached by their SHA-256: a copy with one payload character changed (the signature kept)
+    /// must miss the cache and fail verification, before and after the genuine token was cached.
+    @Test func tamperedCopyOfACachedTokenIsRefused() throws {
+        try withServer { app in
+            let genuine = try token(app, "alice")
+            var parts = genuine.split(separator: ".").map(String.init)
+            var payload = Array(parts[1].utf8)
+            payload[payload.count / 2] = payload[payload.count / 2] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+            parts[1] = String(decoding: payload, as: UTF8.self)
+            let tampered = parts.joined(separator: ".")
+            #expect(try http(app, "GET", "/rooms", token: tampered).status == 401, "before the genuine token is cached")
+            for _ in 0..<2 { #expect(try http(app, "GET", "/rooms", token: genuine).status == 200) }
+            let refused = try http(app, "GET", "/rooms", token: tampered)
+            #expect(refused.status == 401, "after it is cached: \(refused.text)")
+            #expect(refused.errorCode == "auth:error:invalid-token")
+        }
+    }
+
     @Test func badTokensAreRefusedOnWebSocketBeforeUpgrade() throws {
         try withServer { app in
             for bad in try Self.badTokens() {

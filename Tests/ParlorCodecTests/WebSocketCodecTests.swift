@@ -113,4 +113,26 @@ import Testing
         decoder.append(clientFrame(.text, [UInt8]("ok")))
         #expect(throws: WebSocketProtocolError.self) { try decoder.next() }
     }
+
+    /// An idle WebSocket holds no receive storage: the decoder's buffer is released whenever it empties, after a
+    /// small message, a large one and a message split across reads alike, and decoding goes on afterwards.
+    @Test func decoderReleasesItsBufferWhenEmpty() throws {
+        var decoder = WebSocketDecoder(role: .server, maxFrameSize: 1 << 20, maxMessageSize: 1 << 20)
+        for text in ["hi", String(repeating: "x", count: 3000), String(repeating: "y", count: 100_000)] {
+            let frame = clientFrame(.text, Array(text.utf8))
+            decoder.append(Array(frame[..<(frame.count / 2)]))
+            #expect(try decoder.next() == nil)
+            decoder.append(Array(frame[(frame.count / 2)...]))
+            #expect(try decoder.next() == .text(text))
+            #expect(decoder.buffer.storage.capacity == 0, "\(text.utf8.count)-byte message")
+        }
+        // A read that ends inside the next frame keeps only that frame's bytes.
+        let two = clientFrame(.text, Array("one".utf8)) + clientFrame(.text, Array("two".utf8))
+        decoder.append(Array(two.dropLast(2)))
+        #expect(try decoder.next() == .text("one"))
+        #expect(try decoder.next() == nil)
+        decoder.append(Array(two.suffix(2)))
+        #expect(try decoder.next() == .text("two"))
+        #expect(decoder.buffer.storage.capacity == 0)
+    }
 }

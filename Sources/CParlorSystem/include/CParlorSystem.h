@@ -29,6 +29,8 @@ int parlor_accept4(int fd, struct sockaddr *addr, socklen_t *len);
 void parlor_ignore_sigpipe(void);
 int parlor_raise_nofile_limit(void);
 void parlor_release_free_memory(void);
+// mallopt(M_ARENA_MAX, count): 1 when glibc took it.
+int parlor_limit_malloc_arenas(int count);
 
 // Names the calling thread for `top -H`, perf and /proc (at most 15 bytes are kept); 0 on success.
 int parlor_name_current_thread(const char *name);
