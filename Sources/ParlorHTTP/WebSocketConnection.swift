@@ -110,6 +110,7 @@ public final class WebSocketConnection: ConnectionHandler {
         if connection.pendingOutputBytes > context.configuration.webSocket.maxPendingOutputBytes {
             // A consumer that does not read would otherwise grow our memory without bound.
             connection.discardUnsentOutput()
+            context.metrics?.rateLimited(.output)
             close(code: WebSocketCloseCode.policyViolation, reason: "slow consumer: output queue over limit")
         }
     }
@@ -134,6 +135,7 @@ public final class WebSocketConnection: ConnectionHandler {
         backlogBytes += frame.count
         if backlogBytes > context.configuration.webSocket.maxBacklogBytes {
             connection.discardUnsentOutput()
+            context.metrics?.rateLimited(.output)
             close(code: WebSocketCloseCode.policyViolation, reason: "slow consumer: backlog over limit")
             return
         }

@@ -14,4 +14,6 @@ public enum RateLimit: String, CaseIterable, Sendable {
     case frames
     /// Protocol messages per connection (--message-rate, close 1008).
     case messages
+    /// WebSocket clients that do not read their output (--max-output-bytes, close 1008): slow consumers.
+    case output
 }

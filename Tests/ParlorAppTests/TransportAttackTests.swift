@@ -22,6 +22,34 @@ import Testing
         return offset
     }
 
+    /// Sends `bytes` to every connection without blocking, round-robin, until `done` holds or `seconds` pass; the
+    /// rest stays unsent. Whether `done` held.
+    static func sendUntil(_ connections: [RawConnection], _ bytes: [UInt8], within seconds: Double, _ done: () throws -> Bool) -> Bool {
+        let flags = connections.map { fcntl($0.fd, F_GETFL) }
+        for (connection, flag) in zip(connections, flags) { _ = fcntl(connection.fd, F_SETFL, flag | O_NONBLOCK) }
+        defer { for (connection, flag) in zip(connections, flags) { _ = fcntl(connection.fd, F_SETFL, flag) } }
+        var offsets = connections.map { _ in 0 }
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if (try? done()) == true { return true }
+            var progressed = false
+            for index in connections.indices where offsets[index] < bytes.count {
+                let sent = bytes[offsets[index]...].withUnsafeBytes { Glibc.send(connections[index].fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                if sent > 0 { offsets[index] += sent; progressed = true }
+            }
+            if !progressed { usleep(20_000) }
+        }
+        return (try? done()) == true
+    }
+
+    /// parlor_rate_limited_total{limit="output"}: WebSocket clients closed for not reading their output.
+    static func slowConsumersClosed(port: Int, admin: String) throws -> Int {
+        let response = try RawConnection.oneRequest(port, "GET", "/metrics", headers: ["Authorization": "Bearer \(admin)"])
+        let prefix = #"parlor_rate_limited_total{limit="output"} "#
+        let line = String(decoding: response.body, as: UTF8.self).split(separator: "\n").first { $0.hasPrefix(prefix) }
+        return line.flatMap { Int($0.dropFirst(prefix.count)) } ?? 0
+    }
+
     /// A token from the server's POST /auth (open mode).
     static func authToken(port: Int, name: String) throws -> String {
         let connection = try RawConnection(port: port)
@@ -177,15 +205,25 @@ import Testing
     }
 
     @Test func slowConsumerThatKeepsSendingStillReadsItsCloseFrame() throws {
-        let server = try ServerProcess(["--max-output-bytes", "16384", "--message-rate", "0", "--frame-rate", "0"])
+        let admin = "admin-token-for-the-slow-consumer-test"
+        // --pong-timeout also bounds how long a closing connection waits for its peer to read the close frame: the
+        // first client closed may wait for the third.
+        let server = try ServerProcess(["--max-output-bytes", "16384", "--message-rate", "0", "--frame-rate", "0", "--admin-token", admin,
+                                        "--pong-timeout", "120"])
         let mask: WebSocketFrameEncoder.Mask = (9, 8, 7, 6)
         let ping = WebSocketFrameEncoder.frame(.ping, payload: [UInt8](repeating: 0x61, count: 125), mask: mask)
+        // 6.3 MB of pongs each: more than the server's socket buffer (4 MiB at most here) and an unread client's
+        // receive buffer hold, so the output limit trips once the server has answered them, however long that takes.
         let pings = [UInt8]([[UInt8]](repeating: ping, count: 50_000).joined())
         let request = WebSocketFrameEncoder.frame(.text, payload: Array(#"{"type":"session:ping","tid":"x"}"#.utf8), mask: mask)
         // Three runs side by side: each client's pongs pile up while it does not read, past the output limit.
         let sockets = try (0..<3).map { try TestWebSocket(port: server.port, token: try Self.authToken(port: server.port, name: "slow\($0)")) }
-        for socket in sockets { _ = Self.sendWithoutBlocking(socket.connection, pings, for: 3) }
-        usleep(300_000)
+        // Until the server has closed all three (its slow-consumer count), not for a fixed time: on a loaded machine
+        // it answers the pings slowly, and a client that started reading early would drain the pongs before the limit.
+        let closedAll = Self.sendUntil(sockets.map(\.connection), pings, within: 60) {
+            try Self.slowConsumersClosed(port: server.port, admin: admin) >= 3
+        }
+        #expect(closedAll, "the server did not close three slow consumers within 60 s")
         // Now each reads slowly, sending a request with each chunk read, as a busy client would, until its close frame.
         var decoders = sockets.map { _ in WebSocketDecoder(role: .client, maxFrameSize: 1 << 20, maxMessageSize: 1 << 20) }
         var closeCodes: [UInt16?] = sockets.map { _ in nil }
