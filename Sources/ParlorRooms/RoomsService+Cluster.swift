@@ -104,7 +104,7 @@ extension RoomsService {
             // In a savepoint: a lock that fails (a deadlock with another node) fails this command, not the batch.
             try transaction.withSavepoint {
                 for roomID in rooms ?? state.rooms.keys.sorted() {
-                    try sync(roomID, lock: lock, transaction, &batch)
+                    try sync(roomID, lock: lock, apply: true, transaction, &batch)
                     if let userID = claimFor { try claim(userID, in: roomID, transaction) }
                 }
             }
@@ -127,7 +127,9 @@ extension RoomsService {
 
     /// Brings one room up to date: delivers the events committed since what this node delivered, to the connections
     /// attached here, and reloads the room when its record moved on (or loads it, or forgets it once closed).
-    func sync(_ roomID: String, lock: Bool, _ transaction: any ClusterTransaction, _ batch: inout Batch) throws {
+    /// `apply`: the new events may be applied to the live room instead of reading it back (RoomsService+ClusterCatchUp.swift);
+    /// false after a lost link or a takeover, where the record may have changed without an event.
+    func sync(_ roomID: String, lock: Bool, apply: Bool = false, _ transaction: any ClusterTransaction, _ batch: inout Batch) throws {
         let live = state.rooms[roomID]
         guard let head = try transaction.roomHead(id: roomID, lock: lock) else { return }
         defer { state.clusterSynced.insert(roomID) }
@@ -135,30 +137,55 @@ extension RoomsService {
         let receivers = live?.allConnections ?? []
         let delivered = live.map { deliveredThrough(roomID, live: $0, head: head.lastEventID) } ?? head.lastEventID
         var target = head.lastEventID
+        // Events read once for applying and delivering: those after `read` up to the head.
+        var read = delivered
+        var events: [EventRecord] = []
         if head.closed {
             if let live { forget(live) }
             batch.touchedRooms.insert(roomID)
-        } else if live == nil || live?.lastEventID != head.lastEventID {
-            try reload(roomID, previous: live, transaction)
+        } else if let live, live.lastEventID == head.lastEventID {
+            // Up to date: nothing to load.
+        } else {
             batch.touchedRooms.insert(roomID)
-            // Without the row lock a commit may land between the statements: the reload may be newer than the head.
-            target = max(target, state.rooms[roomID]?.lastEventID ?? target)
+            var applied = false
+            // Not after a failed command (the room is read back after the batch), nor past a long gap.
+            if apply, let live, !batch.roomsToReload.contains(roomID), live.lastEventID < head.lastEventID,
+               head.lastEventID - min(delivered, live.lastEventID) <= Int64(Self.catchUpLimit) {
+                read = min(delivered, live.lastEventID)
+                events = try transaction.events(roomID: roomID, since: read, pageSize: Int(head.lastEventID - read))
+                    .items.filter { $0.id <= target }
+                let new = events.filter { $0.id > live.lastEventID }
+                applied = canApply(new, to: live, head: head.lastEventID) && applyCaughtUp(new, to: live)
+                if applied { state.clusterApplied += 1 }
+            }
+            if !applied {
+                state.clusterReloads += 1
+                try reload(roomID, previous: live, transaction)
+                // Without the row lock a commit may land between the statements: the reload may be newer than the head.
+                target = max(target, state.rooms[roomID]?.lastEventID ?? target)
+            }
         }
-        var since = delivered
-        while since < target, !receivers.isEmpty {
-            let page = try transaction.events(roomID: roomID, since: since, pageSize: 500)
-            for event in page.items where event.id <= target {
+        if !receivers.isEmpty {
+            for event in events where event.id > delivered {
                 let frame = ProtocolFrame.event(event)
                 for handle in receivers { batch.outbox.sendEvent(frame, to: handle) }
             }
-            guard let last = page.items.last else { break }
-            since = last.id
+            var since = max(delivered, events.last?.id ?? read)
+            while since < target {
+                let page = try transaction.events(roomID: roomID, since: since, pageSize: 500)
+                for event in page.items where event.id <= target {
+                    let frame = ProtocolFrame.event(event)
+                    for handle in receivers { batch.outbox.sendEvent(frame, to: handle) }
+                }
+                guard let last = page.items.last else { break }
+                since = last.id
+            }
         }
         setDelivered(roomID, head.closed ? nil : target)
     }
 
     /// The room as stored, keeping what lives only here: attached connections, watchers, timers, rate windows.
-    private func reload(_ roomID: String, previous: LiveRoom?, _ transaction: any ClusterTransaction) throws {
+    func reload(_ roomID: String, previous: LiveRoom?, _ transaction: any ClusterTransaction) throws {
         let now = clock.now()
         guard let stored = try transaction.openRoomState(id: roomID) else {
             if let previous { forget(previous) }

@@ -22,6 +22,9 @@ final class RoomsState {
     /// Rooms brought up to date in the batch in progress, and their cursors from before it (restored if it fails).
     var clusterSynced: Set<String> = []
     var clusterUndo: [String: Int64?] = [:]
+    /// Catch-ups applied from the events (RoomsService+ClusterCatchUp.swift) and rooms read back whole: for tests.
+    var clusterApplied = 0
+    var clusterReloads = 0
     /// Told of users changed on other nodes (`RoomsService.observeClusterUserChanges`).
     var clusterUserObserver: (@Sendable (String) -> Void)?
     /// Media sessions with the forwarding unit (--media sfu), by id, and their ids by connection and room
