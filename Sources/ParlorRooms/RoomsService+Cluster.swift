@@ -159,7 +159,7 @@ extension RoomsService {
                 if applied { state.clusterApplied += 1 }
             }
             if !applied {
-                state.clusterReloads += 1
+                if apply { state.clusterReloads += 1 }
                 try reload(roomID, previous: live, transaction)
                 // Without the row lock a commit may land between the statements: the reload may be newer than the head.
                 target = max(target, state.rooms[roomID]?.lastEventID ?? target)

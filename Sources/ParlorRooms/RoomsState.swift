@@ -22,7 +22,8 @@ final class RoomsState {
     /// Rooms brought up to date in the batch in progress, and their cursors from before it (restored if it fails).
     var clusterSynced: Set<String> = []
     var clusterUndo: [String: Int64?] = [:]
-    /// Catch-ups applied from the events (RoomsService+ClusterCatchUp.swift) and rooms read back whole: for tests.
+    /// Catch-ups applied from the events (RoomsService+ClusterCatchUp.swift), and those that could have been but read
+    /// the room back whole instead (not counting resyncs and takeovers, which always do): for tests.
     var clusterApplied = 0
     var clusterReloads = 0
     /// Told of users changed on other nodes (`RoomsService.observeClusterUserChanges`).

@@ -52,7 +52,8 @@ import Testing
         }
     }
 
-    /// How many times the node has read a room back to catch it up.
+    /// How many times the node has read a room back to catch it up from a notification or a command (a resync when
+    /// its listening connection comes up, at a time of its own, always reads back and is not counted).
     private func reloads(_ node: RoomsHarness) -> Int {
         let service = node.service
         return service.loop.submitAndWait { service.state.clusterReloads }
