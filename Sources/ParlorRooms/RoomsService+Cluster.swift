@@ -5,6 +5,14 @@ import ParlorProtocol
 /// that room up to date with what other nodes committed — inside the batch's transaction, holding the room's row
 /// when the command may change it — so decisions (max_members, joins, drops) are made on the current record, and
 /// the events this node's connections have not seen go out first, in id order, before anything the command adds.
+extension RoomsService.Command {
+    /// Handled whole by `prepare(forCluster:)`, with nothing left for the command itself.
+    var isClusterSignal: Bool {
+        if case .cluster = self { return true }
+        return false
+    }
+}
+
 extension RoomsService {
     /// Which rooms a command reads or changes, and whether it claims the caller's membership (join and resume make
     /// this node the holder). nil: every room.

@@ -229,7 +229,8 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         var step = Step(store: transaction, batch: Batch())
         do {
             if cluster != nil { try prepare(forCluster: command, in: transaction, batch: &batch) }
-            try transaction.withSavepoint { try perform(command, &step) }
+            // A cluster signal is handled whole by prepare(forCluster:): no savepoint (two round trips) around nothing.
+            if !command.isClusterSignal { try transaction.withSavepoint { try perform(command, &step) } }
             batch.merge(step.batch)
         } catch let error as RoomError {
             batch.fail(command, with: error)
