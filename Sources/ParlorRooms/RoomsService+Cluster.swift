@@ -109,13 +109,16 @@ extension RoomsService {
             batch.merge(step.batch)
         default:
             let (rooms, lock, claimFor) = clusterRooms(of: command)
-            // In a savepoint: a lock that fails (a deadlock with another node) fails this command, not the batch.
-            try transaction.withSavepoint {
+            func catchUp() throws {
                 for roomID in rooms ?? state.rooms.keys.sorted() {
                     try sync(roomID, lock: lock, apply: true, transaction, &batch)
                     if let userID = claimFor { try claim(userID, in: roomID, transaction) }
                 }
             }
+            // In a savepoint when it locks or writes: a lock that fails (a deadlock with another node) fails this
+            // command, not the batch. Reads alone (a notification, a members list) cannot deadlock: no savepoint,
+            // two round trips fewer.
+            if lock || claimFor != nil { try transaction.withSavepoint(catchUp) } else { try catchUp() }
         }
     }
 
