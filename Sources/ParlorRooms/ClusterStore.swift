@@ -60,8 +60,9 @@ public struct TakenMember: Sendable, Equatable {
 
 /// What another node (or the link itself) tells the rooms thread.
 public enum ClusterSignal: Sendable, Equatable {
-    /// A room changed on some node (an event, its creation or close): catch up from the store.
-    case roomChanged(String)
+    /// A room changed on some node (an event, its creation or close): catch up from the store. `through`: the
+    /// event's id (0 for a creation, -1 for a close; nil if unknown).
+    case roomChanged(String, through: Int64?)
     /// Notifications may have been missed (the link connected again): catch up every room.
     case resync
     /// Some node's lease has ended: take over its members.

@@ -49,7 +49,7 @@ extension RoomsService {
             return ([roomID], false, nil)
         case .mediaEvent(.slots):
             return ([], false, nil)
-        case .cluster(.roomChanged(let roomID)):
+        case .cluster(.roomChanged(let roomID, _)):
             return ([roomID], false, nil)
         case .cluster(.resync), .cluster(.nodesExpired), .cluster(.signals), .cluster(.userChanged), .cluster(.leaseLost),
              .cluster(.mediaHome):
@@ -87,6 +87,8 @@ extension RoomsService {
             try handleMediaHome(signal, transaction, &batch)
         case .cluster(.signals):
             try deliverSignals(transaction, &batch)
+        case .cluster(.roomChanged(let roomID, let eventID?)) where hasDelivered(roomID, through: eventID):
+            return  // this node's own event, or one an earlier catch-up brought: nothing to read
         case .cluster(.leaseLost):
             try transaction.withSavepoint { try claimBackAttached(transaction, &batch) }
         case .operation(.createRoom, _):
@@ -128,6 +130,13 @@ extension RoomsService {
     private func deliveredThrough(_ roomID: String, live: LiveRoom, head: Int64) -> Int64 {
         if state.clusterSynced.contains(roomID) { return min(live.lastEventID, head) }
         return state.clusterDelivered[roomID] ?? live.lastEventID
+    }
+
+    /// Whether the room's copy here holds event `eventID` (an event, not a creation or close) and this node's
+    /// connections were sent it: the notification of an event this node stored, or of one already caught up.
+    private func hasDelivered(_ roomID: String, through eventID: Int64) -> Bool {
+        guard eventID > 0, let live = state.rooms[roomID], !state.staleRooms.contains(roomID) else { return false }
+        return live.lastEventID >= eventID && (state.clusterDelivered[roomID] ?? 0) >= eventID
     }
 
     /// Records what was queued, keeping the value from before the batch in case the batch does not commit.

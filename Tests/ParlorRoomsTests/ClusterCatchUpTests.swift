@@ -65,7 +65,7 @@ import Testing
     private func compare(_ node: RoomsHarness, _ roomID: String) throws -> (applied: Snapshot, reloaded: Snapshot, reloads: Int) {
         let service = node.service
         let store = try #require(node.store as? PostgresRoomStore)
-        service.submit(.cluster(.roomChanged(roomID)))
+        service.submit(.cluster(.roomChanged(roomID, through: nil)))
         node.sync()
         let result = service.loop.submitAndWait { () -> Result<[Snapshot], any Error> in
             Result {
