@@ -68,7 +68,9 @@ extension RoomsService {
             let (rooms, lock, _) = clusterRooms(of: command)
             if lock { ids.formUnion((rooms ?? Array(state.rooms.keys)).filter { state.rooms[$0] != nil }) }
         }
-        if !ids.isEmpty { try transaction.lockRooms(ids.sorted()) }
+        // The heads come with the locks: no other node changes these rooms before the commit, so each room's first
+        // catch-up in the batch needs no read of its own.
+        if !ids.isEmpty { state.clusterLockedHeads = try transaction.lockRooms(ids.sorted()) }
     }
 
     /// Runs before `command` in the batch's transaction, outside its savepoint: what it delivers and loads stays
@@ -151,7 +153,9 @@ extension RoomsService {
     /// false after a lost link or a takeover, where the record may have changed without an event.
     func sync(_ roomID: String, lock: Bool, apply: Bool = false, _ transaction: any ClusterTransaction, _ batch: inout Batch) throws {
         let live = state.rooms[roomID]
-        guard let head = try transaction.roomHead(id: roomID, lock: lock) else { return }
+        guard let head = try state.clusterLockedHeads.removeValue(forKey: roomID) ?? transaction.roomHead(id: roomID, lock: lock) else {
+            return
+        }
         defer { state.clusterSynced.insert(roomID) }
         // Who receives the room here now: members whose membership ended elsewhere still get their member:left.
         let receivers = live?.allConnections ?? []
@@ -354,6 +358,7 @@ extension RoomsService {
         loop.assertInLoop()
         guard cluster != nil else { return }
         defer {
+            state.clusterLockedHeads.removeAll()
             state.clusterSynced.removeAll(keepingCapacity: true)
             state.clusterUndo.removeAll(keepingCapacity: true)
         }
