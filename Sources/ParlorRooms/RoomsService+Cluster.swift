@@ -89,7 +89,7 @@ extension RoomsService {
             try handleMediaHome(signal, transaction, &batch)
         case .cluster(.signals):
             try deliverSignals(transaction, &batch)
-        case .cluster(.roomChanged(let roomID, let eventID?)) where hasDelivered(roomID, through: eventID):
+        case .cluster(.roomChanged) where isRedundantNotification(command):
             return  // this node's own event, or one an earlier catch-up brought: nothing to read
         case .cluster(.leaseLost):
             try transaction.withSavepoint { try claimBackAttached(transaction, &batch) }
@@ -134,10 +134,12 @@ extension RoomsService {
         return state.clusterDelivered[roomID] ?? live.lastEventID
     }
 
-    /// Whether the room's copy here holds event `eventID` (an event, not a creation or close) and this node's
-    /// connections were sent it: the notification of an event this node stored, or of one already caught up.
-    private func hasDelivered(_ roomID: String, through eventID: Int64) -> Bool {
-        guard eventID > 0, let live = state.rooms[roomID], !state.staleRooms.contains(roomID) else { return false }
+    /// Whether `command` notifies an event (not a creation or close) that the room's copy here holds and this node's
+    /// connections were sent: an event this node stored, or one already caught up.
+    func isRedundantNotification(_ command: Command) -> Bool {
+        loop.assertInLoop()
+        guard case .cluster(.roomChanged(let roomID, let eventID?)) = command, eventID > 0, let live = state.rooms[roomID],
+              !state.staleRooms.contains(roomID) else { return false }
         return live.lastEventID >= eventID && (state.clusterDelivered[roomID] ?? 0) >= eventID
     }
 

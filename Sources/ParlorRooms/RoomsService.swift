@@ -169,7 +169,9 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         }
         guard !received.isEmpty else { return }
         reloadStaleRooms()
-        let commands = received.map(\.0)
+        // Notifications of events already here (this node's own, mostly) need no transaction at all.
+        let commands = received.map(\.0).filter { !isRedundantNotification($0) }
+        guard !commands.isEmpty else { return }
         var batch = Batch()
         // Presence changes that did not commit, to try again: those whose command failed, and if the whole batch
         // fails, those of every command in it.
