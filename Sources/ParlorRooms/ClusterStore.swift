@@ -9,8 +9,8 @@ public protocol ClusterTransaction: RoomTransaction {
     /// The room's last event id and whether it is closed (nil: no such room). `lock`: hold the room's row until the
     /// commit, so no other node changes the room (or allocates an event id in it) before this transaction ends.
     func roomHead(id: String, lock: Bool) throws -> (lastEventID: Int64, closed: Bool)?
-    /// Locks these rooms' rows, in the order given, until the commit.
-    func lockRooms(_ ids: [String]) throws
+    /// Locks these rooms' rows, in the order given, until the commit; returns their heads as `roomHead` would.
+    func lockRooms(_ ids: [String]) throws -> [String: (lastEventID: Int64, closed: Bool)]
     /// Each JOINED member's presence as stored: disconnected since (nil: present) and the node holding it.
     func presence(roomID: String) throws -> [String: MemberPresence]
     /// Registers this node with a lease of `lease` milliseconds by the database's clock.
@@ -60,8 +60,9 @@ public struct TakenMember: Sendable, Equatable {
 
 /// What another node (or the link itself) tells the rooms thread.
 public enum ClusterSignal: Sendable, Equatable {
-    /// A room changed on some node (an event, its creation or close): catch up from the store.
-    case roomChanged(String)
+    /// A room changed on some node (an event, its creation or close): catch up from the store. `through`: the
+    /// event's id (0 for a creation, -1 for a close; nil if unknown).
+    case roomChanged(String, through: Int64?)
     /// Notifications may have been missed (the link connected again): catch up every room.
     case resync
     /// Some node's lease has ended: take over its members.

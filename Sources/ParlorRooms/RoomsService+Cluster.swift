@@ -5,6 +5,14 @@ import ParlorProtocol
 /// that room up to date with what other nodes committed — inside the batch's transaction, holding the room's row
 /// when the command may change it — so decisions (max_members, joins, drops) are made on the current record, and
 /// the events this node's connections have not seen go out first, in id order, before anything the command adds.
+extension RoomsService.Command {
+    /// Handled whole by `prepare(forCluster:)`, with nothing left for the command itself.
+    var isClusterSignal: Bool {
+        if case .cluster = self { return true }
+        return false
+    }
+}
+
 extension RoomsService {
     /// Which rooms a command reads or changes, and whether it claims the caller's membership (join and resume make
     /// this node the holder). nil: every room.
@@ -41,7 +49,7 @@ extension RoomsService {
             return ([roomID], false, nil)
         case .mediaEvent(.slots):
             return ([], false, nil)
-        case .cluster(.roomChanged(let roomID)):
+        case .cluster(.roomChanged(let roomID, _)):
             return ([roomID], false, nil)
         case .cluster(.resync), .cluster(.nodesExpired), .cluster(.signals), .cluster(.userChanged), .cluster(.leaseLost),
              .cluster(.mediaHome):
@@ -60,7 +68,9 @@ extension RoomsService {
             let (rooms, lock, _) = clusterRooms(of: command)
             if lock { ids.formUnion((rooms ?? Array(state.rooms.keys)).filter { state.rooms[$0] != nil }) }
         }
-        if !ids.isEmpty { try transaction.lockRooms(ids.sorted()) }
+        // The heads come with the locks: no other node changes these rooms before the commit, so each room's first
+        // catch-up in the batch needs no read of its own.
+        if !ids.isEmpty { state.clusterLockedHeads = try transaction.lockRooms(ids.sorted()) }
     }
 
     /// Runs before `command` in the batch's transaction, outside its savepoint: what it delivers and loads stays
@@ -79,6 +89,8 @@ extension RoomsService {
             try handleMediaHome(signal, transaction, &batch)
         case .cluster(.signals):
             try deliverSignals(transaction, &batch)
+        case .cluster(.roomChanged) where isRedundantNotification(command):
+            return  // this node's own event, or one an earlier catch-up brought: nothing to read
         case .cluster(.leaseLost):
             try transaction.withSavepoint { try claimBackAttached(transaction, &batch) }
         case .operation(.createRoom, _):
@@ -101,13 +113,16 @@ extension RoomsService {
             batch.merge(step.batch)
         default:
             let (rooms, lock, claimFor) = clusterRooms(of: command)
-            // In a savepoint: a lock that fails (a deadlock with another node) fails this command, not the batch.
-            try transaction.withSavepoint {
+            func catchUp() throws {
                 for roomID in rooms ?? state.rooms.keys.sorted() {
-                    try sync(roomID, lock: lock, transaction, &batch)
+                    try sync(roomID, lock: lock, apply: true, transaction, &batch)
                     if let userID = claimFor { try claim(userID, in: roomID, transaction) }
                 }
             }
+            // In a savepoint when it locks or writes: a lock that fails (a deadlock with another node) fails this
+            // command, not the batch. Reads alone (a notification, a members list) cannot deadlock: no savepoint,
+            // two round trips fewer.
+            if lock || claimFor != nil { try transaction.withSavepoint(catchUp) } else { try catchUp() }
         }
     }
 
@@ -119,6 +134,15 @@ extension RoomsService {
         return state.clusterDelivered[roomID] ?? live.lastEventID
     }
 
+    /// Whether `command` notifies an event (not a creation or close) that the room's copy here holds and this node's
+    /// connections were sent: an event this node stored, or one already caught up.
+    func isRedundantNotification(_ command: Command) -> Bool {
+        loop.assertInLoop()
+        guard case .cluster(.roomChanged(let roomID, let eventID?)) = command, eventID > 0, let live = state.rooms[roomID],
+              !state.staleRooms.contains(roomID) else { return false }
+        return live.lastEventID >= eventID && (state.clusterDelivered[roomID] ?? 0) >= eventID
+    }
+
     /// Records what was queued, keeping the value from before the batch in case the batch does not commit.
     private func setDelivered(_ roomID: String, _ id: Int64?) {
         if state.clusterUndo[roomID] == nil { state.clusterUndo[roomID] = .some(state.clusterDelivered[roomID]) }
@@ -127,38 +151,67 @@ extension RoomsService {
 
     /// Brings one room up to date: delivers the events committed since what this node delivered, to the connections
     /// attached here, and reloads the room when its record moved on (or loads it, or forgets it once closed).
-    func sync(_ roomID: String, lock: Bool, _ transaction: any ClusterTransaction, _ batch: inout Batch) throws {
+    /// `apply`: the new events may be applied to the live room instead of reading it back (RoomsService+ClusterCatchUp.swift);
+    /// false after a lost link or a takeover, where the record may have changed without an event.
+    func sync(_ roomID: String, lock: Bool, apply: Bool = false, _ transaction: any ClusterTransaction, _ batch: inout Batch) throws {
         let live = state.rooms[roomID]
-        guard let head = try transaction.roomHead(id: roomID, lock: lock) else { return }
+        guard let head = try state.clusterLockedHeads.removeValue(forKey: roomID) ?? transaction.roomHead(id: roomID, lock: lock) else {
+            return
+        }
         defer { state.clusterSynced.insert(roomID) }
         // Who receives the room here now: members whose membership ended elsewhere still get their member:left.
         let receivers = live?.allConnections ?? []
         let delivered = live.map { deliveredThrough(roomID, live: $0, head: head.lastEventID) } ?? head.lastEventID
         var target = head.lastEventID
+        // Events read once for applying and delivering: those after `read` up to the head.
+        var read = delivered
+        var events: [EventRecord] = []
         if head.closed {
             if let live { forget(live) }
             batch.touchedRooms.insert(roomID)
-        } else if live == nil || live?.lastEventID != head.lastEventID {
-            try reload(roomID, previous: live, transaction)
+        } else if let live, live.lastEventID == head.lastEventID {
+            // Up to date: nothing to load.
+        } else {
             batch.touchedRooms.insert(roomID)
-            // Without the row lock a commit may land between the statements: the reload may be newer than the head.
-            target = max(target, state.rooms[roomID]?.lastEventID ?? target)
+            var applied = false
+            // Not after a failed command (the room is read back after the batch), nor past a long gap.
+            if apply, let live, !batch.roomsToReload.contains(roomID), live.lastEventID < head.lastEventID,
+               head.lastEventID - min(delivered, live.lastEventID) <= Int64(Self.catchUpLimit) {
+                read = min(delivered, live.lastEventID)
+                events = try transaction.events(roomID: roomID, since: read, pageSize: Int(head.lastEventID - read))
+                    .items.filter { $0.id <= target }
+                let new = events.filter { $0.id > live.lastEventID }
+                applied = canApply(new, to: live, head: head.lastEventID) && applyCaughtUp(new, to: live)
+                if applied { state.clusterApplied += 1 }
+            }
+            if !applied {
+                if apply { state.clusterReloads += 1 }
+                try reload(roomID, previous: live, transaction)
+                // Without the row lock a commit may land between the statements: the reload may be newer than the head.
+                target = max(target, state.rooms[roomID]?.lastEventID ?? target)
+            }
         }
-        var since = delivered
-        while since < target, !receivers.isEmpty {
-            let page = try transaction.events(roomID: roomID, since: since, pageSize: 500)
-            for event in page.items where event.id <= target {
+        if !receivers.isEmpty {
+            for event in events where event.id > delivered {
                 let frame = ProtocolFrame.event(event)
                 for handle in receivers { batch.outbox.sendEvent(frame, to: handle) }
             }
-            guard let last = page.items.last else { break }
-            since = last.id
+            var since = max(delivered, events.last?.id ?? read)
+            while since < target {
+                let page = try transaction.events(roomID: roomID, since: since, pageSize: 500)
+                for event in page.items where event.id <= target {
+                    let frame = ProtocolFrame.event(event)
+                    for handle in receivers { batch.outbox.sendEvent(frame, to: handle) }
+                }
+                guard let last = page.items.last else { break }
+                since = last.id
+            }
         }
         setDelivered(roomID, head.closed ? nil : target)
     }
 
     /// The room as stored, keeping what lives only here: attached connections, watchers, timers, rate windows.
-    private func reload(_ roomID: String, previous: LiveRoom?, _ transaction: any ClusterTransaction) throws {
+    func reload(_ roomID: String, previous: LiveRoom?, _ transaction: any ClusterTransaction) throws {
         let now = clock.now()
         guard let stored = try transaction.openRoomState(id: roomID) else {
             if let previous { forget(previous) }
@@ -307,6 +360,7 @@ extension RoomsService {
         loop.assertInLoop()
         guard cluster != nil else { return }
         defer {
+            state.clusterLockedHeads.removeAll()
             state.clusterSynced.removeAll(keepingCapacity: true)
             state.clusterUndo.removeAll(keepingCapacity: true)
         }

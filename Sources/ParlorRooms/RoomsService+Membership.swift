@@ -30,10 +30,8 @@ extension RoomsService {
         try step.store.addMember(id: member.id, roomID: cid, userID: caller.user.id, joinedAt: now)
         let event = try appendMemberJoined(member, to: room, at: now, &step)
         if room.emptySince != nil { try step.store.setRoomEmpty(id: cid, since: nil) }
-        room.add(member)
+        admit(member, to: room)
         try assignInitialRole(caller.user, in: room, &step)
-        room.emptySince = nil
-        if let timer = room.ttlTimer { clock.cancel(timer); room.ttlTimer = nil }
         try attach(caller.client, to: room, member: member.id, &step)
         step.batch.reply(to: caller, .conversationJoin, encodedBody: joinReply(room, memberID: member.id))
         broadcast(event, in: room, &step)
@@ -76,18 +74,37 @@ extension RoomsService {
 
         broadcast(event, in: room, &step)
         step.batch.notices.append(.memberLeft(room: room.summary, member: member.summary, reason: reason, eventID: event.id))
-        if let timer = member.dropTimer { clock.cancel(timer) }
-        room.remove(member.id)
-        for handle in room.detachAll(user: member.user.id) { state.clients[handle]?.rooms.remove(room.id) }
         // A member who leaves leaves the queue of hands (member:left says so); a room without moderators gets one.
-        if room.setHand(raisedAt: nil, of: member.user.id) != nil {
+        if dismiss(member, from: room, at: now) {
             try step.store.setHand(roomID: room.id, userID: member.user.id, raisedAt: nil)
         }
         if reason != .roomClosed { try promoteSuccessorIfNeeded(after: member, in: room, &step) }
-        if becameEmpty {
+    }
+
+    /// What a join changes in the live room, here or (caught up from its member:joined) on another node.
+    func admit(_ member: LiveMember, to room: LiveRoom) {
+        loop.assertInLoop()
+        room.lastJoinedAt = max(room.lastJoinedAt, member.joinedAt)
+        room.add(member)
+        room.emptySince = nil
+        if let timer = room.ttlTimer { clock.cancel(timer); room.ttlTimer = nil }
+    }
+
+    /// What an ended membership changes in the live room, here or (caught up from its member:left) on another node:
+    /// its connections here stop receiving the room, its hand goes down (returns whether it was up), and an empty
+    /// room's ttl starts at `now`.
+    @discardableResult
+    func dismiss(_ member: LiveMember, from room: LiveRoom, at now: Int64) -> Bool {
+        loop.assertInLoop()
+        if let timer = member.dropTimer { clock.cancel(timer) }
+        room.remove(member.id)
+        for handle in room.detachAll(user: member.user.id) { state.clients[handle]?.rooms.remove(room.id) }
+        let handWasUp = room.setHand(raisedAt: nil, of: member.user.id) != nil
+        if room.memberCount == 0 {
             room.emptySince = now
             scheduleExpiry(of: room)
         }
+        return handWasUp
     }
 
     func attach(_ client: ClientRef, to room: LiveRoom) {

@@ -71,11 +71,18 @@ extension RoomsService {
     /// speakers need no row (a user without one is a speaker), which keeps a join one statement shorter.
     func assignInitialRole(_ user: User, in room: LiveRoom, _ step: inout Step) throws {
         loop.assertInLoop()
-        guard room.roles[user.id] == nil else { return }
+        guard let (role, stored) = initialRole(of: user, in: room) else { return }
+        if stored { try step.store.setRole(roomID: room.id, userID: user.id, role) }
+        room.setRole(role, of: user.id)
+    }
+
+    /// The role a joining user gets (nil: it has one already) and whether it is stored: a node catching up a
+    /// member:joined sets it only when stored, as reading the room back would.
+    func initialRole(of user: User, in room: LiveRoom) -> (role: MemberRole, stored: Bool)? {
+        guard room.roles[user.id] == nil else { return nil }
         let role = StageRules.initialRole(mode: room.mode, isCreator: user.id == room.createdBy,
                                           roomHasCreator: room.createdBy != nil, roomHasRoles: !room.roles.isEmpty)
-        if room.mode == .stage || role != .speaker { try step.store.setRole(roomID: room.id, userID: user.id, role) }
-        room.setRole(role, of: user.id)
+        return (role, room.mode == .stage || role != .speaker)
     }
 
     /// Whether the user has been in the room before (its role is kept, so a lock or an address ban lets it back in).
@@ -97,7 +104,9 @@ extension RoomsService {
         }
         try step.store.setHand(roomID: room.id, userID: userID, raisedAt: raisedAt)
         room.setHand(raisedAt: raisedAt, of: userID)
-        try appendAndBroadcast(EventType.memberHand, about: member, in: room, body: ["raised": .bool(raised), "by": by(actor)], at: now, &step)
+        // Raised: the event's time is the hand's (as a join's is the member's), so a node catching it up knows it.
+        try appendAndBroadcast(EventType.memberHand, about: member, in: room, body: ["raised": .bool(raised), "by": by(actor)],
+                               at: raisedAt ?? now, &step)
     }
 
     func setRole(of member: LiveMember, to role: MemberRole, by actor: LiveMember?, in room: LiveRoom, _ step: inout Step) throws {

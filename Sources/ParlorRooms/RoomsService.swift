@@ -169,7 +169,9 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         }
         guard !received.isEmpty else { return }
         reloadStaleRooms()
-        let commands = received.map(\.0)
+        // Notifications of events already here (this node's own, mostly) need no transaction at all.
+        let commands = received.map(\.0).filter { !isRedundantNotification($0) }
+        guard !commands.isEmpty else { return }
         var batch = Batch()
         // Presence changes that did not commit, to try again: those whose command failed, and if the whole batch
         // fails, those of every command in it.
@@ -229,7 +231,8 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         var step = Step(store: transaction, batch: Batch())
         do {
             if cluster != nil { try prepare(forCluster: command, in: transaction, batch: &batch) }
-            try transaction.withSavepoint { try perform(command, &step) }
+            // A cluster signal is handled whole by prepare(forCluster:): no savepoint (two round trips) around nothing.
+            if !command.isClusterSignal { try transaction.withSavepoint { try perform(command, &step) } }
             batch.merge(step.batch)
         } catch let error as RoomError {
             batch.fail(command, with: error)

@@ -46,8 +46,8 @@ public final class PostgresClusterLink: ClusterLink, @unchecked Sendable {  // `
                     handler(.userChanged(String(payload.dropFirst(prefix.count)), revoked: revoked))
                     return
                 }
-                let roomID = payload.split(separator: " ", maxSplits: 1).first.map(String.init) ?? payload
-                handler(.roomChanged(roomID))
+                let parts = payload.split(separator: " ", maxSplits: 1)
+                handler(.roomChanged(parts.first.map(String.init) ?? payload, through: parts.dropFirst().first.flatMap { Int64($0) }))
             },
             onConnected: {
                 failing.withLock { $0 = false }

@@ -15,10 +15,15 @@ extension PostgresRoomTransaction: ClusterTransaction {
     }
 
     /// ORDER BY under FOR UPDATE: the rows are locked in id order (the sort runs below the row locking).
-    func lockRooms(_ ids: [String]) throws {
+    func lockRooms(_ ids: [String]) throws -> [String: (lastEventID: Int64, closed: Bool)] {
         let array = "{" + ids.map { "\"" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }
             .joined(separator: ",") + "}"
-        try db.run("SELECT id FROM rooms WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE", [.text(array)])
+        var heads: [String: (lastEventID: Int64, closed: Bool)] = [:]
+        for row in try db.query("SELECT id, last_event_id, closed_at FROM rooms WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE",
+                                [.text(array)]) {
+            heads[row.string("id") ?? ""] = (row.int("last_event_id") ?? 0, row.int("closed_at") != nil)
+        }
+        return heads
     }
 
     func presence(roomID: String) throws -> [String: MemberPresence] {

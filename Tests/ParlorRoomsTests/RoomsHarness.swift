@@ -56,6 +56,23 @@ final class RoomsHarness {
                                    clock: clock)
     }
 
+    /// One node of several on the PostgreSQL database `url` (its own pool, node id and `PostgresClusterLink`).
+    init(clusterDatabase url: PostgresURL, _ configure: (inout RoomsConfiguration) -> Void = { _ in }) throws {
+        var configuration = RoomsConfiguration()
+        configuration.gracePeriod = .seconds(10)
+        configure(&configuration)
+        self.configuration = configuration
+        let database = try PostgresDatabase(url: url, poolSize: 2)
+        let nodeID = Identifier.make(Identifier.node)
+        store = PostgresRoomStore(database: database, nodeID: nodeID)
+        users = UserDirectory(store: PostgresUserStore(database: database))
+        clock = ManualClock()
+        let link = PostgresClusterLink(database: database, nodeID: nodeID, lease: .seconds(15), logger: Logger(level: .off))
+        service = try RoomsService(store: store, configuration: configuration, logger: Logger(level: .off), delivery: channel,
+                                   clock: clock, cluster: link)
+        closeStore = { database.close() }
+    }
+
     /// Stops the rooms thread as a shutdown does (memberships stay as they are), then starts a new service over the
     /// same store, as the next process would; its clock starts where the old one stood, plus `after` seconds.
     func restart(after seconds: Double = 1) throws {
