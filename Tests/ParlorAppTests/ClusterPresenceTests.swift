@@ -37,91 +37,92 @@ import Testing
         try admin.queryOne("SELECT node_id FROM sessions WHERE id = $1", [.text(session)])?.string("node_id")
     }
 
-    @Test func aUserOnTwoNodesStaysPresentUntilItsLastConnectionClosesThenDropsOnce() throws {
+    /// Two nodes with a grace period of 2 s on a fresh database, an admin connection to it, and a room created
+    /// through node A with a watcher joined there; both nodes stopped afterwards (a test may stop one before).
+    private static func withTwoNodes(lease: Double, _ body: (ParlorApplication, ParlorApplication, PostgresConnection, String, TestWebSocket) throws -> Void) throws {
         let url = try TestPostgres.shared().makeDatabase()
-        let a = try ClusterTests.node(url, lease: 5, grace: 2)
+        let a = try ClusterTests.node(url, lease: lease, grace: 2)
         defer { a.shutdown() }
-        let b = try ClusterTests.node(url, lease: 5, grace: 2)
+        let b = try ClusterTests.node(url, lease: lease, grace: 2)
         defer { b.shutdown() }
         let admin = try PostgresConnection(url: url)
         let room = try createRoom(a)
         let watcher = try TestWebSocket(a, name: "watcher")
         _ = try watcher.join(room)
-        // U joins through B, then through A: A's join makes A the holder of the membership.
-        let grant = try auth(port: a.port, name: "u")
-        let onB = try TestWebSocket(port: b.port, token: grant.jwt, timeout: 15)
-        let member = try #require(try onB.join(room)["member_id"] as? String)
-        let onA = try TestWebSocket(port: a.port, token: grant.jwt)
-        #expect(try onA.join(room)["member_id"] as? String == member, "the same member: a join is idempotent")
-        let nodeA = try #require(try Self.nodeID(admin, ofSession: onA.sessionID))
-        let nodeB = try #require(try Self.nodeID(admin, ofSession: onB.sessionID))
-        #expect(try Self.presence(admin, member).node == nodeA)
-        #expect(try Self.attachments(admin, member) == [nodeA, nodeB].sorted())
+        try body(a, b, admin, room, watcher)
+    }
 
-        // The holder's connection closes: the membership passes to B, where U is still attached, present.
-        onA.drop()
-        #expect(try Self.eventually { try Self.attachments(admin, member) == [nodeB] })
-        let handed = try Self.presence(admin, member)
-        #expect(handed.node == nodeB && handed.away == nil && handed.joined, "held by B and present: no grace period runs")
-        // U still hears the room on B: a newcomer's join through A.
-        let newcomer = try TestWebSocket(a, name: "newcomer")
-        let newcomerMember = try #require(try newcomer.join(room)["member_id"] as? String)
-        _ = try onB.event("member:joined", in: room, member: newcomerMember)
+    @Test func aUserOnTwoNodesStaysPresentUntilItsLastConnectionClosesThenDropsOnce() throws {
+        try Self.withTwoNodes(lease: 5) { a, b, admin, room, watcher in
+            // U joins through B, then through A: A's join makes A the holder of the membership.
+            let grant = try auth(port: a.port, name: "u")
+            let onB = try TestWebSocket(port: b.port, token: grant.jwt, timeout: 15)
+            let member = try #require(try onB.join(room)["member_id"] as? String)
+            let onA = try TestWebSocket(port: a.port, token: grant.jwt)
+            #expect(try onA.join(room)["member_id"] as? String == member, "the same member: a join is idempotent")
+            let nodeA = try #require(try Self.nodeID(admin, ofSession: onA.sessionID))
+            let nodeB = try #require(try Self.nodeID(admin, ofSession: onB.sessionID))
+            #expect(try Self.presence(admin, member).node == nodeA)
+            #expect(try Self.attachments(admin, member) == [nodeA, nodeB].sorted())
 
-        // B's connection closes too: now U is away, and drops once after the grace period.
-        onB.drop()
-        let left = try watcher.event("member:left", in: room, member: member)
-        #expect((left["body"] as? [String: Any])?["reason"] as? String == "dropped")
-        #expect(try Self.presence(admin, member).joined == false)
-        #expect(try Self.attachments(admin, member).isEmpty)
-        let leaves = try admin.queryOne("SELECT COUNT(*) AS n FROM events WHERE room_id = $1 AND type = 'member:left' AND from_member = $2",
-                                        [.text(room), .text(member)])?.int("n")
-        #expect(leaves == 1, "dropped exactly once")
-        try watcher.sync()
-        let transcript = watcher.log.compactMap { message -> String? in
-            guard message["cid"] as? String == room, (message["body"] as? [String: Any])?["member_id"] as? String == member else { return nil }
-            return message["type"] as? String
+            // The holder's connection closes: the membership passes to B, where U is still attached, present.
+            onA.drop()
+            #expect(try Self.eventually { try Self.attachments(admin, member) == [nodeB] })
+            let handed = try Self.presence(admin, member)
+            #expect(handed.node == nodeB && handed.away == nil && handed.joined, "held by B and present: no grace period runs")
+            // U still hears the room on B: a newcomer's join through A.
+            let newcomer = try TestWebSocket(a, name: "newcomer")
+            let newcomerMember = try #require(try newcomer.join(room)["member_id"] as? String)
+            _ = try onB.event("member:joined", in: room, member: newcomerMember)
+
+            // B's connection closes too: now U is away, and drops once after the grace period.
+            onB.drop()
+            let left = try watcher.event("member:left", in: room, member: member)
+            #expect((left["body"] as? [String: Any])?["reason"] as? String == "dropped")
+            #expect(try Self.presence(admin, member).joined == false)
+            #expect(try Self.attachments(admin, member).isEmpty)
+            let leaves = try admin.queryOne("SELECT COUNT(*) AS n FROM events WHERE room_id = $1 AND type = 'member:left' AND from_member = $2",
+                                            [.text(room), .text(member)])?.int("n")
+            #expect(leaves == 1, "dropped exactly once")
+            try watcher.sync()
+            let transcript = watcher.log.compactMap { message -> String? in
+                guard message["cid"] as? String == room, (message["body"] as? [String: Any])?["member_id"] as? String == member else { return nil }
+                return message["type"] as? String
+            }
+            #expect(transcript == ["member:joined", "member:left"], "no second member:joined, one member:left")
         }
-        #expect(transcript == ["member:joined", "member:left"], "no second member:joined, one member:left")
     }
 
     @Test func whenTheHoldingNodeStopsTheOtherNodeWithTheUsersConnectionTakesItOverPresent() throws {
-        let url = try TestPostgres.shared().makeDatabase()
-        let a = try ClusterTests.node(url, lease: 3, grace: 2)
-        defer { a.shutdown() }
-        let b = try ClusterTests.node(url, lease: 3, grace: 2)
-        defer { b.shutdown() }
-        let admin = try PostgresConnection(url: url)
-        let room = try createRoom(a)
-        let watcher = try TestWebSocket(a, name: "watcher")
-        _ = try watcher.join(room)
-        let grant = try auth(port: a.port, name: "u")
-        let onA = try TestWebSocket(port: a.port, token: grant.jwt, timeout: 15)
-        let member = try #require(try onA.join(room)["member_id"] as? String)
-        let onB = try TestWebSocket(port: b.port, token: grant.jwt)
-        _ = try onB.join(room)
-        let nodeA = try #require(try Self.nodeID(admin, ofSession: onA.sessionID))
-        #expect(try Self.presence(admin, member).node != nodeA, "B holds it: U joined there last")
+        try Self.withTwoNodes(lease: 3) { a, b, admin, room, watcher in
+            let grant = try auth(port: a.port, name: "u")
+            let onA = try TestWebSocket(port: a.port, token: grant.jwt, timeout: 15)
+            let member = try #require(try onA.join(room)["member_id"] as? String)
+            let onB = try TestWebSocket(port: b.port, token: grant.jwt)
+            _ = try onB.join(room)
+            let nodeA = try #require(try Self.nodeID(admin, ofSession: onA.sessionID))
+            #expect(try Self.presence(admin, member).node != nodeA, "B holds it: U joined there last")
 
-        // B stops (its lease given up; its connections go without a disconnect being recorded): A's next heartbeat
-        // takes B over, and hands U's membership to A, where U is attached, present rather than away.
-        b.shutdown()
-        #expect(try Self.eventually { try Self.presence(admin, member).node == nodeA })
-        let taken = try Self.presence(admin, member)
-        #expect(taken.away == nil && taken.joined, "present: its connection on A is attached")
-        #expect(try Self.attachments(admin, member) == [nodeA], "B's attachment went with its takeover")
-        // U hears the room on A, and nobody saw it leave.
-        let newcomer = try TestWebSocket(a, name: "newcomer")
-        let newcomerMember = try #require(try newcomer.join(room)["member_id"] as? String)
-        _ = try onA.event("member:joined", in: room, member: newcomerMember)
+            // B stops (its lease given up; its connections go without a disconnect being recorded): A's next heartbeat
+            // takes B over, and hands U's membership to A, where U is attached, present rather than away.
+            b.shutdown()
+            #expect(try Self.eventually { try Self.presence(admin, member).node == nodeA })
+            let taken = try Self.presence(admin, member)
+            #expect(taken.away == nil && taken.joined, "present: its connection on A is attached")
+            #expect(try Self.attachments(admin, member) == [nodeA], "B's attachment went with its takeover")
+            // U hears the room on A, and nobody saw it leave.
+            let newcomer = try TestWebSocket(a, name: "newcomer")
+            let newcomerMember = try #require(try newcomer.join(room)["member_id"] as? String)
+            _ = try onA.event("member:joined", in: room, member: newcomerMember)
 
-        // Its last connection closes: one drop after the grace period, by A.
-        onA.drop()
-        let left = try watcher.event("member:left", in: room, member: member)
-        #expect((left["body"] as? [String: Any])?["reason"] as? String == "dropped")
-        let leaves = try admin.queryOne("SELECT COUNT(*) AS n FROM events WHERE room_id = $1 AND type = 'member:left' AND from_member = $2",
-                                        [.text(room), .text(member)])?.int("n")
-        #expect(leaves == 1)
+            // Its last connection closes: one drop after the grace period, by A.
+            onA.drop()
+            let left = try watcher.event("member:left", in: room, member: member)
+            #expect((left["body"] as? [String: Any])?["reason"] as? String == "dropped")
+            let leaves = try admin.queryOne("SELECT COUNT(*) AS n FROM events WHERE room_id = $1 AND type = 'member:left' AND from_member = $2",
+                                            [.text(room), .text(member)])?.int("n")
+            #expect(leaves == 1)
+        }
     }
 
     @Test func authSeesANameInLiveUseThroughASessionOnAnotherLiveNode() throws {

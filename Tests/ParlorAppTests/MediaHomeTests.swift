@@ -61,17 +61,25 @@ import Testing
         return try body(loop)
     }
 
-    /// The speaker's payloads reach the listener intact on one slot, `media:slots` names the speaker, and speaking is
-    /// seen on both nodes; whichever of the two offered first (its node is the home), the other's offer is relayed.
-    @Test(arguments: [true, false]) func membersOnTwoNodesHearEachOther(speakerOffersFirst: Bool) throws {
+    /// Two nodes on a fresh database, a room created through node 0, alice (a speaker) joined through node 0 and bob
+    /// (a listener) through node 1; their peer connections are closed and the nodes stopped afterwards.
+    private static func withTwoNodes(_ body: (PostgresURL, [ParlorApplication], EventLoop, String, Member, Member) throws -> Void) throws {
         let url = try TestPostgres.shared().makeDatabase()
-        let nodes = try (0..<2).map { _ in try Self.node(url) }
+        let nodes = try (0..<2).map { _ in try node(url) }
         defer { nodes.forEach { $0.shutdown() } }
-        try Self.withMediaLoop { loop in
+        try withMediaLoop { loop in
             let room = try createRoom(nodes[0])
             let alice = try Member(nodes[0], "alice", in: room, speaker: true)
             let bob = try Member(nodes[1], "bob", in: room, speaker: false)
             defer { [alice, bob].forEach { $0.media?.close() } }
+            try body(url, nodes, loop, room, alice, bob)
+        }
+    }
+
+    /// The speaker's payloads reach the listener intact on one slot, `media:slots` names the speaker, and speaking is
+    /// seen on both nodes; whichever of the two offered first (its node is the home), the other's offer is relayed.
+    @Test(arguments: [true, false]) func membersOnTwoNodesHearEachOther(speakerOffersFirst: Bool) throws {
+        try Self.withTwoNodes { url, nodes, loop, room, alice, bob in
             if speakerOffersFirst {
                 try alice.offer(room, loop: loop, sends: true)
                 try bob.offer(room, loop: loop, sends: false)
@@ -107,14 +115,7 @@ import Testing
 
     /// A mute asked on a node that is not the home reaches the home (as an event) and stops the speaker there.
     @Test func aSpeakerMutedOnAnotherNodeReachesNobody() throws {
-        let url = try TestPostgres.shared().makeDatabase()
-        let nodes = try (0..<2).map { _ in try Self.node(url) }
-        defer { nodes.forEach { $0.shutdown() } }
-        try Self.withMediaLoop { loop in
-            let room = try createRoom(nodes[0])
-            let alice = try Member(nodes[0], "alice", in: room, speaker: true)
-            let bob = try Member(nodes[1], "bob", in: room, speaker: false)
-            defer { [alice, bob].forEach { $0.media?.close() } }
+        try Self.withTwoNodes { _, nodes, loop, room, alice, bob in
             try bob.offer(room, loop: loop, sends: false)  // node 1 is the home
             try alice.offer(room, loop: loop, sends: true)
             #expect(alice.answered(by: nodes[1]))
@@ -169,14 +170,7 @@ import Testing
     /// media:close and a leave on a node that is not the home end the speaker's session there: the listener's slot
     /// empties and the home has one session left.
     @Test func aCloseOrALeaveOnAnotherNodeEndsTheSessionAtTheHome() throws {
-        let url = try TestPostgres.shared().makeDatabase()
-        let nodes = try (0..<2).map { _ in try Self.node(url) }
-        defer { nodes.forEach { $0.shutdown() } }
-        try Self.withMediaLoop { loop in
-            let room = try createRoom(nodes[0])
-            let alice = try Member(nodes[0], "alice", in: room, speaker: true)
-            let bob = try Member(nodes[1], "bob", in: room, speaker: false)
-            defer { [alice, bob].forEach { $0.media?.close() } }
+        try Self.withTwoNodes { _, nodes, loop, room, alice, bob in
             try bob.offer(room, loop: loop, sends: false)  // node 1 is the home
             try alice.offer(room, loop: loop, sends: true)
             _ = try SFUTests.slots(bob.socket, room, carrying: alice.id)
@@ -220,14 +214,7 @@ import Testing
     /// A listener whose WebSocket moves from another node to the home offers again from the same peer connection:
     /// the home hands it the session it had through the other node (same slots, DTLS goes on), and audio goes on.
     @Test func aListenerWhoseWebSocketMovesToTheHomeKeepsItsSession() throws {
-        let url = try TestPostgres.shared().makeDatabase()
-        let nodes = try (0..<2).map { _ in try Self.node(url) }
-        defer { nodes.forEach { $0.shutdown() } }
-        try Self.withMediaLoop { loop in
-            let room = try createRoom(nodes[0])
-            let alice = try Member(nodes[0], "alice", in: room, speaker: true)
-            let bob = try Member(nodes[1], "bob", in: room, speaker: false)
-            defer { [alice, bob].forEach { $0.media?.close() } }
+        try Self.withTwoNodes { _, nodes, loop, room, alice, bob in
             try alice.offer(room, loop: loop, sends: true)  // node 0 is the home
             try bob.offer(room, loop: loop, sends: false)
             _ = try SFUTests.slots(bob.socket, room, carrying: alice.id)
