@@ -308,22 +308,6 @@ extension RoomsService {
         }
     }
 
-    /// Signalling frames other nodes stored for members held here: each goes to the member's connections here, and
-    /// its row is deleted in this batch (kept if the batch does not commit). A member no longer here gets nothing.
-    private func deliverSignals(_ transaction: any ClusterTransaction, _ batch: inout Batch) throws {
-        for signal in try transaction.withSavepoint({ try transaction.takeSignals() }) {
-            guard let room = state.rooms[signal.roomID], let member = room.member(signal.memberID) else { continue }
-            for handle in room.connections(of: member.user.id) { batch.outbox.send(signal.frame, to: handle) }
-        }
-    }
-
-    /// rtc:* to a member with no connection here: stored for the node holding it, if another node does.
-    func relayToOtherNode(_ frame: [UInt8], to member: LiveMember, in room: LiveRoom, _ step: inout Step) throws {
-        loop.assertInLoop()
-        guard cluster != nil, let transaction = step.store as? any ClusterTransaction else { return }
-        _ = try transaction.relaySignal(roomID: room.id, toMember: member.id, frame: frame, at: clock.now())
-    }
-
     /// With several nodes: `forget` runs on the rooms thread for every user whose tokens or claim changed on some
     /// node (the app drops its cached status, so the next request reads the record).
     public func observeClusterUserChanges(_ forget: @escaping @Sendable (String) -> Void) {
