@@ -17,17 +17,21 @@ extension SQLiteRoomReading {
 }
 
 extension SQLiteRoomTransaction {
-    /// The id comes from the room's row, incremented in this transaction: the writer holds SQLite's one write lock
-    /// until the commit, so ids are handed out in commit order. (Not `UPDATE … RETURNING`: SQLite builds an
-    /// ephemeral table for RETURNING, about 23,000 more instructions per stored event under callgrind; the primary-key
-    /// read after the update costs about 3,500.)
+    /// The id is the room's highest stored `seq` plus one, read in this transaction from the end of the room's range
+    /// of the events primary key, the page the insert then writes (migration 006): the writer holds SQLite's one
+    /// write lock until the commit, so ids are handed out in commit order, and a rolled-back savepoint takes its ids
+    /// with it. (Not `INSERT … RETURNING`: SQLite builds an ephemeral table for RETURNING, about 23,000 more
+    /// instructions per stored event under callgrind.)
     func appendEvent(roomID: String, type: String, from: String?, body: JSONValue, at time: Int64) throws -> EventRecord {
-        guard try db.run("UPDATE rooms SET last_event_id = last_event_id + 1 WHERE id = ?", [.text(roomID)]) == 1,
-              let id = try db.queryInteger("SELECT last_event_id FROM rooms WHERE id = ?", [.text(roomID)]) else {
+        guard let id = try db.queryInteger("SELECT COALESCE(MAX(seq), 0) + 1 FROM events WHERE room_id = ?", [.text(roomID)]) else {
             throw RoomError.notFound(roomID)
         }
-        try db.run("INSERT INTO events (room_id, seq, type, from_member, body, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                   [.text(roomID), .integer(id), .text(type), SQLValue(from), .text(body.encodedString()), .integer(time)])
+        do {
+            try db.run("INSERT INTO events (room_id, seq, type, from_member, body, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                       [.text(roomID), .integer(id), .text(type), SQLValue(from), .text(body.encodedString()), .integer(time)])
+        } catch let error as StoreError where error.isForeignKeyViolation {
+            throw RoomError.notFound(roomID)
+        }
         return EventRecord(roomID: roomID, id: id, type: type, from: from, body: body, createdAt: time)
     }
 }

@@ -5,7 +5,8 @@ import ParlorStore
 extension SQLiteRoomReading {
     static var roomColumns: String {
         """
-        r.id, r.name, r.display_name, r.created_by, r.created_at, r.closed_at, r.ttl, r.max_members, r.last_event_id, r.mode, r.locked,
+        r.id, r.name, r.display_name, r.created_by, r.created_at, r.closed_at, r.ttl, r.max_members, r.mode, r.locked,
+        (SELECT COALESCE(MAX(e.seq), 0) FROM events e WHERE e.room_id = r.id) AS last_event_id,
         (SELECT COUNT(*) FROM members m WHERE m.room_id = r.id AND m.state = 'JOINED') AS member_count
         """
     }

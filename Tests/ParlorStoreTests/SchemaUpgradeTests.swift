@@ -65,4 +65,18 @@ import ParlorStore
             }
         }
     }
+
+    @Test func eventCounterColumnIsGoneAndTheEventsKeepTheirIds() throws {
+        try withTemporaryDirectory { directory in
+            let path = "\(directory)/parlor.db"
+            try Self.seedBefore005(path: path)
+            let database = try Database(DatabaseConfiguration(path: path))
+            defer { database.close() }
+            try database.read { db in
+                let columns = try db.query("SELECT name FROM pragma_table_info('rooms')").compactMap { $0.string("name") }
+                #expect(!columns.isEmpty && !columns.contains("last_event_id"))
+                #expect(try db.queryInteger("SELECT MAX(seq) FROM events WHERE room_id = 'RM-1'") == 3)
+            }
+        }
+    }
 }
