@@ -9,6 +9,11 @@ public enum ProtocolFrame {
         WebSocketFrameEncoder.frame(.text, payload: value.encoded())
     }
 
+    /// The text frame of a message already written (by `JSONObjectWriter`).
+    public static func message(encoded payload: [UInt8]) -> [UInt8] {
+        WebSocketFrameEncoder.frame(.text, payload: payload)
+    }
+
     /// `{"type":"T:success","tid":…,"body":…}`
     public static func success(_ type: RequestType, tid: JSONValue, body: JSONValue) -> [UInt8] {
         message(["type": .string(type.successType), "tid": tid, "body": body])

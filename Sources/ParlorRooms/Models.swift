@@ -85,6 +85,9 @@ public struct EventRecord: Sendable {
     public let from: String?
     public let body: JSONValue
     public let createdAt: Int64
+    /// `body` as the JSON bytes the store just wrote, when the record comes from an append: the event's frame
+    /// splices them instead of encoding the body a second time. Nil for events read back.
+    public var encodedBody: [UInt8]? = nil
 
     public var json: JSONValue {
         [

@@ -6,6 +6,21 @@ extension ProtocolFrame {
         self.error(tid: tid, code: error.code, detail: error.detail, requestType: requestType?.rawValue)
     }
 
-    /// A stored room event, as every receiver gets it.
-    public static func event(_ event: EventRecord) -> [UInt8] { message(event.json) }
+    /// A stored room event, as every receiver gets it: the bytes of `message(event.json)`, written field by field,
+    /// with the body the store encoded spliced in when the record has it (built once per event, sent to every
+    /// member).
+    public static func event(_ event: EventRecord) -> [UInt8] {
+        var message = JSONObjectWriter(reservingCapacity: (event.encodedBody?.count ?? 256) + 192)
+        message.field("type", .string(event.type))
+        message.field("cid", .string(event.roomID))
+        message.field("id", JSONValue(event.id))
+        message.field("from", JSONValue(event.from))
+        message.field("timestamp", .string(Timestamp.iso8601(milliseconds: event.createdAt)))
+        if let encodedBody = event.encodedBody {
+            message.field("body", encoded: encodedBody)
+        } else {
+            message.field("body", event.body)
+        }
+        return self.message(encoded: message.finish())
+    }
 }

@@ -26,12 +26,14 @@ extension SQLiteRoomTransaction {
         guard let id = try db.queryInteger("SELECT COALESCE(MAX(seq), 0) + 1 FROM events WHERE room_id = ?", [.text(roomID)]) else {
             throw RoomError.notFound(roomID)
         }
+        let encodedBody = body.encoded()
         do {
             try db.run("INSERT INTO events (room_id, seq, type, from_member, body, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                       [.text(roomID), .integer(id), .text(type), SQLValue(from), .text(body.encodedString()), .integer(time)])
+                       [.text(roomID), .integer(id), .text(type), SQLValue(from), .text(String(decoding: encodedBody, as: UTF8.self)),
+                        .integer(time)])
         } catch let error as StoreError where error.isForeignKeyViolation {
             throw RoomError.notFound(roomID)
         }
-        return EventRecord(roomID: roomID, id: id, type: type, from: from, body: body, createdAt: time)
+        return EventRecord(roomID: roomID, id: id, type: type, from: from, body: body, createdAt: time, encodedBody: encodedBody)
     }
 }

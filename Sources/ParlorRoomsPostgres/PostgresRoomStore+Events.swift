@@ -25,15 +25,17 @@ extension PostgresRoomTransaction {
     /// One round trip: the increment, the insert and the NOTIFY that other nodes receive once this commits
     /// (PostgreSQL delivers notifications at the commit, in commit order, and drops them on a rollback).
     func appendEvent(roomID: String, type: String, from: String?, body: JSONValue, at time: Int64) throws -> EventRecord {
+        let encodedBody = body.encoded()
         guard let id = try db.queryOne("""
             WITH next AS (UPDATE rooms SET last_event_id = last_event_id + 1 WHERE id = $1 RETURNING id, last_event_id),
                  added AS (INSERT INTO events (room_id, seq, type, from_member, body, created_at)
                            SELECT id, last_event_id, $2, $3, $4, $5 FROM next RETURNING room_id, seq)
             SELECT seq, pg_notify('\(PostgresClusterLink.channel)', room_id || ' ' || seq) AS notified FROM added
-            """, [.text(roomID), .text(type), SQLValue(from), .text(body.encodedString()), .integer(time)])?.int("seq") else {
+            """, [.text(roomID), .text(type), SQLValue(from), .text(String(decoding: encodedBody, as: UTF8.self)),
+                 .integer(time)])?.int("seq") else {
             throw RoomError.notFound(roomID)
         }
-        return .appended(roomID: roomID, id: id, type: type, from: from, body: body, at: time)
+        return .appended(roomID: roomID, id: id, type: type, from: from, body: body, encodedBody: encodedBody, at: time)
     }
 
     func openSession(id: String, userID: String, at time: Int64) throws {
