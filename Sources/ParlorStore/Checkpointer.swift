@@ -6,10 +6,16 @@ import Foundation
 ///
 /// The WAL only starts over when a write begins with all of it copied, which steady writes never allow (each
 /// PASSIVE pass ends behind the commits made meanwhile), so under load it grew without bound (1.8 GB in 30 s of
-/// churn). Once it is over `truncateAboveBytes`, the rest is copied with writes held off and the file truncated:
-/// the PASSIVE pass just before copied the bulk, so the writer waits only for what was committed during it.
+/// churn). Once its frames are over `truncateAboveBytes`, the rest is copied with writes held off and the WAL
+/// starts over (RESTART): the PASSIVE pass just before copied the bulk, so the writer waits only for what was
+/// committed during it and two `fdatasync`s. Not TRUNCATE under load: cutting the file off is an `ftruncate` with
+/// the writer held, which on ext4 took as long again as the copy (held 35 ms on average instead of 9 in
+/// bench/README.md's runs), and the next writes then allocate the blocks again; the next write reuses the file
+/// from its start instead. The file is truncated when writes have stopped (a pass that found no new frame), with
+/// nothing left to copy. Its size under load is bounded by what is written in about one pass interval.
 final class Checkpointer: @unchecked Sendable {  // `stopped` and the wake-up are guarded by `condition`
     private let connection: SQLiteConnection
+    private let pageSize: Int64
     private let walPath: String
     private let interval: TimeInterval
     private let truncateAboveBytes: Int
@@ -26,6 +32,7 @@ final class Checkpointer: @unchecked Sendable {  // `stopped` and the wake-up ar
     init(path: String, interval: TimeInterval = 1, truncateAboveBytes: Int,
          withWriterHeld: @escaping @Sendable (() -> Void) -> Void) throws {
         connection = try SQLiteConnection.openWriter(path: path, busyTimeoutMilliseconds: Self.busyTimeoutMilliseconds)
+        pageSize = try connection.queryInteger("PRAGMA page_size") ?? 4096
         walPath = path + "-wal"
         self.interval = interval
         self.truncateAboveBytes = truncateAboveBytes
@@ -36,13 +43,20 @@ final class Checkpointer: @unchecked Sendable {  // `stopped` and the wake-up ar
     }
 
     private func run() {
+        var frames: (log: Int64, checkpointed: Int64)?
         condition.lock()
         while !stopped {
             condition.unlock()
-            // PASSIVE: copies what no reader still needs, never waits for or blocks the writer.
-            try? connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
-            if walSize() > truncateAboveBytes {
-                withWriterHeld { try? self.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
+            let previous = frames
+            frames = passive()
+            if let current = frames {
+                let idle = current.log == previous?.log && current.checkpointed == current.log
+                if idle, walSize() > truncateAboveBytes {
+                    // Nothing to copy: only the file is cut off, with no writer waiting.
+                    withWriterHeld { try? self.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
+                } else if !idle, current.log * pageSize > truncateAboveBytes {
+                    withWriterHeld { try? self.connection.execute("PRAGMA wal_checkpoint(RESTART)") }
+                }
             }
             condition.lock()
             if !stopped { _ = condition.wait(until: Date().addingTimeInterval(interval)) }
@@ -50,6 +64,13 @@ final class Checkpointer: @unchecked Sendable {  // `stopped` and the wake-up ar
         condition.unlock()
         connection.close()
         finished.signal()
+    }
+
+    /// PASSIVE: copies what no reader still needs, never waits for or blocks the writer. Returns the WAL's frames
+    /// and how many of them are now in the database file.
+    private func passive() -> (log: Int64, checkpointed: Int64)? {
+        guard let row = try? connection.queryOne("PRAGMA wal_checkpoint(PASSIVE)") else { return nil }
+        return (row[1].intValue ?? 0, row[2].intValue ?? 0)
     }
 
     private func walSize() -> Int {

@@ -37,8 +37,8 @@ public final class Database: @unchecked Sendable {  // writer and isClosed under
             checkpointer = nil
         } else {
             try writer.execute("PRAGMA wal_autocheckpoint=0")
-            // When a checkpoint has emptied the WAL, the next write starts it over and cuts the file back to this size.
-            try writer.execute("PRAGMA journal_size_limit=\(configuration.walTruncateBytes)")
+            // No journal_size_limit: a writer that starts the WAL over would cut the file back inside its commit; the
+            // checkpointer truncates it once writes stop instead.
             let writerLock = self.writerLock
             checkpointer = try Checkpointer(path: path, interval: configuration.checkpointInterval,
                                             truncateAboveBytes: configuration.walTruncateBytes) { body in

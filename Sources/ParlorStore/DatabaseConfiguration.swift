@@ -9,8 +9,9 @@ public struct DatabaseConfiguration: Sendable {
     public var busyTimeoutMilliseconds: Int32
     /// Applied in id order at open; tests pass their own.
     public var migrations: [Migration]
-    /// A WAL file larger than this is checkpointed with TRUNCATE between two writes, and a WAL that starts over
-    /// is cut back to it (`journal_size_limit`), so the -wal file stays near this size instead of growing with load.
+    /// A WAL with more than this many bytes of frames is checkpointed between two writes and starts over (RESTART),
+    /// so the -wal file stays near this size plus about one `checkpointInterval` of writes instead of growing with
+    /// load; once writes stop, a file larger than this is truncated.
     public var walTruncateBytes = 4 << 20
     /// Seconds between the background checkpointer's passes.
     public var checkpointInterval = 1.0

@@ -64,4 +64,44 @@ import ParlorStore
             #expect(try database.read { try $0.count("users") } == 2000)
         }
     }
+
+    /// Under writes that never pause the checkpointer starts the WAL over (RESTART: a new salt in its header) and
+    /// the next writes reuse the file from its start, rather than cutting it off with the writer held.
+    @Test func walStartsOverWithoutBeingCutOffWhileWritesGoOn() throws {
+        try withTemporaryDirectory { directory in
+            var configuration = DatabaseConfiguration(path: "\(directory)/parlor.db")
+            configuration.walTruncateBytes = 64 * 1024
+            configuration.checkpointInterval = 0.01
+            let database = try Database(configuration)
+            defer { database.close() }
+            let walPath = configuration.path + "-wal"
+            func walHeader() -> (size: Int, salt: [UInt8]) {
+                guard let handle = FileHandle(forReadingAtPath: walPath) else { return (0, []) }
+                defer { try? handle.close() }
+                let size = Int((try? handle.seekToEnd()) ?? 0)
+                try? handle.seek(toOffset: 16)
+                return (size, [UInt8]((try? handle.read(upToCount: 8)) ?? Data()))
+            }
+            let filler = String(repeating: "x", count: 1500)
+            var salts: [[UInt8]] = []
+            var sizeAfterFirstRestart: Int?
+            var smallestSince = Int.max
+            let deadline = Date().addingTimeInterval(20)
+            var index = 0
+            while salts.count < 4, Date() < deadline {
+                try database.write { db in try db.insertUser("USR-\(index)", name: "\(index)-\(filler)") }
+                index += 1
+                let header = walHeader()
+                if header.salt.count == 8, header.salt != salts.last {
+                    salts.append(header.salt)
+                    if salts.count == 2 { sizeAfterFirstRestart = header.size }
+                }
+                if sizeAfterFirstRestart != nil { smallestSince = min(smallestSince, header.size) }
+            }
+            #expect(salts.count == 4, "the WAL started over \(salts.count - 1) times in \(index) commits")
+            let reused = try #require(sizeAfterFirstRestart)
+            #expect(reused > 64 * 1024, "the file kept its size when the WAL started over")
+            #expect(smallestSince >= reused, "the file was cut back to \(smallestSince) bytes while writes went on")
+        }
+    }
 }
