@@ -40,7 +40,9 @@ let package = Package(
         .target(name: "ParlorMedia", dependencies: ["ParlorLoop", "ParlorMetrics", "CParlorSystem", "COpenSSL", "CSRTP"]),
         .executableTarget(name: "ParlorMigrationEmbedder"),
         .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["ParlorMigrationEmbedder"]),
-        .target(name: "ParlorStore", dependencies: ["CSQLite"], plugins: ["EmbedMigrations"]),
+        // SQLite's default VFS with each WAL commit written in one pwrite instead of two per page (wal_batch.c).
+        .target(name: "CParlorSQLiteVFS", dependencies: ["CSQLite"]),
+        .target(name: "ParlorStore", dependencies: ["CSQLite", "CParlorSQLiteVFS"], plugins: ["EmbedMigrations"]),
         // PostgreSQL through libpq, beside ParlorStore: connections, statements, migrations (Migrations/postgres).
         // It shares ParlorStore's value, row and migration types.
         .target(name: "ParlorPostgres", dependencies: ["CLibPQ", "ParlorStore"], plugins: ["EmbedMigrations"]),

@@ -1,3 +1,4 @@
+import CParlorSQLiteVFS
 import CSQLite
 
 // Opening and configuring the writer and the readers.
@@ -7,11 +8,14 @@ extension SQLiteConnection {
     private static let threadingFlags = SQLITE_OPEN_NOMUTEX
 
     /// The single read-write connection. On a file it switches to WAL (persistent in the file),
-    /// so readers see the last commit while a write is in progress.
+    /// so readers see the last commit while a write is in progress. Its WAL writes go through the
+    /// `parlor-wal-batch` VFS (one pwrite per commit, CParlorSQLiteVFS), or SQLite's default VFS if that
+    /// could not be registered.
     static func openWriter(path: String, busyTimeoutMilliseconds: Int32) throws -> SQLiteConnection {
         let connection = try SQLiteConnection(
             path: path, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | threadingFlags,
-            busyTimeoutMilliseconds: busyTimeoutMilliseconds)
+            busyTimeoutMilliseconds: busyTimeoutMilliseconds,
+            vfs: parlor_wal_batch_register() == SQLITE_OK ? PARLOR_WAL_BATCH_VFS : nil)
 
         let journalMode = try connection.queryOne("PRAGMA journal_mode=WAL")?[0].stringValue?.lowercased()
         let expected = path == ":memory:" ? "memory" : "wal"

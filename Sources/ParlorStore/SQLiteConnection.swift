@@ -12,9 +12,10 @@ public final class SQLiteConnection {
     var storageFailure: StoreError?
 
     /// Opens `path` with SQLite `flags` (`SQLITE_OPEN_*`).
-    init(path: String, flags: Int32, busyTimeoutMilliseconds: Int32) throws {
+    /// `vfs` nil is SQLite's default VFS.
+    init(path: String, flags: Int32, busyTimeoutMilliseconds: Int32, vfs: String? = nil) throws {
         var handle: OpaquePointer?
-        let result = sqlite3_open_v2(path, &handle, flags, nil)
+        let result = sqlite3_open_v2(path, &handle, flags, vfs)
         guard result == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
             sqlite3_close_v2(handle)
