@@ -38,14 +38,20 @@ import ParlorStore
         }
     }
 
-    @Test func walIsTruncatedAfterABurstWithoutAShutdown() throws {
+    /// A database whose checkpointer starts the WAL over beyond 64 KiB of frames, every `checkpointInterval` seconds.
+    private func withSmallWAL(checkpointInterval: Double, _ body: (Database, _ walPath: String) throws -> Void) throws {
         try withTemporaryDirectory { directory in
             var configuration = DatabaseConfiguration(path: "\(directory)/parlor.db")
             configuration.walTruncateBytes = 64 * 1024
-            configuration.checkpointInterval = 0.05
+            configuration.checkpointInterval = checkpointInterval
             let database = try Database(configuration)
             defer { database.close() }
-            let walPath = configuration.path + "-wal"
+            try body(database, configuration.path + "-wal")
+        }
+    }
+
+    @Test func walIsTruncatedAfterABurstWithoutAShutdown() throws {
+        try withSmallWAL(checkpointInterval: 0.05) { database, walPath in
             func walSize() -> Int { ((try? FileManager.default.attributesOfItem(atPath: walPath))?[.size] as? NSNumber)?.intValue ?? 0 }
             // About 4 MB of pages in many small transactions, as the rooms thread writes them.
             let filler = String(repeating: "x", count: 2000)
@@ -68,13 +74,7 @@ import ParlorStore
     /// Under writes that never pause the checkpointer starts the WAL over (RESTART: a new salt in its header) and
     /// the next writes reuse the file from its start, rather than cutting it off with the writer held.
     @Test func walStartsOverWithoutBeingCutOffWhileWritesGoOn() throws {
-        try withTemporaryDirectory { directory in
-            var configuration = DatabaseConfiguration(path: "\(directory)/parlor.db")
-            configuration.walTruncateBytes = 64 * 1024
-            configuration.checkpointInterval = 0.01
-            let database = try Database(configuration)
-            defer { database.close() }
-            let walPath = configuration.path + "-wal"
+        try withSmallWAL(checkpointInterval: 0.01) { database, walPath in
             func walHeader() -> (size: Int, salt: [UInt8]) {
                 guard let handle = FileHandle(forReadingAtPath: walPath) else { return (0, []) }
                 defer { try? handle.close() }

@@ -28,12 +28,19 @@ import ParlorStore
         }
     }
 
-    @Test func membershipChecksWithoutListsKeepRowsAndRefuseWhatTheListsRefused() throws {
+    /// The seeded database opened with every embedded migration.
+    private static func withUpgradedDatabase(_ body: (Database) throws -> Void) throws {
         try withTemporaryDirectory { directory in
             let path = "\(directory)/parlor.db"
-            try Self.seedBefore005(path: path)
+            try seedBefore005(path: path)
             let database = try Database(DatabaseConfiguration(path: path))
             defer { database.close() }
+            try body(database)
+        }
+    }
+
+    @Test func membershipChecksWithoutListsKeepRowsAndRefuseWhatTheListsRefused() throws {
+        try Self.withUpgradedDatabase { database in
             #expect(try database.migrationStatus().map(\.id) == Migrations.embedded.map(\.id))
 
             try database.read { db in
@@ -67,11 +74,7 @@ import ParlorStore
     }
 
     @Test func eventCounterColumnIsGoneAndTheEventsKeepTheirIds() throws {
-        try withTemporaryDirectory { directory in
-            let path = "\(directory)/parlor.db"
-            try Self.seedBefore005(path: path)
-            let database = try Database(DatabaseConfiguration(path: path))
-            defer { database.close() }
+        try Self.withUpgradedDatabase { database in
             try database.read { db in
                 let columns = try db.query("SELECT name FROM pragma_table_info('rooms')").compactMap { $0.string("name") }
                 #expect(!columns.isEmpty && !columns.contains("last_event_id"))
