@@ -15,6 +15,12 @@ extension SQLiteRoomReading {
         "members m JOIN users u ON u.id = m.user_id LEFT JOIN room_users ru ON ru.room_id = m.room_id AND ru.user_id = m.user_id"
     }
 
+    /// `memberTables` for a query of JOINED members only (its WHERE must say `m.state = 'JOINED'`).
+    static var joinedMemberTables: String {
+        "members m INDEXED BY members_one_joined JOIN users u ON u.id = m.user_id "
+            + "LEFT JOIN room_users ru ON ru.room_id = m.room_id AND ru.user_id = m.user_id"
+    }
+
     static func member(from row: Row) -> MemberRecord {
         var member = MemberRecord(memberID: row.string("id") ?? "", user: User(id: row.string("user_id") ?? "", name: row.string("user_name") ?? ""),
                      state: MemberState(rawValue: row.string("state") ?? "") ?? .left, joinedAt: row.int("joined_at") ?? 0,
@@ -24,13 +30,17 @@ extension SQLiteRoomReading {
         return member
     }
 
+    /// The JOINED members come through the partial index members_one_joined (JOINED rows only, sorted after), named
+    /// with INDEXED BY: without statistics SQLite would pick members_by_room for its order and walk the room's whole
+    /// history (migration 007). A partial index needs the state as a literal in the query, not a parameter.
     func members(roomID: String, state: MemberState?, descending: Bool, pageSize: Int, cursor: PageCursor?) throws -> Page<MemberRecord> {
-        var sql = "SELECT \(Self.memberColumns) FROM \(Self.memberTables) WHERE m.room_id = ?"
-        var params: [SQLValue] = [.text(roomID)]
-        if let state {
-            sql += " AND m.state = ?"
-            params.append(.text(state.rawValue))
+        var sql: String
+        switch state {
+        case .joined: sql = "SELECT \(Self.memberColumns) FROM \(Self.joinedMemberTables) WHERE m.room_id = ? AND m.state = 'JOINED'"
+        case .left: sql = "SELECT \(Self.memberColumns) FROM \(Self.memberTables) WHERE m.room_id = ? AND m.state = 'LEFT'"
+        case nil: sql = "SELECT \(Self.memberColumns) FROM \(Self.memberTables) WHERE m.room_id = ?"
         }
+        var params: [SQLValue] = [.text(roomID)]
         if let cursor {
             sql += descending ? " AND (m.joined_at, m.id) < (?, ?)" : " AND (m.joined_at, m.id) > (?, ?)"
             params += [.integer(cursor.number), .text(cursor.id)]

@@ -5,7 +5,7 @@ import ParlorStore
 extension SQLiteRoomReading {
     func raisedHands(roomID: String, pageSize: Int, cursor: PageCursor?) throws -> Page<MemberRecord> {
         var sql = """
-            SELECT \(Self.memberColumns) FROM \(Self.memberTables)
+            SELECT \(Self.memberColumns) FROM \(Self.joinedMemberTables)
             WHERE m.room_id = ? AND m.state = 'JOINED' AND ru.hand_raised_at IS NOT NULL
             """
         var params: [SQLValue] = [.text(roomID)]

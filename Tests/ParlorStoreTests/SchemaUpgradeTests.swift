@@ -82,4 +82,18 @@ import ParlorStore
             }
         }
     }
+
+    /// 007: a leave leaves the member's entry where it is (no state in the key), and the room's members still list.
+    @Test func membersByRoomHasNoStateAndTheHistoryStillLists() throws {
+        try Self.withUpgradedDatabase { database in
+            let columns: [String] = try database.read { db in
+                try db.query("SELECT name FROM pragma_index_info('members_by_room') ORDER BY seqno").compactMap { $0.string("name") }
+            }
+            #expect(columns == ["room_id", "joined_at", "id"])
+            let history: [String] = try database.read { db in
+                try db.query("SELECT id FROM members WHERE room_id = 'RM-1' ORDER BY joined_at, id").compactMap { $0.string("id") }
+            }
+            #expect(history == ["MEM-a", "MEM-b"])
+        }
+    }
 }
