@@ -20,6 +20,9 @@ public final class EventLoop: @unchecked Sendable {  // loop-thread state is con
     /// ConnectionHandle (one per fan-out recipient) asks `inEventLoop`.
     private let threadID = Atomic<UInt>(0)
     private let stopRequested = Atomic<Bool>(false)
+    /// True from just before the loop's last look at the task queue until `epoll_wait` returns: only then does
+    /// `execute` write the eventfd (see `run`).
+    private let mayBlock = Atomic<Bool>(false)
     private let finished = Locked<Bool>(false)
     private let finishedCondition = NSCondition()
 
@@ -67,14 +70,22 @@ public final class EventLoop: @unchecked Sendable {  // loop-thread state is con
         thread.start()
     }
 
-    /// Queues `task` to run on the loop thread; safe from any thread, including the loop's own.
+    /// Queues `task` to run on the loop thread; safe from any thread, including the loop's own. The eventfd is
+    /// written only if the loop may be about to block: an awake loop looks at the queue before it sleeps, so the
+    /// write (a system call here and a spurious `epoll_wait` round there) would buy nothing.
     public func execute(_ task: @escaping @Sendable () -> Void) {
         let wasEmpty = pendingTasks.withLock { tasks in
             tasks.append(task)
             return tasks.count == 1
         }
-        if wasEmpty { selector.wakeUp() }
+        guard wasEmpty else { return }
+        // Pairs with the fence in `run`: whichever comes second sees the other side's write (Dekker's pattern).
+        atomicMemoryFence(ordering: .sequentiallyConsistent)
+        if mayBlock.load(ordering: .relaxed) { selector.wakeUp() }
     }
+
+    /// eventfd writes sent to this loop so far (tests).
+    var wakeUpWrites: Int { selector.wakeUpWrites.load(ordering: .relaxed) }
 
     /// Asks the loop to return from `run` after the tasks already queued; it closes nothing by itself.
     public func stop() {
@@ -96,7 +107,18 @@ public final class EventLoop: @unchecked Sendable {  // loop-thread state is con
         _ = parlor_name_current_thread(name)
         while !stopRequested.load(ordering: .acquiring) {
             do {
-                try selector.wait { event in dispatch(event) }
+                // Announce the sleep, then look at the queue: a task queued after the look finds `mayBlock` set and
+                // writes the eventfd; one queued before it is found here, and the loop only polls its sockets.
+                mayBlock.store(true, ordering: .relaxed)
+                atomicMemoryFence(ordering: .sequentiallyConsistent)
+                let idle = pendingTasks.withLock { $0.isEmpty }
+                if !idle { mayBlock.store(false, ordering: .relaxed) }
+                try selector.wait(blocking: idle) { event in
+                    mayBlock.store(false, ordering: .relaxed)  // awake: what handlers queue needs no wake-up
+                    dispatch(event)
+                }
+                mayBlock.store(false, ordering: .relaxed)
+                if !idle { runPendingTasks() }
                 flushLog()
             } catch {
                 Logger().error("selector failed", ["loop": name, "error": "\(error)"])

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CParlorSystem
+import Synchronization
 
 /// What a registered file descriptor wants to hear about.
 public struct Interest: OptionSet, Sendable {
@@ -76,8 +77,12 @@ final class Selector {
         _ = epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, &event)
     }
 
+    /// eventfd writes so far (tests count the wake-ups a loop was sent).
+    let wakeUpWrites = Atomic<Int>(0)
+
     /// Wakes a loop blocked in `wait`; safe from any thread.
     func wakeUp() {
+        wakeUpWrites.add(1, ordering: .relaxed)
         var one: UInt64 = 1
         _ = write(wakeUpFD, &one, 8)
     }
@@ -93,10 +98,11 @@ final class Selector {
         _ = timerfd_settime(timerFD, Int32(TFD_TIMER_ABSTIME), &spec, nil)
     }
 
-    /// Blocks until something is ready; calls `body` for each event.
-    func wait(_ body: (SelectorEvent) -> Void) throws(SystemError) {
+    /// Blocks until something is ready (or returns at once with what is ready, `blocking` false); calls `body` for
+    /// each event.
+    func wait(blocking: Bool = true, _ body: (SelectorEvent) -> Void) throws(SystemError) {
         let count = events.withUnsafeMutableBufferPointer { buffer in
-            epoll_wait(epollFD, buffer.baseAddress, Int32(buffer.count), -1)
+            epoll_wait(epollFD, buffer.baseAddress, Int32(buffer.count), blocking ? -1 : 0)
         }
         if count < 0 {
             if errno == EINTR { return }
