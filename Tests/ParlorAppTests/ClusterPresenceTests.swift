@@ -39,6 +39,22 @@ import Testing
 
     /// Two nodes with a grace period of 2 s on a fresh database, an admin connection to it, and a room created
     /// through node A with a watcher joined there; both nodes stopped afterwards (a test may stop one before).
+    /// A newcomer joins through `node`; `connection` (of the user under test) hears its member:joined.
+    private static func hearsANewcomer(_ connection: TestWebSocket, joiningThrough node: ParlorApplication, room: String) throws {
+        let newcomer = try TestWebSocket(node, name: "newcomer")
+        let newcomerMember = try #require(try newcomer.join(room)["member_id"] as? String)
+        _ = try connection.event("member:joined", in: room, member: newcomerMember)
+    }
+
+    /// The watcher hears `member` leave as dropped, and the room's history holds that member:left exactly once.
+    private static func expectDroppedOnce(_ member: String, in room: String, watcher: TestWebSocket, admin: PostgresConnection) throws {
+        let left = try watcher.event("member:left", in: room, member: member)
+        #expect((left["body"] as? [String: Any])?["reason"] as? String == "dropped")
+        let leaves = try admin.queryOne("SELECT COUNT(*) AS n FROM events WHERE room_id = $1 AND type = 'member:left' AND from_member = $2",
+                                        [.text(room), .text(member)])?.int("n")
+        #expect(leaves == 1, "dropped exactly once")
+    }
+
     private static func withTwoNodes(lease: Double, _ body: (ParlorApplication, ParlorApplication, PostgresConnection, String, TestWebSocket) throws -> Void) throws {
         let url = try TestPostgres.shared().makeDatabase()
         let a = try ClusterTests.node(url, lease: lease, grace: 2)
@@ -71,19 +87,13 @@ import Testing
             let handed = try Self.presence(admin, member)
             #expect(handed.node == nodeB && handed.away == nil && handed.joined, "held by B and present: no grace period runs")
             // U still hears the room on B: a newcomer's join through A.
-            let newcomer = try TestWebSocket(a, name: "newcomer")
-            let newcomerMember = try #require(try newcomer.join(room)["member_id"] as? String)
-            _ = try onB.event("member:joined", in: room, member: newcomerMember)
+            try Self.hearsANewcomer(onB, joiningThrough: a, room: room)
 
             // B's connection closes too: now U is away, and drops once after the grace period.
             onB.drop()
-            let left = try watcher.event("member:left", in: room, member: member)
-            #expect((left["body"] as? [String: Any])?["reason"] as? String == "dropped")
+            try Self.expectDroppedOnce(member, in: room, watcher: watcher, admin: admin)
             #expect(try Self.presence(admin, member).joined == false)
             #expect(try Self.attachments(admin, member).isEmpty)
-            let leaves = try admin.queryOne("SELECT COUNT(*) AS n FROM events WHERE room_id = $1 AND type = 'member:left' AND from_member = $2",
-                                            [.text(room), .text(member)])?.int("n")
-            #expect(leaves == 1, "dropped exactly once")
             try watcher.sync()
             let transcript = watcher.log.compactMap { message -> String? in
                 guard message["cid"] as? String == room, (message["body"] as? [String: Any])?["member_id"] as? String == member else { return nil }
@@ -111,17 +121,11 @@ import Testing
             #expect(taken.away == nil && taken.joined, "present: its connection on A is attached")
             #expect(try Self.attachments(admin, member) == [nodeA], "B's attachment went with its takeover")
             // U hears the room on A, and nobody saw it leave.
-            let newcomer = try TestWebSocket(a, name: "newcomer")
-            let newcomerMember = try #require(try newcomer.join(room)["member_id"] as? String)
-            _ = try onA.event("member:joined", in: room, member: newcomerMember)
+            try Self.hearsANewcomer(onA, joiningThrough: a, room: room)
 
             // Its last connection closes: one drop after the grace period, by A.
             onA.drop()
-            let left = try watcher.event("member:left", in: room, member: member)
-            #expect((left["body"] as? [String: Any])?["reason"] as? String == "dropped")
-            let leaves = try admin.queryOne("SELECT COUNT(*) AS n FROM events WHERE room_id = $1 AND type = 'member:left' AND from_member = $2",
-                                            [.text(room), .text(member)])?.int("n")
-            #expect(leaves == 1)
+            try Self.expectDroppedOnce(member, in: room, watcher: watcher, admin: admin)
         }
     }
 
