@@ -32,7 +32,11 @@ public enum Base64 {
 
     /// The decoded bytes, or nil if `string` is not padded base64 (whitespace is not allowed either).
     public static func decode(_ string: String) -> [UInt8]? {
-        let input = Array(string.utf8)
+        decode(bytes: Array(string.utf8))
+    }
+
+    /// Standard base64 with padding, from its ASCII bytes.
+    public static func decode(bytes input: [UInt8]) -> [UInt8]? {
         guard input.count % 4 == 0 else { return nil }
         let padding = input.reversed().prefix(while: { $0 == UInt8(ascii: "=") }).count
         guard padding <= 2 else { return nil }

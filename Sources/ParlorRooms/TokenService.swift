@@ -56,8 +56,11 @@ public struct TokenService: Sendable {
     /// Checks signature, algorithm, nbf and exp; returns the claims of a valid token.
     public func verify(_ token: String, now: Int64 = Timestamp.nowMilliseconds() / 1000) throws(TokenError) -> TokenClaims {
         guard !token.isEmpty, token.utf8.count <= 8192 else { throw TokenError(reason: "the token is empty or too long") }
+        // Parts are found on the token's bytes: Character-level splitting and decoding cost more than the HMAC.
+        let bytes = Array(token.utf8)
         // A token's header must name HS256 before libjwt sees it: "none" or another family is refused outright.
-        guard let headerAlgorithm = Self.headerAlgorithm(of: token), headerAlgorithm == "HS256" else {
+        let headerEnd = bytes.firstIndex(of: UInt8(ascii: ".")) ?? bytes.endIndex
+        guard Self.headerAlgorithm(of: bytes[..<headerEnd]) == "HS256" else {
             throw TokenError(reason: "the token must be signed with HS256")
         }
         var decoded: OpaquePointer?
@@ -66,31 +69,56 @@ public struct TokenService: Sendable {
         defer { jwt_free(decoded) }
         guard jwt_get_alg(decoded) == JWT_ALG_HS256 else { throw TokenError(reason: "the token must be signed with HS256") }
         // The signature covers the payload's bytes: read the claims from them with our own parser and bounds.
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let payload = Base64URL.decode(String(parts[1])) else {
+        guard let payloadRange = Self.payloadRange(of: bytes), let payload = Base64URL.decode(bytes[payloadRange]) else {
             throw TokenError(reason: "the token's payload is not base64url")
         }
         return try TokenClaims.validated(payload: payload, now: now, leeway: leeway)
     }
 
-    /// The "alg" of the token's header, read without trusting anything else in it.
-    static func headerAlgorithm(of token: String) -> String? {
-        guard let headerPart = token.split(separator: ".", omittingEmptySubsequences: false).first,
-              let bytes = Base64URL.decode(String(headerPart)) else { return nil }
-        let text = String(decoding: bytes, as: UTF8.self)
+    /// Where the payload is in `header.payload.signature`; nil unless there are exactly two dots.
+    static func payloadRange(of token: [UInt8]) -> Range<Int>? {
+        let dot = UInt8(ascii: ".")
+        guard let first = token.firstIndex(of: dot),
+              let second = token[(first + 1)...].firstIndex(of: dot),
+              !token[(second + 1)...].contains(dot) else { return nil }
+        return (first + 1)..<second
+    }
+
+    /// The "alg" of the token's header (its base64url part), read without trusting anything else in it.
+    static func headerAlgorithm(of headerPart: ArraySlice<UInt8>) -> String? {
+        guard let header = Base64URL.decode(headerPart) else { return nil }
         // The header is tiny JSON; find "alg":"…" without a full parse.
-        guard let range = text.range(of: "\"alg\"") else { return nil }
-        let rest = text[range.upperBound...].drop { $0 == " " || $0 == ":" }
-        guard rest.first == "\"" else { return nil }
-        return String(rest.dropFirst().prefix { $0 != "\"" })
+        let key = Array(#""alg""#.utf8)
+        guard header.count >= key.count,
+              let start = (0...(header.count - key.count)).first(where: { header[$0..<($0 + key.count)].elementsEqual(key) })
+        else { return nil }
+        var index = start + key.count
+        while index < header.count, header[index] == UInt8(ascii: " ") || header[index] == UInt8(ascii: ":") { index += 1 }
+        guard index < header.count, header[index] == UInt8(ascii: "\"") else { return nil }
+        let valueStart = index + 1
+        let valueEnd = header[valueStart...].firstIndex(of: UInt8(ascii: "\"")) ?? header.endIndex
+        return String(decoding: header[valueStart..<valueEnd], as: UTF8.self)
     }
 }
 
 /// base64url without padding, as JWT uses it.
 enum Base64URL {
     static func decode(_ string: String) -> [UInt8]? {
-        var standard = String(string.map { $0 == "-" ? "+" : $0 == "_" ? "/" : $0 })
-        while standard.utf8.count % 4 != 0 { standard += "=" }
-        return Base64.decode(standard)
+        decode(Array(string.utf8)[...])
+    }
+
+    /// From the ASCII bytes: "-" and "_" become "+" and "/", and the padding is put back.
+    static func decode(_ part: ArraySlice<UInt8>) -> [UInt8]? {
+        var standard: [UInt8] = []
+        standard.reserveCapacity(part.count + 3)
+        for byte in part {
+            switch byte {
+            case UInt8(ascii: "-"): standard.append(UInt8(ascii: "+"))
+            case UInt8(ascii: "_"): standard.append(UInt8(ascii: "/"))
+            default: standard.append(byte)
+            }
+        }
+        while standard.count % 4 != 0 { standard.append(UInt8(ascii: "=")) }
+        return Base64.decode(bytes: standard)
     }
 }

@@ -107,6 +107,27 @@ import ParlorRooms
         }
     }
 
+    /// A token signed here with `header`, valid claims and the service's secret.
+    static func signed(header: String, parts extra: String = "") -> String {
+        let now = unixNow
+        let payload = #"{"sub":"carol","iat":\#(now),"nbf":\#(now),"exp":\#(now + 3600),"jti":"TOK-h"}"#
+        let signingInput = Base64URLText.encode(header) + "." + Base64URLText.encode(payload)
+        let signature = WebhookTests.hmacSHA256(key: Array(secret.utf8), message: Array(signingInput.utf8))
+        return signingInput + "." + Base64URLText.encode(signature) + extra
+    }
+
+    /// The header's "alg" is read from the bytes before libjwt sees the token: spaces around the colon and the
+    /// key's place in the object do not matter, anything but HS256 is refused, and so is a fourth part.
+    @Test func headerAlgorithmIsReadWhereverItStands() throws {
+        let spaced = try Self.service.verify(Self.signed(header: #"{"typ":"JWT", "alg" : "HS256"}"#))
+        #expect(spaced.subject == "carol")
+        for (header, label) in [(#"{"typ":"JWT","alg":"HS512"}"#, "HS512"), (#"{"typ":"JWT"}"#, "no alg"),
+                                (#"{"alg":HS256}"#, "unquoted")] {
+            #expect(throws: TokenError.self, "\(label)") { try Self.service.verify(Self.signed(header: header)) }
+        }
+        #expect(throws: TokenError.self) { try Self.service.verify(Self.signed(header: #"{"alg":"HS256"}"#, parts: ".x")) }
+    }
+
     @Test func expiredWithinLeewayIsStillAccepted() throws {
         let token = try Self.service.issue(name: "alice", ttl: 2).token
         #expect(throws: Never.self) { try Self.service.verify(token, now: unixNow + 4) }
