@@ -297,21 +297,31 @@ public final class WebSocketConnection: ConnectionHandler {
 
     private func scheduleHeartbeat(fraction: Double = 1) {
         let interval = context.configuration.webSocket.pingInterval
-        let delay = TimeSpan(nanoseconds: UInt64(Double(interval.nanoseconds) * fraction))
+        scheduleHeartbeat(after: TimeSpan(nanoseconds: UInt64(Double(interval.nanoseconds) * fraction)))
+    }
+
+    private func scheduleHeartbeat(after delay: TimeSpan) {
         // Strong: a weak reference would give every connection a side table, and every retain and release of it
         // (several per fan-out delivery) would take the slow path. connectionDidClose cancels the timer.
         heartbeat = connection.loop.schedule(after: delay) { self.heartbeatFired() }
     }
 
+    /// Pings a peer that has been silent for a whole interval, and closes one silent for `pongTimeout`. A peer
+    /// heard from more recently has just shown it is there: no ping, the next look comes an interval after it spoke.
     private func heartbeatFired() {
         heartbeat = nil
         guard isOpen else { return }
+        let webSocket = context.configuration.webSocket
         let silentFor = MonotonicClock.now() - lastHeardFrom
-        if silentFor > context.configuration.webSocket.pongTimeout.nanoseconds {
+        if silentFor > webSocket.pongTimeout.nanoseconds {
             closeCode = 1006
             closeReason = "heartbeat timeout"
             reportClose()
             connection.close()
+            return
+        }
+        if silentFor < webSocket.pingInterval.nanoseconds {
+            scheduleHeartbeat(after: TimeSpan(nanoseconds: webSocket.pingInterval.nanoseconds - silentFor))
             return
         }
         send(frame: WebSocketFrameEncoder.frame(.ping, payload: [UInt8]()))

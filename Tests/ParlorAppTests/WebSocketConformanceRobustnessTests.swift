@@ -109,6 +109,36 @@ import Testing
         }
     }
 
+    /// A peer heard from within the interval is not pinged (its frames show it is there); once it falls silent
+    /// the pings come back.
+    @Test func talkingClientIsNotPingedUntilItFallsSilent() throws {
+        try withServer(Self.fastHeartbeat) { app in
+            let socket = try Conformance.client(app)
+            socket.connection.setTimeout(1)
+            var pingsWhileTalking = 0
+            let start = Date()
+            var sent = 0
+            // A request every 30 ms for a second: ten ping intervals, none of them silent.
+            while Date().timeIntervalSince(start) < 1 {
+                try socket.sendText(#"{"type":"session:ping","tid":"t\#(sent)","body":{}}"#)
+                sent += 1
+                while true {
+                    let message = try socket.nextMessage()
+                    if case .ping = message { pingsWhileTalking += 1 }
+                    if case .text(let text) = message, text.contains("session:ping:success") { break }
+                }
+                Thread.sleep(forTimeInterval: 0.03)
+            }
+            #expect(sent >= 10)
+            #expect(pingsWhileTalking == 0)
+            // Silent from here: the next frame is a ping (answered by nextMessage), an interval after the last request.
+            guard case .ping = try socket.nextMessage() else {
+                Issue.record("a silent client was not pinged")
+                return
+            }
+        }
+    }
+
     @Test func silentClientIsDisconnected() throws {
         try withServer(Self.fastHeartbeat) { app in
             let jwt = try token(app, "silent")
