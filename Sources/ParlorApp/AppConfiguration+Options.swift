@@ -53,7 +53,7 @@ extension AppConfiguration {
         option("--node-lease", "PARLOR_NODE_LEASE", "15", "with PostgreSQL: seconds a node's lease lasts without a heartbeat (one every third of it); then another node takes over its members, who drop after the grace period unless resumed") { $0.rooms.nodeLease = .seconds(try seconds($1, "--node-lease")) },
         option("--room-ttl", "PARLOR_ROOM_TTL", "300", "default seconds an empty room is kept") { $0.rooms.defaultRoomTTL = Int64(try int($1, "--room-ttl", 0...31_536_000)) },
         option("--max-room-ttl", "PARLOR_MAX_ROOM_TTL", "86400", "largest properties.ttl a room may ask for (400 above); open rooms stored with more get this at start") { $0.rooms.maxRoomTTL = Int64(try int($1, "--max-room-ttl", 0...31_536_000)) },
-        option("--ping-interval", "PARLOR_PING_INTERVAL", "5", "seconds between WebSocket pings") { $0.http.webSocket.pingInterval = .seconds(try seconds($1, "--ping-interval")) },
+        option("--ping-interval", "PARLOR_PING_INTERVAL", "5", "seconds a WebSocket may go without a frame from the server; a silent peer is pinged this often") { $0.http.webSocket.pingInterval = .seconds(try seconds($1, "--ping-interval")) },
         option("--pong-timeout", "PARLOR_PONG_TIMEOUT", "15", "seconds of silence before a WebSocket is closed") { $0.http.webSocket.pongTimeout = .seconds(try seconds($1, "--pong-timeout")) },
         option("--max-message-bytes", "PARLOR_MAX_MESSAGE_BYTES", "65536", "largest WebSocket frame or message (close 1009 above)") {
             let value = try int($1, "--max-message-bytes", 1024...(16 << 20))

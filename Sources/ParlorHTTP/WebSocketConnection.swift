@@ -50,6 +50,8 @@ public final class WebSocketConnection: ConnectionHandler {
     private var framesCharged = 0
     private var delegate: WebSocketDelegate?
     private var lastHeardFrom = MonotonicClock.now()
+    /// Something went to the peer since the heartbeat last looked: a flag, not a clock read per frame sent.
+    private var sentSinceHeartbeat = false
     private var heartbeat: TimerID?
     /// After our close frame is queued: forces the socket shut if the peer never reads it.
     private var closeDeadline: TimerID?
@@ -102,6 +104,7 @@ public final class WebSocketConnection: ConnectionHandler {
     public func send(frame: [UInt8], writeNow: Bool = true) {
         connection.loop.assertInLoop()
         guard isOpen else { return }
+        sentSinceHeartbeat = true
         if backlogHead < backlog.count {
             addToBacklog(frame)
             return
@@ -121,6 +124,7 @@ public final class WebSocketConnection: ConnectionHandler {
     public func sendPaced(frame: [UInt8]) {
         connection.loop.assertInLoop()
         guard isOpen else { return }
+        sentSinceHeartbeat = true
         let half = context.configuration.webSocket.maxPendingOutputBytes / 2
         if backlogHead == backlog.count, connection.pendingOutputBytes + frame.count <= half {
             connection.queue(frame)
@@ -306,11 +310,14 @@ public final class WebSocketConnection: ConnectionHandler {
         heartbeat = connection.loop.schedule(after: delay) { self.heartbeatFired() }
     }
 
-    /// Pings a peer that has been silent for a whole interval, and closes one silent for `pongTimeout`. A peer
-    /// heard from more recently has just shown it is there: no ping, the next look comes an interval after it spoke.
+    /// Closes a peer silent for `pongTimeout`, and pings one silent for a whole interval. A peer heard from more
+    /// recently, and sent something since the last look, has just shown it is there and its path is not idle
+    /// (proxies time out quiet connections): no ping, the next look comes an interval after it spoke.
     private func heartbeatFired() {
         heartbeat = nil
         guard isOpen else { return }
+        let sentSinceLastLook = sentSinceHeartbeat
+        sentSinceHeartbeat = false
         let webSocket = context.configuration.webSocket
         let silentFor = MonotonicClock.now() - lastHeardFrom
         if silentFor > webSocket.pongTimeout.nanoseconds {
@@ -320,7 +327,7 @@ public final class WebSocketConnection: ConnectionHandler {
             connection.close()
             return
         }
-        if silentFor < webSocket.pingInterval.nanoseconds {
+        if silentFor < webSocket.pingInterval.nanoseconds, sentSinceLastLook {
             scheduleHeartbeat(after: TimeSpan(nanoseconds: webSocket.pingInterval.nanoseconds - silentFor))
             return
         }

@@ -139,6 +139,27 @@ import Testing
         }
     }
 
+    /// Unsolicited pongs show the peer is there but put nothing on the path towards it, which a proxy may time
+    /// out: such a peer is still pinged every interval.
+    @Test func clientThatOnlySendsPongsIsStillPinged() throws {
+        try withServer(Self.fastHeartbeat) { app in
+            let socket = try Conformance.client(app)
+            let start = Date()
+            // Five intervals of a pong every 30 ms, reading nothing.
+            while Date().timeIntervalSince(start) < 0.5 {
+                try socket.sendFrame(.pong, [])
+                Thread.sleep(forTimeInterval: 0.03)
+            }
+            // The pings sent meanwhile are already here; under a rule that skips them the next would be an
+            // interval away.
+            socket.connection.setTimeout(0.05)
+            guard case .ping = try socket.nextMessage() else {
+                Issue.record("no ping reached a client that only sends pongs")
+                return
+            }
+        }
+    }
+
     @Test func silentClientIsDisconnected() throws {
         try withServer(Self.fastHeartbeat) { app in
             let jwt = try token(app, "silent")
