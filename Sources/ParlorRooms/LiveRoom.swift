@@ -212,7 +212,7 @@ final class LiveRoom {
     /// The encoded record of the member at `position` in `joinOrder`: cached, or encoded now and kept.
     func encodedRecord(at position: Int) -> [UInt8] {
         if let bytes = joinOrder[position].encodedRecord { return bytes }
-        let bytes = members[joinOrder[position].id].map { record(of: $0).json.encoded() } ?? []
+        let bytes = members[joinOrder[position].id].map { record(of: $0).encoded() } ?? []
         joinOrder[position].encodedRecord = bytes
         return bytes
     }

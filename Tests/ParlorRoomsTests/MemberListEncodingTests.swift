@@ -52,4 +52,14 @@ import Testing
         room.setHand(raisedAt: 1_700_000_001_001, of: "u2")
         Self.expectSameBytes(room, "back as a new member with a hand up")
     }
+
+    /// The record's own writer against the tree, also for what a live list never holds (a LEFT member).
+    @Test func aRecordWritesTheBytesOfItsTree() {
+        var left = MemberRecord(memberID: "MEM-x", user: User(id: "u9", name: "Éva \"x\""), state: .left,
+                                joinedAt: 1_700_000_000_000, leftAt: 1_700_000_360_123, audioEnabled: true, audioMuted: false)
+        #expect(left.encoded() == left.json.encoded())
+        left.role = .listener
+        left.handRaisedAt = 1_700_000_100_000
+        #expect(left.encoded() == left.json.encoded())
+    }
 }
