@@ -1,11 +1,13 @@
-/// SHA-256 (FIPS 180-4) in plain Swift, so the store needs no crypto library just to
-/// fingerprint migrations. Also stores random 256-bit claim secrets as their hash (UserDirectory): the hash is looked
-/// up, never compared byte by byte with a secret, so the lack of constant time reveals nothing. Not for keys or MACs.
+import COpenSSL
+
+/// SHA-256 through OpenSSL: migration fingerprints, and random 256-bit claim secrets stored as their hash
+/// (UserDirectory; the hash is looked up, never compared byte by byte with a secret).
 public enum SHA256 {
     /// Lowercase hex digest of `message`.
     public static func hexDigest(of message: some Sequence<UInt8>) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var hex: [UInt8] = []
+        hex.reserveCapacity(64)
         for byte in digest(of: message) {
             hex.append(digits[Int(byte >> 4)])
             hex.append(digits[Int(byte & 0x0F)])
@@ -14,65 +16,16 @@ public enum SHA256 {
     }
 
     static func digest(of message: some Sequence<UInt8>) -> [UInt8] {
-        var state = initialState
-        var bytes = Array(message)
-        let bitLength = UInt64(bytes.count) &* 8
-
-        // Padding: a 1 bit, zeros up to 56 mod 64, then the length as a big-endian UInt64.
-        bytes.append(0x80)
-        while bytes.count % 64 != 56 { bytes.append(0) }
-        for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift))) }
-
-        for start in stride(from: 0, to: bytes.count, by: 64) {
-            compress(&state, block: bytes[start..<start + 64])
+        let bytes = Array(message)
+        var digest = [UInt8](repeating: 0, count: Int(SHA256_DIGEST_LENGTH))
+        // EVP_Digest cannot fail for SHA-256 on memory it is given (no engine, no allocation that can be refused
+        // short of the process being out of memory); a failure would leave the all-zero digest, so it is checked.
+        let succeeded = bytes.withUnsafeBytes { input in
+            digest.withUnsafeMutableBufferPointer { output in
+                EVP_Digest(input.baseAddress, input.count, output.baseAddress, nil, EVP_sha256(), nil) == 1
+            }
         }
-        return state.flatMap { word in
-            [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: word >> UInt32($0)) }
-        }
+        precondition(succeeded, "EVP_Digest(SHA-256) failed")
+        return digest
     }
-
-    private static func compress(_ state: inout [UInt32], block: ArraySlice<UInt8>) {
-        var w = [UInt32](repeating: 0, count: 64)
-        for i in 0..<16 {
-            let offset = block.startIndex + i * 4
-            w[i] = UInt32(block[offset]) << 24 | UInt32(block[offset + 1]) << 16
-                | UInt32(block[offset + 2]) << 8 | UInt32(block[offset + 3])
-        }
-        for i in 16..<64 {
-            let s0 = rotateRight(w[i - 15], 7) ^ rotateRight(w[i - 15], 18) ^ (w[i - 15] >> 3)
-            let s1 = rotateRight(w[i - 2], 17) ^ rotateRight(w[i - 2], 19) ^ (w[i - 2] >> 10)
-            w[i] = w[i - 16] &+ s0 &+ w[i - 7] &+ s1
-        }
-
-        var (a, b, c, d, e, f, g, h) = (state[0], state[1], state[2], state[3], state[4], state[5], state[6], state[7])
-        for i in 0..<64 {
-            let s1 = rotateRight(e, 6) ^ rotateRight(e, 11) ^ rotateRight(e, 25)
-            let choice = (e & f) ^ (~e & g)
-            let t1 = h &+ s1 &+ choice &+ roundConstants[i] &+ w[i]
-            let s0 = rotateRight(a, 2) ^ rotateRight(a, 13) ^ rotateRight(a, 22)
-            let majority = (a & b) ^ (a & c) ^ (b & c)
-            let t2 = s0 &+ majority
-            (h, g, f, e, d, c, b, a) = (g, f, e, d &+ t1, c, b, a, t1 &+ t2)
-        }
-        for (i, value) in [a, b, c, d, e, f, g, h].enumerated() { state[i] = state[i] &+ value }
-    }
-
-    private static func rotateRight(_ x: UInt32, _ n: UInt32) -> UInt32 {
-        (x >> n) | (x << (32 - n))
-    }
-
-    private static let initialState: [UInt32] = [
-        0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c, 0x1f83_d9ab, 0x5be0_cd19,
-    ]
-
-    private static let roundConstants: [UInt32] = [
-        0x428a_2f98, 0x7137_4491, 0xb5c0_fbcf, 0xe9b5_dba5, 0x3956_c25b, 0x59f1_11f1, 0x923f_82a4, 0xab1c_5ed5,
-        0xd807_aa98, 0x1283_5b01, 0x2431_85be, 0x550c_7dc3, 0x72be_5d74, 0x80de_b1fe, 0x9bdc_06a7, 0xc19b_f174,
-        0xe49b_69c1, 0xefbe_4786, 0x0fc1_9dc6, 0x240c_a1cc, 0x2de9_2c6f, 0x4a74_84aa, 0x5cb0_a9dc, 0x76f9_88da,
-        0x983e_5152, 0xa831_c66d, 0xb003_27c8, 0xbf59_7fc7, 0xc6e0_0bf3, 0xd5a7_9147, 0x06ca_6351, 0x1429_2967,
-        0x27b7_0a85, 0x2e1b_2138, 0x4d2c_6dfc, 0x5338_0d13, 0x650a_7354, 0x766a_0abb, 0x81c2_c92e, 0x9272_2c85,
-        0xa2bf_e8a1, 0xa81a_664b, 0xc24b_8b70, 0xc76c_51a3, 0xd192_e819, 0xd699_0624, 0xf40e_3585, 0x106a_a070,
-        0x19a4_c116, 0x1e37_6c08, 0x2748_774c, 0x34b0_bcb5, 0x391c_0cb3, 0x4ed8_aa4a, 0x5b9c_ca4f, 0x682e_6ff3,
-        0x748f_82ee, 0x78a5_636f, 0x84c8_7814, 0x8cc7_0208, 0x90be_fffa, 0xa450_6ceb, 0xbef9_a3f7, 0xc671_78f2,
-    ]
 }
