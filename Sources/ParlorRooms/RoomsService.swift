@@ -24,7 +24,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
     /// Told about joins, leaves and room lifecycle after each commit (webhooks); called on the rooms thread.
     private let observer: (@Sendable ([RoomNotice]) -> Void)?
     /// Commands with the monotonic time they arrived (for parlor_join_seconds).
-    private let inbox = Locked<[(Command, receivedAt: UInt64)]>([])
+    private let inbox = Locked(Inbox())
     private let shuttingDown = Atomic<Bool>(false)
     private let changeCounter = Atomic<UInt64>(0)
     /// Users with a session or a membership, for POST /auth (RoomsService+LiveUsers.swift).
@@ -150,24 +150,53 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         loop.waitUntilStopped()
     }
 
+    /// Commands waiting for the rooms thread, and whether a drain is queued or running that will take them.
+    private struct Inbox {
+        var commands: [(Command, receivedAt: UInt64)] = []
+        var drainPending = false
+    }
+
     func submit(_ command: Command) {
-        let first = inbox.withLock { queue in
-            queue.append((command, MonotonicClock.now()))
-            return queue.count == 1
+        let startDrain = inbox.withLock { inbox in
+            inbox.commands.append((command, MonotonicClock.now()))
+            guard !inbox.drainPending else { return false }
+            inbox.drainPending = true
+            return true
         }
-        if first { loop.execute { [self] in self.drain() } }
+        if startDrain { loop.execute { [self] in self.drain() } }
     }
 
     // MARK: Batches (rooms thread)
 
+    /// The most commands one transaction applies. A burst (10,000 clients disconnecting at once) otherwise becomes
+    /// one batch whose deliveries, notices and dirty pages are all held until its single commit.
+    static let maxCommandsPerBatch = 256
+
+    /// Applies what is queued, in transactions of at most `maxCommandsPerBatch`: everything queued when it starts
+    /// (so a task queued after a submit finds it applied), then yields to the loop's timers if more came meanwhile.
     private func drain() {
         loop.assertInLoop()
-        let received = inbox.withLock { queue in
-            let taken = queue
-            queue.removeAll(keepingCapacity: true)
-            return taken
+        var budget = inbox.withLock { $0.commands.count }
+        while true {
+            let (received, emptied) = inbox.withLock { inbox in
+                let taken = Array(inbox.commands.prefix(Self.maxCommandsPerBatch))
+                inbox.commands.removeFirst(taken.count)
+                // Emptied: the next submit starts a drain. Otherwise this one stays pending for what is left.
+                if inbox.commands.isEmpty { inbox.drainPending = false }
+                return (taken, inbox.commands.isEmpty)
+            }
+            if !received.isEmpty { apply(received) }
+            budget -= received.count
+            if emptied { return }
+            if budget <= 0 {
+                loop.execute { [self] in self.drain() }
+                return
+            }
         }
-        guard !received.isEmpty else { return }
+    }
+
+    /// One batch: its commands in one transaction, then replies and events after the commit.
+    private func apply(_ received: [(Command, receivedAt: UInt64)]) {
         reloadStaleRooms()
         // Notifications of events already here (this node's own, mostly) need no transaction at all.
         let commands = received.map(\.0).filter { !isRedundantNotification($0) }
