@@ -332,6 +332,8 @@ public final class WebSocketConnection: ConnectionHandler {
             return
         }
         send(frame: WebSocketFrameEncoder.frame(.ping, payload: [UInt8]()))
+        // The ping itself does not count as traffic: an idle peer that answers is pinged every interval, as before.
+        sentSinceHeartbeat = false
         guard isOpen else { return }
         scheduleHeartbeat()
     }
