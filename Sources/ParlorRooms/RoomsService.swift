@@ -150,17 +150,23 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         loop.waitUntilStopped()
     }
 
-    /// Commands waiting for the rooms thread, and whether a drain is queued or running that will take them.
+    /// Commands waiting for the rooms thread. A drain applies what was queued when it started; a command submitted
+    /// after that start queues a drain of its own, so a task queued after a submit always finds it applied.
     private struct Inbox {
         var commands: [(Command, receivedAt: UInt64)] = []
-        var drainPending = false
+        /// Commands ever submitted.
+        var submitted = 0
+        /// Submissions up to this count are taken by a drain already queued or running (.max: one is queued and
+        /// has not started, so it takes everything submitted before it starts).
+        var covered = 0
     }
 
     func submit(_ command: Command) {
         let startDrain = inbox.withLock { inbox in
             inbox.commands.append((command, MonotonicClock.now()))
-            guard !inbox.drainPending else { return false }
-            inbox.drainPending = true
+            inbox.submitted += 1
+            guard inbox.submitted > inbox.covered else { return false }
+            inbox.covered = .max
             return true
         }
         if startDrain { loop.execute { [self] in self.drain() } }
@@ -172,26 +178,23 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
     /// one batch whose deliveries, notices and dirty pages are all held until its single commit.
     static let maxCommandsPerBatch = 256
 
-    /// Applies what is queued, in transactions of at most `maxCommandsPerBatch`: everything queued when it starts
-    /// (so a task queued after a submit finds it applied), then yields to the loop's timers if more came meanwhile.
+    /// Applies what was queued when it started, in transactions of at most `maxCommandsPerBatch`. What comes
+    /// meanwhile has queued its own drain, behind the loop's timers and tasks queued since.
     private func drain() {
         loop.assertInLoop()
-        var budget = inbox.withLock { $0.commands.count }
-        while true {
-            let (received, emptied) = inbox.withLock { inbox in
-                let taken = Array(inbox.commands.prefix(Self.maxCommandsPerBatch))
+        var budget = inbox.withLock { inbox in
+            inbox.covered = inbox.submitted
+            return inbox.commands.count
+        }
+        while budget > 0 {
+            let received = inbox.withLock { inbox in
+                let taken = Array(inbox.commands.prefix(min(budget, Self.maxCommandsPerBatch)))
                 inbox.commands.removeFirst(taken.count)
-                // Emptied: the next submit starts a drain. Otherwise this one stays pending for what is left.
-                if inbox.commands.isEmpty { inbox.drainPending = false }
-                return (taken, inbox.commands.isEmpty)
+                return taken
             }
-            if !received.isEmpty { apply(received) }
+            guard !received.isEmpty else { return }
             budget -= received.count
-            if emptied { return }
-            if budget <= 0 {
-                loop.execute { [self] in self.drain() }
-                return
-            }
+            apply(received)
         }
     }
 
