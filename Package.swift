@@ -42,7 +42,7 @@ let package = Package(
         .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["ParlorMigrationEmbedder"]),
         // SQLite's default VFS with each WAL commit written in one pwrite instead of two per page (wal_batch.c).
         .target(name: "CParlorSQLiteVFS", dependencies: ["CSQLite"]),
-        .target(name: "ParlorStore", dependencies: ["CSQLite", "CParlorSQLiteVFS", "COpenSSL"], plugins: ["EmbedMigrations"]),
+        .target(name: "ParlorStore", dependencies: ["CSQLite", "CParlorSQLiteVFS", "COpenSSL", "ParlorCodec"], plugins: ["EmbedMigrations"]),
         // PostgreSQL through libpq, beside ParlorStore: connections, statements, migrations (Migrations/postgres).
         // It shares ParlorStore's value, row and migration types.
         .target(name: "ParlorPostgres", dependencies: ["CLibPQ", "ParlorStore"], plugins: ["EmbedMigrations"]),

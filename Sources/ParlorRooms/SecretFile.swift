@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import ParlorCodec
 
 /// Where the JWT secret comes from: PARLOR_JWT_SECRET, or a random 256-bit secret created once in the data
 /// directory with mode 0600 so tokens survive restarts. The webhook signing secret is kept the same way, in a file
@@ -11,8 +12,11 @@ public enum SecretFile {
     public static let webhookFileName = "webhook-secret"
 
     public static func random(byteCount: Int = 32) -> [UInt8] {
-        var generator = SystemRandomNumberGenerator()
-        return (0..<byteCount).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        var bytes = [UInt8](repeating: 0, count: byteCount)
+        // One getrandom(2) for the whole secret (glibc's arc4random_buf): UInt8.random with SystemRandomNumberGenerator
+        // made one system call per byte, 32 per POST /auth inside its write transaction.
+        bytes.withUnsafeMutableBytes { arc4random_buf($0.baseAddress!, $0.count) }
+        return bytes
     }
 
     /// Reads the secret kept in `directory`, creating it (and the directory) on first use.
@@ -28,7 +32,7 @@ public enum SecretFile {
         }
         try manager.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let secret = random()
-        let hex = secret.map { byte in (byte < 16 ? "0" : "") + String(byte, radix: 16) }.joined() + "\n"
+        let hex = Hex.encode(secret) + "\n"
         // O_EXCL: if another process created it meanwhile, fail rather than overwrite a secret in use.
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw SecretError(message: "cannot create \(path): \(String(cString: strerror(errno)))") }

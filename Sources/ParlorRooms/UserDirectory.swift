@@ -1,3 +1,4 @@
+import ParlorCodec
 import ParlorLoop
 import ParlorStore
 
@@ -171,7 +172,7 @@ public final class UserDirectory: Sendable {
 
     /// 256 random bits as hex: guessing one is hopeless, so its SHA-256 is all the server needs to keep.
     private static func newClaim() -> String {
-        SecretFile.random().map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+        Hex.encode(SecretFile.random())
     }
 
     static func hash(_ claim: String) -> String { SHA256.hexDigest(of: Array(claim.utf8)) }

@@ -1,18 +1,12 @@
 import COpenSSL
+import ParlorCodec
 
 /// SHA-256 through OpenSSL: migration fingerprints, and random 256-bit claim secrets stored as their hash
 /// (UserDirectory; the hash is looked up, never compared byte by byte with a secret).
 public enum SHA256 {
     /// Lowercase hex digest of `message`.
     public static func hexDigest(of message: some Sequence<UInt8>) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var hex: [UInt8] = []
-        hex.reserveCapacity(64)
-        for byte in digest(of: message) {
-            hex.append(digits[Int(byte >> 4)])
-            hex.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: hex, as: UTF8.self)
+        Hex.encode(digest(of: message))
     }
 
     static func digest(of message: some Sequence<UInt8>) -> [UInt8] {

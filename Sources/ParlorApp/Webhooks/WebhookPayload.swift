@@ -1,4 +1,5 @@
 import COpenSSL
+import ParlorCodec
 import ParlorHTTP
 import ParlorProtocol
 import ParlorRooms
@@ -55,6 +56,6 @@ struct WebhookPayload: Sendable {
                      data.count, &digest, &length)
             }
         }
-        return "sha256=" + digest.prefix(Int(length)).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+        return "sha256=" + Hex.encode(digest.prefix(Int(length)))
     }
 }
