@@ -79,13 +79,16 @@ struct Authenticator: Sendable {
         return identity
     }
 
+    private static let bearerPrefix: [UInt8] = Array("bearer ".utf8)
+
     static func token(in head: HTTPRequestHead) -> String? {
         if let authorization = head.headers["Authorization"] {
             // "Bearer <token>", the scheme case-insensitive (RFC 9110 §11.1); compared on bytes: this runs per request.
-            let bytes = authorization.utf8
-            if bytes.count > 7, zip(bytes, "bearer ".utf8).allSatisfy({ $0 | 0x20 == $1 }) {
-                return Substring(authorization.utf8.dropFirst(7)).trimmingSpaces
+            var header = authorization
+            let isBearer = header.withUTF8 { bytes in
+                bytes.count > 7 && zip(bytes.prefix(7), Self.bearerPrefix).allSatisfy { $0 | 0x20 == $1 }
             }
+            if isBearer { return Substring(authorization.utf8.dropFirst(7)).trimmingSpaces }
             return authorization  // not Bearer: let verification reject it with a clear reason
         }
         return head.query["token"]
@@ -107,7 +110,7 @@ public enum AccessMode: String, Sendable, CaseIterable {
 /// A WebSocket upgrade looks its token up but does not add it: a connection verifies once, and 10,000 connections'
 /// tokens kept ~5 MiB here (a 260-byte key and the claims each, bench/README.md, session 21) for nothing.
 final class VerifiedTokens: Sendable {
-    private let cache = Locked<[String: TokenClaims]>([:])
+    private let cache = Locked<[Key: TokenClaims]>([:])
     private let capacity = 10_000
 
     /// Tokens held.
@@ -115,7 +118,7 @@ final class VerifiedTokens: Sendable {
 
     func claims(of token: String, service: TokenService, remember: Bool = true) throws(TokenError) -> TokenClaims {
         let now = Timestamp.nowMilliseconds() / 1000
-        if let claims = cache.withLock({ $0[token] }) {
+        if let claims = cache.withLock({ $0[Key(token: token)] }) {
             if now >= claims.expiresAt + service.leeway { throw TokenError(reason: "the token has expired") }
             if now + service.leeway < claims.notBefore { throw TokenError(reason: "the token is not valid yet (nbf)") }
             return claims
@@ -124,8 +127,23 @@ final class VerifiedTokens: Sendable {
         guard remember else { return claims }
         cache.withLock { cache in
             if cache.count >= capacity { cache.removeAll(keepingCapacity: true) }
-            cache[token] = claims
+            cache[Key(token: token)] = claims
         }
         return claims
+    }
+
+    /// A token as a dictionary key that hashes only its last 32 bytes, which lie in its signature (an HMAC, so
+    /// they differ between any two tokens signed here): SipHash over a whole 260-byte token was most of a cached
+    /// lookup. Equality still compares whole tokens, and only verified tokens are stored, so tokens made to collide
+    /// with one cost a comparison each.
+    struct Key: Hashable {
+        let token: String
+
+        func hash(into hasher: inout Hasher) {
+            var token = token
+            token.withUTF8 { bytes in hasher.combine(bytes: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes.suffix(32)))) }
+        }
+
+        static func == (lhs: Key, rhs: Key) -> Bool { lhs.token == rhs.token }
     }
 }
