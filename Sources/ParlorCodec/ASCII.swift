@@ -17,21 +17,48 @@ enum ASCII {
     static let equals = UInt8(ascii: "=")
     static let asterisk = UInt8(ascii: "*")
 
-    /// RFC 9110 `tchar`: the characters allowed in methods and header names.
+    /// RFC 9110 `tchar`: the characters allowed in methods and header names. A 128-bit set (bit b for byte b),
+    /// since every header name of every request is checked byte by byte; `tokenCharsReferenceTest` checks it
+    /// against the grammar's list.
     static func isTokenChar(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"),
-             UInt8(ascii: "A")...UInt8(ascii: "Z"),
-             UInt8(ascii: "0")...UInt8(ascii: "9"):
-            return true
-        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"),
-             UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"),
-             UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
-             UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
-            return true
-        default:
-            return false
+        // ALPHA, DIGIT and ! # $ % & ' * + - . ^ _ ` | ~
+        let below64: UInt64 = 0x03FF_6CFA_0000_0000, from64: UInt64 = 0x57FF_FFFF_C7FF_FFFE
+        if byte < 64 { return (below64 >> UInt64(byte)) & 1 != 0 }
+        return byte < 128 && (from64 >> UInt64(byte &- 64)) & 1 != 0
+    }
+
+    /// True when `bytes` holds a control character other than tab, or DEL: what a field value must not contain
+    /// (obs-text, 0x80 and up, is tolerated). Eight bytes at a time, since values include 200-byte tokens; a word
+    /// that may hold one is checked byte by byte.
+    static func containsFieldValueControl(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let clean = cleanPrefixLength(bytes) { word in
+            // Some byte is below 0x20, or some byte is 0x7F (a zero byte in word ^ 0x7F7F…).
+            hasByte(below: 0x20, word) || hasByte(below: 1, word ^ (wordOnes &* 0x7F))
         }
+        for byte in bytes[clean...] where byte < space ? byte != tab : byte == 0x7F { return true }
+        return false
+    }
+
+    /// True when `bytes` holds CR, LF or NUL, which must not reach a header line we write (response splitting).
+    static func containsLineBreakOrNUL(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let clean = cleanPrefixLength(bytes) { hasByte(below: 0x0E, $0) }  // CR, LF and NUL are all below 0x0E
+        return bytes[clean...].contains { $0 == cr || $0 == lf || $0 == 0 }
+    }
+
+    private static let wordOnes: UInt64 = 0x0101_0101_0101_0101
+
+    /// Whether some byte of `word` is below `limit` (at most 0x80): the "has less than" bit trick, exact as a whole.
+    private static func hasByte(below limit: UInt64, _ word: UInt64) -> Bool {
+        (word &- wordOnes &* limit) & ~word & 0x8080_8080_8080_8080 != 0
+    }
+
+    /// How many leading bytes lie in whole 8-byte words for which `suspicious` is false.
+    private static func cleanPrefixLength(_ bytes: UnsafeBufferPointer<UInt8>, suspicious: (UInt64) -> Bool) -> Int {
+        guard let base = bytes.baseAddress else { return 0 }
+        let raw = UnsafeRawPointer(base)
+        var index = 0
+        while index + 8 <= bytes.count, !suspicious(raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)) { index += 8 }
+        return index
     }
 
     /// Optional whitespace (OWS) as HTTP defines it: space or horizontal tab.
@@ -58,17 +85,16 @@ enum ASCII {
 
     /// Case-insensitive comparison of ASCII text without allocating lowercased copies.
     static func equalsIgnoringCase(_ lhs: String, _ rhs: String) -> Bool {
-        let left = lhs.utf8, right = rhs.utf8
-        guard left.count == right.count else { return false }
-        // Header lookups call this for every field of every request: compare contiguous bytes where Swift has them.
-        let contiguous = left.withContiguousStorageIfAvailable { l in
-            right.withContiguousStorageIfAvailable { r in
+        guard lhs.utf8.count == rhs.utf8.count else { return false }
+        // Header lookups call this for every field of every request. `withUTF8` gives contiguous bytes for small
+        // strings too (most header names are, and `utf8.withContiguousStorageIfAvailable` has none for them).
+        var left = lhs, right = rhs
+        return left.withUTF8 { l in
+            right.withUTF8 { r in
                 for index in 0..<l.count where l[index] != r[index] && lowercased(l[index]) != lowercased(r[index]) { return false }
                 return true
             }
         }
-        if let contiguous, let equal = contiguous { return equal }
-        return zip(left, right).allSatisfy { lowercased($0) == lowercased($1) }
     }
 
     /// The slice with leading and trailing spaces and tabs removed.

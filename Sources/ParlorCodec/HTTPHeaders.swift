@@ -5,7 +5,15 @@
 public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     public typealias Element = (name: String, value: String)
 
-    private var fields: [Element]
+    fileprivate struct Field: Sendable {
+        var name: String
+        var value: String
+        /// The name's length and its first and last bytes lowercased: a lookup passes over most fields on this
+        /// alone, without touching their strings (a request head is looked up about ten times).
+        let key: UInt32
+    }
+
+    private var fields: [Field]
 
     public init() {
         fields = []
@@ -18,53 +26,78 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     }
 
     public init(_ pairs: [(String, String)]) {
-        fields = pairs.map { (name: $0.0, value: $0.1) }
+        fields = pairs.map { Field(name: $0.0, value: $0.1, key: Self.key($0.0)) }
     }
 
     public init(dictionaryLiteral elements: (String, String)...) {
         self.init(elements)
     }
 
+    private static func key(_ name: String) -> UInt32 {
+        let utf8 = name.utf8
+        guard let first = utf8.first, let last = utf8.last else { return 0 }
+        return UInt32(truncatingIfNeeded: utf8.count) << 16 | UInt32(ASCII.lowercased(first)) << 8 | UInt32(ASCII.lowercased(last))
+    }
+
+    /// The index of the first field named `name` at or after `start`.
+    private func index(of name: String, key: UInt32, from start: Int = 0) -> Int? {
+        var index = start
+        while index < fields.count {
+            if fields[index].key == key, ASCII.equalsIgnoringCase(fields[index].name, name) { return index }
+            index += 1
+        }
+        return nil
+    }
+
     public var count: Int { fields.count }
 
+    public var isEmpty: Bool { fields.isEmpty }
+
     public mutating func add(_ name: String, _ value: String) {
-        fields.append((name: name, value: value))
+        fields.append(Field(name: name, value: value, key: Self.key(name)))
     }
 
     /// Sets the value of the first field named `name` and removes any others; appends if there is none.
     public mutating func replaceOrAdd(_ name: String, _ value: String) {
-        guard let first = fields.firstIndex(where: { ASCII.equalsIgnoringCase($0.name, name) }) else {
-            add(name, value)
+        let key = Self.key(name)
+        guard let first = index(of: name, key: key) else {
+            fields.append(Field(name: name, value: value, key: key))
             return
         }
         fields[first].value = value
-        var index = first + 1
-        while index < fields.count {
-            if ASCII.equalsIgnoringCase(fields[index].name, name) {
-                fields.remove(at: index)
-            } else {
-                index += 1
-            }
-        }
+        while let duplicate = index(of: name, key: key, from: first + 1) { fields.remove(at: duplicate) }
     }
 
     /// Removes every field named `name`.
     public mutating func remove(_ name: String) {
-        fields.removeAll { ASCII.equalsIgnoringCase($0.name, name) }
+        let key = Self.key(name)
+        fields.removeAll { $0.key == key && ASCII.equalsIgnoringCase($0.name, name) }
     }
 
     /// The first value of the field named `name`.
     public subscript(_ name: String) -> String? {
-        fields.first { ASCII.equalsIgnoringCase($0.name, name) }?.value
+        index(of: name, key: Self.key(name)).map { fields[$0].value }
     }
 
     /// Every value of the field named `name`, in order.
     public func values(_ name: String) -> [String] {
-        fields.compactMap { ASCII.equalsIgnoringCase($0.name, name) ? $0.value : nil }
+        let key = Self.key(name)
+        return fields.compactMap { $0.key == key && ASCII.equalsIgnoringCase($0.name, name) ? $0.value : nil }
+    }
+
+    /// How many fields are named `name`.
+    public func count(of name: String) -> Int {
+        let key = Self.key(name)
+        var count = 0, start = 0
+        while let found = index(of: name, key: key, from: start) {
+            count += 1
+            start = found + 1
+        }
+        return count
     }
 
     public func contains(_ name: String) -> Bool {
-        fields.contains { ASCII.equalsIgnoringCase($0.name, name) }
+        index(of: name, key: Self.key(name)) != nil
     }
 
     /// Comma-separated token list values across all fields named `name`, lowercased and trimmed,
@@ -79,7 +112,51 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         }
     }
 
-    public func makeIterator() -> IndexingIterator<[Element]> {
-        fields.makeIterator()
+    /// The bytes `appendLines` writes.
+    var linesByteCount: Int {
+        var total = 0
+        for index in fields.indices { total += fields[index].name.utf8.count + fields[index].value.utf8.count + 4 }
+        return total
+    }
+
+    /// `Name: value\r\n` per field, CR, LF and NUL in names and values turned into spaces: a value that reached us
+    /// from a client must never be able to end the line and inject headers (response splitting).
+    func appendLines(to bytes: inout [UInt8]) {
+        for index in fields.indices {
+            Self.appendSanitized(fields[index].name, to: &bytes)
+            bytes.append(ASCII.colon)
+            bytes.append(ASCII.space)
+            Self.appendSanitized(fields[index].value, to: &bytes)
+            bytes.append(ASCII.cr)
+            bytes.append(ASCII.lf)
+        }
+    }
+
+    private static func appendSanitized(_ text: String, to bytes: inout [UInt8]) {
+        var text = text
+        text.withUTF8 { utf8 in
+            // Nearly every value is clean: check first, then copy in one go.
+            guard ASCII.containsLineBreakOrNUL(utf8) else {
+                bytes.append(contentsOf: utf8)
+                return
+            }
+            for byte in utf8 {
+                bytes.append(byte == ASCII.cr || byte == ASCII.lf || byte == 0 ? ASCII.space : byte)
+            }
+        }
+    }
+
+    public struct Iterator: IteratorProtocol {
+        private var base: IndexingIterator<[Field]>
+
+        fileprivate init(_ fields: [Field]) { base = fields.makeIterator() }
+
+        public mutating func next() -> Element? {
+            base.next().map { (name: $0.name, value: $0.value) }
+        }
+    }
+
+    public func makeIterator() -> Iterator {
+        Iterator(fields)
     }
 }

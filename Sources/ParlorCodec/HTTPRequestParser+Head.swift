@@ -114,7 +114,7 @@ extension HTTPRequestParser {
             let name = UnsafeBufferPointer(rebasing: bytes[..<colon])
             let value = UnsafeBufferPointer(rebasing: bytes[start..<end])
             // Field values are visible characters, spaces and tabs; obs-text (0x80...) is tolerated.
-            if value.contains(where: { $0 < ASCII.space ? $0 != ASCII.tab : $0 == 0x7F }) {
+            if ASCII.containsFieldValueControl(value) {
                 return .failure(.malformed("The value of header \"\(String(decoding: name, as: UTF8.self))\" contains control characters."))
             }
             return .success((String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self)))
@@ -126,11 +126,11 @@ extension HTTPRequestParser {
     mutating func finishHead() throws(HTTPParseError) -> HTTPRequestHead {
         guard let line = partial.requestLine else { throw .malformed("The request line is missing.") }
         let headers = partial.headers
-        let hosts = headers.values("Host")
-        if line.versionMinor == 1 && hosts.isEmpty {
+        let hosts = headers.count(of: "Host")
+        if line.versionMinor == 1 && hosts == 0 {
             throw .missingHost
         }
-        guard hosts.count <= 1 else {
+        guard hosts <= 1 else {
             throw .malformed("The request has more than one Host header.")
         }
         let connection = headers.tokens("Connection")

@@ -15,20 +15,14 @@ public struct HTTPResponse: Sendable {
     /// Adds no headers itself: Date, Content-Type and Content-Length are the caller's job.
     public func serialized(headOnly: Bool = false) -> [UInt8] {
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(64 + headers.count * 40 + (headOnly ? 0 : body.count))
+        // The exact size (less for a status line other than 200's): a guess that fell short copied the body twice.
+        bytes.reserveCapacity(Self.okStatusLine.count + 32 + headers.linesByteCount + 2 + (headOnly ? 0 : body.count))
         if status == 200 {
             bytes.append(contentsOf: Self.okStatusLine)
         } else {
             bytes.append(contentsOf: "HTTP/1.1 \(status) \(Self.reasonPhrase(status))\r\n".utf8)
         }
-        for (name, value) in headers {
-            Self.appendSanitized(name, to: &bytes)
-            bytes.append(ASCII.colon)
-            bytes.append(ASCII.space)
-            Self.appendSanitized(value, to: &bytes)
-            bytes.append(ASCII.cr)
-            bytes.append(ASCII.lf)
-        }
+        headers.appendLines(to: &bytes)
         bytes.append(ASCII.cr)
         bytes.append(ASCII.lf)
         if !headOnly {
@@ -39,20 +33,4 @@ public struct HTTPResponse: Sendable {
 
     /// Most responses are 200: their status line is made once.
     private static let okStatusLine = Array("HTTP/1.1 200 OK\r\n".utf8)
-
-    /// Copies header text, turning CR, LF and NUL into spaces: a value that reached us from a client
-    /// must never be able to end the header line and inject headers (response splitting).
-    private static func appendSanitized(_ text: String, to bytes: inout [UInt8]) {
-        var text = text
-        text.withUTF8 { utf8 in
-            // Nearly every value is clean: check first, then copy in one go.
-            guard utf8.contains(where: { $0 == ASCII.cr || $0 == ASCII.lf || $0 == 0 }) else {
-                bytes.append(contentsOf: utf8)
-                return
-            }
-            for byte in utf8 {
-                bytes.append(byte == ASCII.cr || byte == ASCII.lf || byte == 0 ? ASCII.space : byte)
-            }
-        }
-    }
 }

@@ -46,6 +46,34 @@ import Testing
 
     static let refusals = ["folding", "no colon", "empty name", "Whitespace between", "name contains", "control characters"]
 
+    /// The token-character bit set against RFC 9110's `tchar` list, for every byte value.
+    @Test func tokenCharsReferenceTest() {
+        let tchar = Set(Array("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ".utf8))
+        for byte in UInt8.min...UInt8.max {
+            #expect(ASCII.isTokenChar(byte) == tchar.contains(byte), "byte \(byte)")
+        }
+    }
+
+    /// The word-at-a-time checks (field-value controls, CR/LF/NUL) against byte-by-byte ones, on values of every length up to 40 and at
+    /// every offset, built from the bytes around the limits (tab, controls, space, DEL, 0x80, 0xFF).
+    @Test func wordAtATimeChecksFindWhatByteByByteFinds() {
+        let interesting: [UInt8] = [0x00, 0x01, 0x09, 0x0A, 0x1F, 0x20, 0x41, 0x7E, 0x7F, 0x80, 0x9F, 0xA0, 0xFF]
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        for length in 0...40 {
+            for _ in 0..<200 {
+                var value = [UInt8](repeating: 0x61, count: length)
+                for index in value.indices {
+                    state = state &* 6364136223846793005 &+ 1442695040888963407
+                    if state >> 61 == 0 { value[index] = interesting[Int((state >> 33) % UInt64(interesting.count))] }
+                }
+                let plain = value.contains { $0 < ASCII.space ? $0 != ASCII.tab : $0 == 0x7F }
+                #expect(value.withUnsafeBufferPointer(ASCII.containsFieldValueControl) == plain, "\(value)")
+                let lineBreak = value.contains { $0 == ASCII.cr || $0 == ASCII.lf || $0 == 0 }
+                #expect(value.withUnsafeBufferPointer(ASCII.containsLineBreakOrNUL) == lineBreak, "\(value)")
+            }
+        }
+    }
+
     @Test func headerLinesMatchTheReference() {
         var kinds = Set<String>()
         for line in Self.generatedLines(count: 5_000) {
