@@ -4,8 +4,10 @@ public enum LogRedaction {
     private static let marker: [UInt8] = Array("token=".utf8)
 
     public static func path(_ path: String) -> String {
+        // Nearly every path has no marker: look on the string's own bytes before copying anything.
+        var unchanged = path
+        guard let first = unchanged.withUTF8({ find($0, from: 0) }) else { return path }
         let bytes = Array(path.utf8)
-        guard let first = find(bytes, from: 0) else { return path }
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count)
         var index = 0
@@ -17,14 +19,14 @@ public enum LogRedaction {
             var end = valueStart
             while end < bytes.count, bytes[end] != 0x26, bytes[end] != 0x3B, bytes[end] != 0x2F, bytes[end] != 0x3F { end += 1 }
             index = end
-            match = find(bytes, from: end)
+            match = bytes.withUnsafeBufferPointer { find($0, from: end) }
         }
         out.append(contentsOf: bytes[index...])
         return String(decoding: out, as: UTF8.self)
     }
 
     /// The offset of the next `token=` (ASCII case ignored) at or after `from`.
-    private static func find(_ bytes: [UInt8], from: Int) -> Int? {
+    private static func find(_ bytes: UnsafeBufferPointer<UInt8>, from: Int) -> Int? {
         guard bytes.count >= marker.count else { return nil }
         var position = from
         while position + marker.count <= bytes.count {

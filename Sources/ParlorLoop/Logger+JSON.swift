@@ -48,14 +48,14 @@ extension Logger {
 
     /// A non-negative number, zero-padded to at least `width` digits.
     static func appendDigits(_ value: Int, width: Int, to out: inout [UInt8]) {
-        var digits: [UInt8] = []
-        var rest = max(0, value)
-        repeat {
-            digits.append(UInt8(ascii: "0") + UInt8(rest % 10))
+        let value = UInt64(max(0, value))
+        var count = 1, rest = value / 10
+        while rest > 0 {
+            count += 1
             rest /= 10
-        } while rest > 0
-        for _ in digits.count..<max(width, digits.count) { out.append(UInt8(ascii: "0")) }
-        out.append(contentsOf: digits.reversed())
+        }
+        for _ in count..<max(width, count) { out.append(UInt8(ascii: "0")) }
+        appendDecimal(value, to: &out)
     }
 
     static func isJSONNumber(_ value: String) -> Bool {

@@ -42,4 +42,37 @@ import Testing
         Logger.appendDigits(0, width: 1, to: &out)
         #expect(String(decoding: out, as: UTF8.self) == "00720260")
     }
+
+    /// The access log's field-by-field writer gives the bytes of the generic line with the same values as strings.
+    @Test func theLineWriterWritesWhatAppendLineWrites() {
+        for format in Logger.Format.allCases {
+            let logger = Logger(level: .info, format: format)
+            for (status, micros, path) in [(200, UInt64(0), "/rooms"), (404, 1_234_567, Self.awkward), (503, 999, "")] {
+                var generic: [UInt8] = [], written: [UInt8] = []
+                logger.appendLine(.info, "request", ["method": "GET", "path": path, "status": String(status),
+                                                     "bytes": String(5721), "duration_ms": Self.milliseconds(micros)],
+                                  to: &generic)
+                let line = logger.beginLine(.info, "request", to: &written)
+                line.text("method", "GET", to: &written)
+                line.text("path", path, to: &written)
+                line.integer("status", status, to: &written)
+                line.integer("bytes", 5721, to: &written)
+                line.milliseconds("duration_ms", micros: micros, to: &written)
+                line.end(to: &written)
+                #expect(Self.withoutTime(written) == Self.withoutTime(generic), "\(format) \(status)")
+            }
+        }
+    }
+
+    static func milliseconds(_ micros: UInt64) -> String {
+        let fraction = String(micros % 1000)
+        return "\(micros / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
+    }
+
+    /// JSON lines start with the wall-clock time, which may tick between two lines.
+    static func withoutTime(_ line: [UInt8]) -> String {
+        let text = String(decoding: line, as: UTF8.self)
+        guard text.hasPrefix(#"{"time":""#) else { return text }
+        return String(text.dropFirst(#"{"time":""#.count + 24))
+    }
 }
