@@ -41,18 +41,17 @@ extension Routes {
         case .string(let text)?: claim = text
         case let other?: throw HTTPError.invalidField("claim", "must be the string an earlier /auth returned, not \(other.typeName)")
         }
-        let (users, liveUsers, tokens, logger, routes) = (self.users, rooms.liveUsers, self.tokens, self.logger, self)
-        // The user row is written on the write thread; the token is signed back on the loop, beside the other loops.
-        executor.write {
-            let grant: Result<UserDirectory.Grant, HTTPError>
-            do {
-                grant = .success(try users.authenticate(name: name, claim: claim, isLive: { liveUsers.contains($0) }))
-            } catch let blocked as UserDirectory.Blocked {
-                grant = .failure(HTTPError(.authBlocked, title: "Forbidden",
-                                           detail: "this name's tokens were revoked by an admin; it is blocked until \(Timestamp.iso8601(milliseconds: blocked.until))"))
-            } catch {
+        let (liveUsers, tokens, logger, routes) = (rooms.liveUsers, self.tokens, self.logger, self)
+        // The user row is written on the write thread, in one transaction with the other logins waiting for it
+        // (AuthWriteQueue); the token is signed back on the loop, beside the other loops.
+        let entry = AuthWriteQueue.Entry(request: .init(name: name, claim: claim)) { result in
+            let grant: Result<UserDirectory.Grant, HTTPError> = result.mapError { error in
+                if let blocked = error as? UserDirectory.Blocked {
+                    return HTTPError(.authBlocked, title: "Forbidden",
+                                     detail: "this name's tokens were revoked by an admin; it is blocked until \(Timestamp.iso8601(milliseconds: blocked.until))")
+                }
                 logger.error("could not create user", ["error": "\(error)"])
-                grant = .failure(routes.storageError(error))
+                return routes.storageError(error)
             }
             context.complete(onLoop: {
                 let grant = try grant.get()
@@ -64,6 +63,7 @@ extension Routes {
                 ]))
             })
         }
+        authWrites.submit(entry, executor: executor, users: users, isLive: { liveUsers.contains($0) })
         return .pending
     }
 }

@@ -20,6 +20,7 @@ struct Routes: Sendable {
     var roomCreationLimiter: AddressRateLimiter? = nil
     let roomListCache = RoomListCache()
     let verifiedTokens = VerifiedTokens()
+    let authWrites = AuthWriteQueue()
 
     var authenticator: Authenticator {
         Authenticator(tokens: tokens, users: users, access: configuration.access, verified: verifiedTokens,

@@ -99,35 +99,77 @@ public final class UserDirectory: Sendable {
     /// new claim, and every token issued for it before is refused from now on (the previous holder cannot come back
     /// with an old token). A blocked identity is refused.
     public func authenticate(name: String, claim: String?, isLive: (String) -> Bool) throws -> Grant {
+        try authenticate([AuthRequest(name: name, claim: claim)], isLive: isLive)[0].get()
+    }
+
+    /// One POST /auth: the name and the claim it presented.
+    public struct AuthRequest: Sendable {
+        public let name: String
+        public let claim: String?
+
+        public init(name: String, claim: String?) {
+            self.name = name
+            self.claim = claim
+        }
+    }
+
+    /// Several POST /auth in one write transaction, in order, so that requests arriving together share one commit.
+    /// Each is decided as if alone (a later one sees what an earlier one wrote). A blocked identity fails alone: that
+    /// is decided before its request writes anything. Any other error fails every request (nothing was committed).
+    public func authenticate(_ requests: [AuthRequest], isLive: (String) -> Bool) -> [Result<Grant, any Error>] {
         let now = Timestamp.nowMilliseconds()
-        let grant = try store.write { users throws -> (Grant, UserStatus) in
-            if let claim, !claim.isEmpty, claim.utf8.count <= 128, let holder = try users.user(claimHash: Self.hash(claim)) {
-                if holder.user.name == name {
-                    if holder.blockedUntil > now { throw Blocked(until: holder.blockedUntil) }
-                    return (Grant(user: holder.user, claim: claim, isSeparateIdentity: false, issuedAt: now / 1000), holder)
+        let outcomes: [Result<(Grant, UserStatus), Blocked>]
+        do {
+            outcomes = try store.write { users in
+                try requests.map { request in
+                    do {
+                        return .success(try Self.grant(request, in: users, now: now, isLive: isLive))
+                    } catch let blocked as Blocked {
+                        return .failure(blocked)
+                    }
                 }
             }
-            let fresh = Self.newClaim()
-            let found = try users.findOrInsert(handle: name, newID: Identifier.make(Identifier.user), now: now)
-            var own = found.status
-            if own.blockedUntil > now { throw Blocked(until: own.blockedUntil) }
-            // In live use here (a session or a membership), or with a session on another node of the database.
-            if !isLive(own.user.id), try !users.hasSessionOnLiveNode(userID: own.user.id) {
-                // Anyone may take a name nobody is using; whoever held it before keeps nothing: their claim and tokens end.
-                let handedOver = found.hasClaim
-                if handedOver { own.tokensValidAfter = now }
-                try users.setClaim(userID: own.user.id, claimHash: Self.hash(fresh), tokensValidAfter: own.tokensValidAfter)
-                // iat counts whole seconds and tokens with iat * 1000 <= tokens_valid_after are refused: the next second.
-                let issuedAt = handedOver ? now / 1000 + 1 : now / 1000
-                return (Grant(user: own.user, claim: fresh, isSeparateIdentity: false, issuedAt: issuedAt), own)
-            }
-            let id = Identifier.make(Identifier.user)
-            try users.insertSeparate(id: id, handle: Self.separateHandlePrefix + id, displayName: name, claimHash: Self.hash(fresh), now: now)
-            let separate = UserStatus(user: User(id: id, name: name), tokensValidAfter: 0, blockedUntil: 0)
-            return (Grant(user: separate.user, claim: fresh, isSeparateIdentity: true, issuedAt: now / 1000), separate)
+        } catch {
+            return requests.map { _ in .failure(error) }
         }
-        remember(grant.1, handle: grant.0.isSeparateIdentity ? nil : name)
-        return grant.0
+        // The cache learns only what was committed.
+        return zip(requests, outcomes).map { request, outcome in
+            outcome.map { grant, status in
+                remember(status, handle: grant.isSeparateIdentity ? nil : request.name)
+                return grant
+            }.mapError { $0 as any Error }
+        }
+    }
+
+    private static func grant(_ request: AuthRequest, in users: any UserStoreTransaction, now: Int64,
+                              isLive: (String) -> Bool) throws -> (Grant, UserStatus) {
+        let (name, claim) = (request.name, request.claim)
+        if let claim, !claim.isEmpty, claim.utf8.count <= 128, let holder = try users.user(claimHash: Self.hash(claim)) {
+            if holder.user.name == name {
+                if holder.blockedUntil > now { throw Blocked(until: holder.blockedUntil) }
+                return (Grant(user: holder.user, claim: claim, isSeparateIdentity: false, issuedAt: now / 1000), holder)
+            }
+        }
+        let fresh = Self.newClaim()
+        let found = try users.findOrInsert(handle: name, newID: Identifier.make(Identifier.user), now: now)
+        var own = found.status
+        // findOrInsert wrote nothing if the row is blocked (a new row never is): a refusal leaves the batch's other
+        // requests their writes.
+        if own.blockedUntil > now { throw Blocked(until: own.blockedUntil) }
+        // In live use here (a session or a membership), or with a session on another node of the database.
+        if !isLive(own.user.id), try !users.hasSessionOnLiveNode(userID: own.user.id) {
+            // Anyone may take a name nobody is using; whoever held it before keeps nothing: their claim and tokens end.
+            let handedOver = found.hasClaim
+            if handedOver { own.tokensValidAfter = now }
+            try users.setClaim(userID: own.user.id, claimHash: Self.hash(fresh), tokensValidAfter: own.tokensValidAfter)
+            // iat counts whole seconds and tokens with iat * 1000 <= tokens_valid_after are refused: the next second.
+            let issuedAt = handedOver ? now / 1000 + 1 : now / 1000
+            return (Grant(user: own.user, claim: fresh, isSeparateIdentity: false, issuedAt: issuedAt), own)
+        }
+        let id = Identifier.make(Identifier.user)
+        try users.insertSeparate(id: id, handle: Self.separateHandlePrefix + id, displayName: name, claimHash: Self.hash(fresh), now: now)
+        let separate = UserStatus(user: User(id: id, name: name), tokensValidAfter: 0, blockedUntil: 0)
+        return (Grant(user: separate.user, claim: fresh, isSeparateIdentity: true, issuedAt: now / 1000), separate)
     }
 
     /// Refuses every token issued up to now to every identity shown as `name` (its own, created if need be, and the
