@@ -29,15 +29,39 @@ public final class Router: Sendable {
     }
 
     public let routes: [Route]
+    /// The match of every (method, path) that names a route without parameters, worked out once by the full scan
+    /// below: most requests (GET /rooms, POST /auth, GET /ws) find theirs with one lookup instead of splitting the
+    /// path and trying every route.
+    private let literalMatches: [LiteralKey: (Route, [String: String])]
+
+    private struct LiteralKey: Hashable {
+        let method: String
+        let path: String
+    }
 
     public init(_ build: (inout RouterBuilder) -> Void) {
         var builder = RouterBuilder()
         build(&builder)
         routes = builder.routes
+        var literalMatches: [LiteralKey: (Route, [String: String])] = [:]
+        for route in routes where !route.segments.contains(where: { if case .parameter = $0 { true } else { false } }) {
+            for method in route.method == "GET" ? ["GET", "HEAD"] : [route.method] {
+                if case .success(let match) = Self.scan(routes, method: method, path: route.pattern) {
+                    literalMatches[LiteralKey(method: method, path: route.pattern)] = match
+                }
+            }
+        }
+        self.literalMatches = literalMatches
     }
 
     /// The route for this request with its path parameters, or the 404/405 to send instead.
     func match(method: String, path: String) -> Result<(Route, [String: String]), HTTPError> {
+        if let match = literalMatches[LiteralKey(method: method, path: path)] { return .success(match) }
+        return Self.scan(routes, method: method, path: path)
+    }
+
+    /// The first route, in the order they were added, whose path matches and whose method is `method`.
+    private static func scan(_ routes: [Route], method: String, path: String) -> Result<(Route, [String: String]), HTTPError> {
         let parts = Self.split(path)
         var allowed: [String] = []
         for route in routes {

@@ -39,6 +39,30 @@ import Testing
         #expect(notAllowed.status == 405)
     }
 
+    /// Paths without parameters are looked up in a table made by the same scan: the first route added still wins,
+    /// even where a route with a parameter shadows a literal one.
+    @Test func literalPathsMatchAsTheScanMatchesThem() throws {
+        let router = Router { routes in
+            for (method, pattern) in [("GET", "/a/{x}"), ("GET", "/a/b"), ("POST", "/a/b"), ("GET", "/c")] {
+                routes.on(method, pattern) { _, _ in .pending }
+            }
+        }
+        func matched(_ method: String, _ path: String) -> (String, String, [String: String])? {
+            guard case .success(let (route, parameters)) = router.match(method: method, path: path) else { return nil }
+            return (route.method, route.pattern, parameters)
+        }
+        #expect(matched("GET", "/a/b").map { [$0.0, $0.1] } == ["GET", "/a/{x}"])
+        #expect(matched("GET", "/a/b")?.2 == ["x": "b"])
+        #expect(matched("POST", "/a/b").map { [$0.0, $0.1] } == ["POST", "/a/b"])
+        #expect(matched("HEAD", "/c")?.1 == "/c")
+        #expect(matched("POST", "/c") == nil)
+        guard case .failure(let notAllowed) = router.match(method: "DELETE", path: "/a/b") else {
+            Issue.record("DELETE /a/b matched")
+            return
+        }
+        #expect(notAllowed.status == 405 && notAllowed.headers["Allow"] == "GET, POST, HEAD, OPTIONS")
+    }
+
     @Test(arguments: [0, 1, 9, 10, 15, 16, 255, 4096, 0xDEAD_BEEF, UInt64.max])
     func generatedIDsAreThePrefixAndTheNumberInHex(number: UInt64) {
         let id = RequestID.generated(number)
