@@ -37,6 +37,8 @@ final class HTTPConnectionHandler: ConnectionHandler {
         .flatMap { context.configuration.trustedProxies.contains($0) ? $0.description : nil }
     private var peerIsTrustedProxy: Bool { trustedProxyAddress != nil }
     private var forwardedAddressCounted = false
+    /// `addressFields`' bytes and the client address they were written for.
+    var loggedAddress: (client: String, fields: [UInt8])?
 
     struct InFlight {
         let number: UInt64
@@ -338,30 +340,6 @@ final class HTTPConnectionHandler: ConnectionHandler {
         requestCount += 1
         inFlight = flight
         complete(requestNumber: flight.number, response: error.response())
-    }
-
-    private func accessLog(_ flight: InFlight, status: Int, bytes: Int) {
-        guard context.logger.isEnabled(.info) else { return }
-        let micros = (MonotonicClock.now() - flight.startedAt) / 1000
-        // Batched per round of the loop: one write(2) for all the requests it answered. Written field by field:
-        // this runs per request.
-        let logger = context.logger, peer = connection.peer
-        connection.loop.appendLog { buffer in
-            let line = logger.beginLine(.info, "request", to: &buffer)
-            line.text("method", flight.method, to: &buffer)
-            line.text("path", LogRedaction.path(flight.path), to: &buffer)
-            line.integer("status", status, to: &buffer)
-            line.integer("bytes", bytes, to: &buffer)
-            line.milliseconds("duration_ms", micros: micros, to: &buffer)
-            line.text("client", flight.clientIP, to: &buffer)
-            line.text("peer", peer, to: &buffer)
-            line.text("request_id", flight.requestID, to: &buffer)
-            line.end(to: &buffer)
-        }
-    }
-
-    private func countRequest(_ flight: InFlight, status: Int) {
-        context.metrics?.recordRequest(RequestKey(route: flight.route, method: flight.method, status: status), on: connection.loop)
     }
 
     // MARK: Upgrade
