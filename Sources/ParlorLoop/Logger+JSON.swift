@@ -46,16 +46,24 @@ extension Logger {
         out.append(UInt8(ascii: "Z"))
     }
 
-    /// A non-negative number, zero-padded to at least `width` digits.
+    /// A non-negative number, zero-padded to at least `width` digits, written in place at the end of `out`.
     static func appendDigits(_ value: Int, width: Int, to out: inout [UInt8]) {
-        let value = UInt64(max(0, value))
+        appendDigits(UInt64(max(0, value)), width: width, to: &out)
+    }
+
+    static func appendDigits(_ value: UInt64, width: Int = 1, to out: inout [UInt8]) {
         var count = 1, rest = value / 10
         while rest > 0 {
             count += 1
             rest /= 10
         }
-        for _ in count..<max(width, count) { out.append(UInt8(ascii: "0")) }
-        appendDecimal(value, to: &out)
+        out.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: max(width, count)))
+        var index = out.count, remaining = value
+        while remaining > 0 {
+            index -= 1
+            out[index] = UInt8(ascii: "0") + UInt8(remaining % 10)
+            remaining /= 10
+        }
     }
 
     static func isJSONNumber(_ value: String) -> Bool {

@@ -15,15 +15,15 @@ extension Logger {
         public func integer(_ key: StaticString, _ value: Int, to out: inout [UInt8]) {
             appendKey(key, to: &out)
             if value < 0 { out.append(UInt8(ascii: "-")) }
-            Logger.appendDecimal(value.magnitude, to: &out)
+            Logger.appendDigits(UInt64(value.magnitude), to: &out)
         }
 
         /// A duration given in microseconds, written as milliseconds with three decimals (`12.034`).
         public func milliseconds(_ key: StaticString, micros: UInt64, to out: inout [UInt8]) {
             appendKey(key, to: &out)
-            Logger.appendDecimal(micros / 1000, to: &out)
+            Logger.appendDigits(micros / 1000, to: &out)
             out.append(UInt8(ascii: "."))
-            Logger.appendDigits(Int(micros % 1000), width: 3, to: &out)
+            Logger.appendDigits(micros % 1000, width: 3, to: &out)
         }
 
         /// Closes the line, newline included.
@@ -63,23 +63,5 @@ extension Logger {
             Self.appendQuotedIfNeeded(message, to: &out)
         }
         return LineWriter(json: format == .json)
-    }
-
-    /// The decimal digits of `value`, written from a stack buffer.
-    static func appendDecimal(_ value: UInt, to out: inout [UInt8]) {
-        appendDecimal(UInt64(value), to: &out)
-    }
-
-    static func appendDecimal(_ value: UInt64, to out: inout [UInt8]) {
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: UInt64.max has 20 digits
-        withUnsafeMutableBytes(of: &digits) { buffer in
-            var start = buffer.count, rest = value
-            repeat {
-                start -= 1
-                buffer[start] = UInt8(ascii: "0") + UInt8(rest % 10)
-                rest /= 10
-            } while rest > 0
-            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[start...]))
-        }
     }
 }
