@@ -51,8 +51,6 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
 
     public var count: Int { fields.count }
 
-    public var isEmpty: Bool { fields.isEmpty }
-
     public mutating func add(_ name: String, _ value: String) {
         fields.append(Field(name: name, value: value, key: Self.key(name)))
     }

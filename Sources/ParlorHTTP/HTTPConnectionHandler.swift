@@ -298,8 +298,8 @@ final class HTTPConnectionHandler: ConnectionHandler {
                                         "Access-Control-Expose-Headers", "Vary", "Connection", "X-Request-Id"]
 
     private func finalize(_ response: inout HTTPResponse, flight: InFlight, keepAlive: Bool) {
-        // Routes set Content-Type and now and then Link or Retry-After, no route sets one of the server's headers:
-        // then appending is enough, without a search per header.
+        // Routes set Content-Type, now and then Link or Retry-After, and none sets one of the server's headers: then
+        // appending is enough, without a search per header.
         let hasContentType = response.headers.contains("Content-Type")
         let replacing = response.headers.count > (hasContentType ? 1 : 0)
             && Self.serverHeaders.contains { response.headers.contains($0) }
