@@ -5,7 +5,7 @@ import ParlorRooms
 extension Routes {
     /// POST /auth `{"name":"alice"}` → `{"name":"alice","jwt":"…"}` (the tutorial app's contract), plus extras:
     /// `user_id`, `expires_at` and `claim`, the secret that gets this identity back while it is in live use
-    /// (send it as `"claim"` on the next /auth; see UserDirectory.authenticate for the rules). The input is checked and
+    /// (send it as `"claim"` on the next /auth; see UserDirectory.AuthRequest for the rules). The input is checked and
     /// the token signed on the loop; the user row is written on the write thread.
     func auth(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
         if let wait = authLimiter?.check(context.clientAddress) {

@@ -93,16 +93,11 @@ public final class UserDirectory: Sendable {
         return found.user.name == subject ? found : nil
     }
 
-    /// POST /auth for `name`. With the right `claim` (what an earlier grant returned for that name): the same identity.
-    /// Otherwise the name's own identity, unless it is in live use (`isLive`: connected, or a member within its grace
-    /// period): then a fresh, separate identity with the same name. An identity handed over without its claim gets a
-    /// new claim, and every token issued for it before is refused from now on (the previous holder cannot come back
-    /// with an old token). A blocked identity is refused.
-    public func authenticate(name: String, claim: String?, isLive: (String) -> Bool) throws -> Grant {
-        try authenticate([AuthRequest(name: name, claim: claim)], isLive: isLive)[0].get()
-    }
-
-    /// One POST /auth: the name and the claim it presented.
+    /// One POST /auth: the name and the claim it presented. With the right `claim` (what an earlier grant returned
+    /// for that name): the same identity. Otherwise the name's own identity, unless it is in live use (`isLive`:
+    /// connected, or a member within its grace period): then a fresh, separate identity with the same name. An
+    /// identity handed over without its claim gets a new claim, and every token issued for it before is refused from
+    /// now on (the previous holder cannot come back with an old token). A blocked identity is refused.
     public struct AuthRequest: Sendable {
         public let name: String
         public let claim: String?

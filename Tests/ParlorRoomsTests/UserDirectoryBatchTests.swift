@@ -22,7 +22,7 @@ import ParlorStore
         // Committed: a fresh directory on the same database finds both, and the latest claim gets alice back.
         let reread = UserDirectory(database: database)
         #expect(try reread.findOrCreate(name: "bob").id == bob.user.id)
-        let back = try reread.authenticate(name: "alice", claim: aliceAgain.claim, isLive: { _ in true })
+        let back = try reread.authenticate([.init(name: "alice", claim: aliceAgain.claim)], isLive: { _ in true })[0].get()
         #expect(back.user.id == alice.user.id && !back.isSeparateIdentity)
     }
 
