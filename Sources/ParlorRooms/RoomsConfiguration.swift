@@ -9,6 +9,10 @@ public struct RoomsConfiguration: Sendable {
     public var nodeLease = TimeSpan.seconds(15)
     /// With several nodes: how long a media:offer relayed to the room's media home waits for its answer.
     public var mediaRelayTimeout = TimeSpan.seconds(10)
+    /// At most one rooms transaction starts per window; commands arriving meanwhile wait for its end and share the
+    /// next one (group commit). Under load that saves a commit, its WAL frames and a wake-up of each loop per
+    /// command for up to this much latency; a command after a quiet window is applied at once. Zero: no wait.
+    public var commitWindow = TimeSpan.milliseconds(1)
     /// Seconds an empty room is kept when it does not say (the tutorial's 300).
     public var defaultRoomTTL: Int64 = 300
     public var defaultPageSize = 100

@@ -151,7 +151,9 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
     }
 
     /// Commands waiting for the rooms thread. A drain applies what was queued when it started; a command submitted
-    /// after that start queues a drain of its own, so a task queued after a submit always finds it applied.
+    /// after that start queues a drain of its own, at once or at the end of the commit window
+    /// (`drainWithinCommitWindow`), so a task queued after a submit finds it applied only with no window (tests that
+    /// need that call `drain()` themselves).
     private struct Inbox {
         var commands: [(Command, receivedAt: UInt64)] = []
         /// Commands ever submitted.
@@ -169,7 +171,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
             inbox.covered = .max
             return true
         }
-        if startDrain { loop.execute { [self] in self.drain() } }
+        if startDrain { loop.execute { [self] in self.drainWithinCommitWindow() } }
     }
 
     // MARK: Batches (rooms thread)
@@ -178,14 +180,26 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
     /// one batch whose deliveries, notices and dirty pages are all held until its single commit.
     static let maxCommandsPerBatch = 256
 
+    /// Drains now, or, if a drain started less than `commitWindow` ago, when that window ends: under load the
+    /// commands of one window share one transaction and one wake-up of each loop (group commit), while a command
+    /// after a quiet window is applied at once. Commands submitted while the drain waits are covered by it.
+    private func drainWithinCommitWindow() {
+        let now = MonotonicClock.now()
+        guard let lastStart = state.lastDrainStartedAt, case let windowEnd = lastStart &+ configuration.commitWindow.nanoseconds,
+              now < windowEnd, !shuttingDown.load(ordering: .acquiring) else { return drain() }
+        loop.schedule(after: TimeSpan(nanoseconds: windowEnd &- now)) { [self] in self.drain() }
+    }
+
     /// Applies what was queued when it started, in transactions of at most `maxCommandsPerBatch`. What comes
-    /// meanwhile has queued its own drain, behind the loop's timers and tasks queued since.
-    private func drain() {
+    /// meanwhile has queued its own drain, behind the loop's timers and tasks queued since. Called directly (at
+    /// `stop`, by tests) it applies everything queued without waiting for the commit window.
+    func drain() {
         loop.assertInLoop()
         var budget = inbox.withLock { inbox in
             inbox.covered = inbox.submitted
             return inbox.commands.count
         }
+        if budget > 0 { state.lastDrainStartedAt = MonotonicClock.now() }
         while budget > 0 {
             let received = inbox.withLock { inbox in
                 let taken = Array(inbox.commands.prefix(min(budget, Self.maxCommandsPerBatch)))

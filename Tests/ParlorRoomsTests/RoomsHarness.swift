@@ -90,9 +90,10 @@ final class RoomsHarness {
         closeStore()
     }
 
-    /// Returns once everything queued on the rooms thread before it has run (and its deliveries are recorded).
+    /// Returns once everything queued on the rooms thread before it has run (and its deliveries are recorded);
+    /// commands waiting for the end of a commit window are applied now.
     func sync() {
-        service.loop.submitAndWait {}
+        service.loop.submitAndWait { [service] in service.drain() }
     }
 
     /// Moves the clock on; every timer that falls due fires at its own time, and what it started runs.
