@@ -151,9 +151,11 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
     }
 
     /// Commands waiting for the rooms thread. A drain applies what was queued when it started; a command submitted
-    /// after that start queues a drain of its own, at once or at the end of the commit window
-    /// (`drainWithinCommitWindow`), so a task queued after a submit finds it applied only with no window (tests that
-    /// need that call `drain()` themselves).
+    /// after that start queues a drain of its own, unless it came within the commit window of the last drain's
+    /// start: that drain's timer then takes it at the window's end. So under load the commands of one window share
+    /// one transaction, and the rooms thread wakes once per window (for its timer), not for every command; a
+    /// command after a quiet window is applied at once. A task queued after a submit finds it applied only with no
+    /// window (tests that need that call `drain()` themselves).
     private struct Inbox {
         var commands: [(Command, receivedAt: UInt64)] = []
         /// Commands ever submitted.
@@ -161,17 +163,21 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         /// Submissions up to this count are taken by a drain already queued or running (.max: one is queued and
         /// has not started, so it takes everything submitted before it starts).
         var covered = 0
+        /// Monotonic ns: a drain is due at this time (the end of the last one's commit window; 0: none).
+        var windowEnd: UInt64 = 0
     }
 
     func submit(_ command: Command) {
+        let now = MonotonicClock.now()
         let startDrain = inbox.withLock { inbox in
-            inbox.commands.append((command, MonotonicClock.now()))
+            inbox.commands.append((command, now))
             inbox.submitted += 1
             guard inbox.submitted > inbox.covered else { return false }
             inbox.covered = .max
-            return true
+            // Inside the lock: the window's drain takes the lock after `windowEnd`, so after this append.
+            return now >= inbox.windowEnd
         }
-        if startDrain { loop.execute { [self] in self.drainWithinCommitWindow() } }
+        if startDrain { loop.execute { [self] in self.drain() } }
     }
 
     // MARK: Batches (rooms thread)
@@ -180,26 +186,21 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
     /// one batch whose deliveries, notices and dirty pages are all held until its single commit.
     static let maxCommandsPerBatch = 256
 
-    /// Drains now, or, if a drain started less than `commitWindow` ago, when that window ends: under load the
-    /// commands of one window share one transaction and one wake-up of each loop (group commit), while a command
-    /// after a quiet window is applied at once. Commands submitted while the drain waits are covered by it.
-    private func drainWithinCommitWindow() {
-        let now = MonotonicClock.now()
-        guard let lastStart = state.lastDrainStartedAt, case let windowEnd = lastStart &+ configuration.commitWindow.nanoseconds,
-              now < windowEnd, !shuttingDown.load(ordering: .acquiring) else { return drain() }
-        loop.schedule(after: TimeSpan(nanoseconds: windowEnd &- now)) { [self] in self.drain() }
-    }
-
     /// Applies what was queued when it started, in transactions of at most `maxCommandsPerBatch`. What comes
-    /// meanwhile has queued its own drain, behind the loop's timers and tasks queued since. Called directly (at
-    /// `stop`, by tests) it applies everything queued without waiting for the commit window.
+    /// meanwhile has queued its own drain, behind the loop's timers and tasks queued since, or is taken by the drain
+    /// this one schedules for the end of its commit window. Called directly (at `stop`, by tests) it applies
+    /// everything queued without waiting for a window.
     func drain() {
         loop.assertInLoop()
+        let window = configuration.commitWindow.nanoseconds
         var budget = inbox.withLock { inbox in
             inbox.covered = inbox.submitted
+            if window > 0, !inbox.commands.isEmpty { inbox.windowEnd = MonotonicClock.now() &+ window }
             return inbox.commands.count
         }
-        if budget > 0 { state.lastDrainStartedAt = MonotonicClock.now() }
+        // The window's drain: it runs at `windowEnd` or later (loop timers never fire early), so it finds whatever
+        // a submit that saw the window open appended. Idle, it finds nothing and schedules no other.
+        if window > 0, budget > 0 { loop.schedule(after: configuration.commitWindow) { [self] in self.drain() } }
         while budget > 0 {
             let received = inbox.withLock { inbox in
                 let taken = Array(inbox.commands.prefix(min(budget, Self.maxCommandsPerBatch)))

@@ -11,9 +11,6 @@ final class RoomsState {
     var clients: [ConnectionHandle: ClientState] = [:]
     /// The newest room's created_at: rooms list newest first by it, so it must increase even within a millisecond.
     var lastRoomCreatedAt: Int64 = 0
-    /// When the last drain of the inbox started (monotonic ns; nil before the first): the next one waits for the end
-    /// of its commit window.
-    var lastDrainStartedAt: UInt64?
     /// Member counts as last published to the metrics, per room, and their sum (RoomsService+Metrics.swift).
     var publishedMemberCounts: [String: Int] = [:]
     var publishedMemberTotal = 0
