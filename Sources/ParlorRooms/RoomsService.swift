@@ -168,13 +168,15 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
     }
 
     func submit(_ command: Command) {
-        let now = MonotonicClock.now()
         let startDrain = inbox.withLock { inbox in
+            // The clock is read under the lock: a window's drain takes the lock at `windowEnd` or later, so a submit
+            // that still reads an earlier time is ahead of that drain, which will find its command. Read before
+            // the lock, a submit delayed past the drain would wait for a drain that had already run.
+            let now = MonotonicClock.now()
             inbox.commands.append((command, now))
             inbox.submitted += 1
             guard inbox.submitted > inbox.covered else { return false }
             inbox.covered = .max
-            // Inside the lock: the window's drain takes the lock after `windowEnd`, so after this append.
             return now >= inbox.windowEnd
         }
         if startDrain { loop.execute { [self] in self.drain() } }

@@ -58,3 +58,36 @@ import Testing
         }
     }
 }
+
+/// Commands submitted from several threads while windows open and close all the time (a window of 20 µs) are all
+/// applied, by the windows' own timers: a submit that relied on a timer that never ran, or had already run, would
+/// strand its command and every later one (they count on the same drain), and the wait below would time out. The
+/// narrowest way to strand one, a submit delayed between reading the clock and taking the inbox lock, is too rare
+/// to force here: `submit` reads the clock under the lock (bench/README.md, session 25, found it at 10,000 clients).
+@Suite struct CommitWindowRaceTests {
+    @Test func noCommandIsStrandedAtAWindowsEnd() throws {
+        let rooms = try RoomsHarness { $0.commitWindow = TimeSpan(nanoseconds: 20_000) }
+        defer { rooms.stop() }
+        let clients = try (0..<4).map { try rooms.connect("racer\($0)") }
+        let perClient = 3_000
+        let service = rooms.service
+        DispatchQueue.concurrentPerform(iterations: clients.count) { index in
+            for number in 0..<perClient {
+                service.handle(.ping, tid: .string("r\(number)"), from: clients[index])
+                // Gaps now and then, so some submits find the window closed and others find it about to close.
+                if number % 7 == 0 { for _ in 0..<((number / 7) % 50) * 100 { _ = MonotonicClock.now() } }
+            }
+        }
+        // No sync(): that drains directly and would rescue a stranded command.
+        // session:success is not a reply: the pings' replies are all there is to count.
+        #expect(rooms.channel.waitForReplies(total: clients.count * perClient, seconds: 30))
+        for client in clients {
+            let tids = rooms.channel.take(client.handle).compactMap { item -> String? in
+                guard case .message(let reply, true) = item else { return nil }
+                return reply["tid"]?.stringValue
+            }
+            let inOrder = tids == (0..<perClient).map { "r\($0)" }
+            #expect(inOrder, "\(tids.count) of \(perClient) replies, in order: \(inOrder)")
+        }
+    }
+}

@@ -1,10 +1,14 @@
+import Foundation
 import ParlorProtocol
 import ParlorLoop
 import ParlorRooms
 
 /// The tests' delivery channel: what the Outbox hands each connection after a commit, recorded in order.
-final class RecordingChannel: DeliveryChannel {
+final class RecordingChannel: DeliveryChannel, @unchecked Sendable {  // `repliesDelivered` is guarded by `replies`
     private let received = Locked<[ConnectionHandle: [Received]]>([:])
+    /// Replies delivered so far (never reset), for `waitForReplies`.
+    private var repliesDelivered = 0
+    private let replies = NSCondition()
 
     /// One delivery as a client would see it.
     enum Received: Sendable {
@@ -26,6 +30,24 @@ final class RecordingChannel: DeliveryChannel {
                 received[handle, default: []].append(item)
             }
         }
+        let count = deliveries.count { if case .reply = $0.1 { true } else { false } }
+        guard count > 0 else { return }
+        replies.lock()
+        repliesDelivered += count
+        replies.broadcast()
+        replies.unlock()
+    }
+
+    /// Waits until `total` replies have been delivered since the channel was made, at most `seconds`; false if
+    /// they did not all come.
+    func waitForReplies(total: Int, seconds: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        replies.lock()
+        defer { replies.unlock() }
+        while repliesDelivered < total {
+            guard replies.wait(until: deadline) else { return repliesDelivered >= total }
+        }
+        return true
     }
 
     /// Everything delivered to `handle` since the last call.
