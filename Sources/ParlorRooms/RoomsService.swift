@@ -201,8 +201,9 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
             return inbox.commands.count
         }
         // The window's drain: it runs at `windowEnd` or later (loop timers never fire early), so it finds whatever
-        // a submit that saw the window open appended. Idle, it finds nothing and schedules no other.
-        if window > 0, budget > 0 { loop.schedule(after: configuration.commitWindow) { [self] in self.drain() } }
+        // a submit that saw the window open appended. Idle, it finds nothing and schedules no other. The loop's own
+        // timer, not `clock`: the window is real time even when a test drives the rooms' clock by hand.
+        if window > 0, budget > 0 { loop.schedule(after: configuration.commitWindow) { [weak self] in self?.drain() } }
         while budget > 0 {
             let received = inbox.withLock { inbox in
                 let taken = Array(inbox.commands.prefix(min(budget, Self.maxCommandsPerBatch)))
