@@ -72,7 +72,7 @@ extension MediaServer {
         }
         if let id = session.setup.audioLevelExtensionID,
            let level = RTPHeaderExtensions(header: header, packet: packet).audioLevel(id: id, in: packet),
-           let change = session.speaking.record(level: level.level, now: now) {
+           let change = session.speaking.record(level: level.level, timestamp: header.timestamp, now: now) {
             emit(.speaking(group: session.setup.group, member: session.member, on: change))
         }
         for (subscriber, index) in session.forwardTo {
