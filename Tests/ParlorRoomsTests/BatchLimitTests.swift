@@ -21,10 +21,7 @@ import Testing
         rooms.sync()
 
         #expect(commits() - before == 3)
-        let tids = rooms.channel.take(alice.handle).compactMap { item -> String? in
-            guard case .message(let reply, true) = item else { return nil }
-            return reply["tid"]?.stringValue
-        }
+        let tids = rooms.channel.takeReplyTIDs(alice.handle)
         #expect(tids == (0..<count).map { "p\($0)" })
     }
 }

@@ -7,14 +7,6 @@ import Testing
 /// At most one rooms transaction starts per commit window: a command after a quiet window is applied at once, and
 /// what arrives within a window waits for its end and shares one transaction.
 @Suite struct CommitWindowTests {
-    /// Replies recorded for `client` so far, by tid (without taking them from the channel's other users).
-    private func replyTIDs(_ rooms: RoomsHarness, _ client: ClientRef) -> [String] {
-        rooms.channel.take(client.handle).compactMap { item -> String? in
-            guard case .message(let reply, true) = item else { return nil }
-            return reply["tid"]?.stringValue
-        }
-    }
-
     @Test func commandsWithinAWindowWaitForItsEndAndShareOneTransaction() throws {
         // A window far longer than the test: nothing here may wait for its timer.
         let rooms = try RoomsHarness { $0.commitWindow = .seconds(600) }
@@ -26,12 +18,12 @@ import Testing
         for index in 0..<5 { rooms.service.handle(.ping, tid: .string("w\(index)"), from: alice) }
         // A task queued after the submits runs before the window ends: nothing has been applied yet.
         rooms.service.loop.submitAndWait {}
-        #expect(replyTIDs(rooms, alice).isEmpty)
+        #expect(rooms.channel.takeReplyTIDs(alice.handle).isEmpty)
         #expect(commits() == before)
 
         // Applied together when the window's drain runs (here forced rather than waited for).
         rooms.sync()
-        #expect(replyTIDs(rooms, alice) == (0..<5).map { "w\($0)" })
+        #expect(rooms.channel.takeReplyTIDs(alice.handle) == (0..<5).map { "w\($0)" })
         #expect(commits() - before == 1)
     }
 
@@ -54,7 +46,7 @@ import Testing
         for index in 0..<3 {
             rooms.service.handle(.ping, tid: .string("z\(index)"), from: alice)
             rooms.service.loop.submitAndWait {}
-            #expect(replyTIDs(rooms, alice) == ["z\(index)"])
+            #expect(rooms.channel.takeReplyTIDs(alice.handle) == ["z\(index)"])
         }
     }
 }
@@ -82,10 +74,7 @@ import Testing
         // session:success is not a reply: the pings' replies are all there is to count.
         #expect(rooms.channel.waitForReplies(total: clients.count * perClient, seconds: 30))
         for client in clients {
-            let tids = rooms.channel.take(client.handle).compactMap { item -> String? in
-                guard case .message(let reply, true) = item else { return nil }
-                return reply["tid"]?.stringValue
-            }
+            let tids = rooms.channel.takeReplyTIDs(client.handle)
             let inOrder = tids == (0..<perClient).map { "r\($0)" }
             #expect(inOrder, "\(tids.count) of \(perClient) replies, in order: \(inOrder)")
         }

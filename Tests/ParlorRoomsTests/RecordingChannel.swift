@@ -50,6 +50,14 @@ final class RecordingChannel: DeliveryChannel, @unchecked Sendable {  // `replie
         return true
     }
 
+    /// The tids of the replies delivered to `handle` since the last `take`, in order (taking everything else too).
+    func takeReplyTIDs(_ handle: ConnectionHandle) -> [String] {
+        take(handle).compactMap { item -> String? in
+            guard case .message(let reply, true) = item else { return nil }
+            return reply["tid"]?.stringValue
+        }
+    }
+
     /// Everything delivered to `handle` since the last call.
     func take(_ handle: ConnectionHandle) -> [Received] {
         received.withLock { $0.removeValue(forKey: handle) ?? [] }
