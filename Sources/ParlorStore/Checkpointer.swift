@@ -45,6 +45,10 @@ final class Checkpointer: @unchecked Sendable {  // `stopped` and the wake-up ar
     private func run() {
         var frames: (log: Int64, checkpointed: Int64)?
         condition.lock()
+        // The first pass waits one interval too: nothing at open needs it sooner, and a WAL copied in full makes
+        // the next write start it over (one more write and sync of its header), which should not race the first
+        // writes at an unknown moment.
+        if !stopped { _ = condition.wait(until: Date().addingTimeInterval(interval)) }
         while !stopped {
             condition.unlock()
             let previous = frames

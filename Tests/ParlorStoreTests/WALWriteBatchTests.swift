@@ -12,7 +12,8 @@ import ParlorStore
         return (flushes, writes)
     }
 
-    /// A database whose checkpointer stays out of the way: the WAL keeps every frame the test writes.
+    /// A database whose checkpointer stays out of the way (its first pass is an interval after open): the WAL keeps
+    /// every frame the test writes and is never started over, which would add a write and sync of its header.
     private static func withQuietDatabase<T>(_ body: (Database, String) throws -> T) throws -> T {
         try withTemporaryDirectory { directory in
             var configuration = DatabaseConfiguration(path: "\(directory)/parlor.db")
