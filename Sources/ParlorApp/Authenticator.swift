@@ -82,14 +82,17 @@ struct Authenticator: Sendable {
     private static let bearerPrefix: [UInt8] = Array("bearer ".utf8)
 
     static func token(in head: HTTPRequestHead) -> String? {
-        if let authorization = head.headers["Authorization"] {
-            // "Bearer <token>", the scheme case-insensitive (RFC 9110 §11.1); compared on bytes: this runs per request.
-            var header = authorization
-            let isBearer = header.withUTF8 { bytes in
-                bytes.count > 7 && zip(bytes.prefix(7), Self.bearerPrefix).allSatisfy { $0 | 0x20 == $1 }
+        if var authorization = head.headers["Authorization"] {
+            // "Bearer <token>", the scheme case-insensitive (RFC 9110 §11.1), spaces around the token dropped. On the
+            // bytes, the token copied once: this runs per request.
+            let bearerToken = authorization.withUTF8 { bytes -> String? in
+                guard bytes.count > 7, zip(bytes.prefix(7), Self.bearerPrefix).allSatisfy({ $0 | 0x20 == $1 }) else { return nil }
+                var start = 7, end = bytes.count
+                while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
+                while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
+                return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
             }
-            if isBearer { return Substring(authorization.utf8.dropFirst(7)).trimmingSpaces }
-            return authorization  // not Bearer: let verification reject it with a clear reason
+            return bearerToken ?? authorization  // not Bearer: let verification reject it with a clear reason
         }
         return head.query["token"]
     }

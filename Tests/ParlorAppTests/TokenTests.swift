@@ -61,6 +61,24 @@ import ParlorRooms
         }
     }
 
+    /// The scheme is case-insensitive (RFC 9110 §11.1) and spaces or tabs around the token are not part of it; any
+    /// other scheme is refused as an invalid token, not taken for a missing one. A bare token, without a scheme, is
+    /// read as the token.
+    @Test func bearerSchemeIsReadAsHTTPSpellsIt() throws {
+        try withServer { app in
+            let jwt = try token(app, "alice")
+            for value in ["bearer \(jwt)", "BEARER \(jwt)", "Bearer   \(jwt)", "Bearer \t\(jwt)", "bEaReR \(jwt)", jwt] {
+                let response = try http(app, "GET", "/rooms", headers: ["Authorization": value])
+                #expect(response.status == 200, "\(value.prefix(12)): \(response.status) \(response.text)")
+            }
+            for value in ["Basic \(jwt)", "Bearer", "Bearer ", "Bearerx\(jwt)"] {
+                let response = try http(app, "GET", "/rooms", headers: ["Authorization": value])
+                #expect(response.status == 401, "\(value.prefix(12)): \(response.status)")
+                #expect(response.errorCode == "auth:error:invalid-token", "\(value.prefix(12))")
+            }
+        }
+    }
+
     // MARK: Bad tokens
 
     /// A token whose payload was swapped after signing: the signature no longer matches.
