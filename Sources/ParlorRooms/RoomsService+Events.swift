@@ -33,6 +33,6 @@ extension RoomsService {
     /// Queues a room event's frame to every connection attached to the room (counted as delivered).
     func broadcast(_ frame: [UInt8], in room: LiveRoom, _ step: inout Step) {
         loop.assertInLoop()
-        for handle in room.allConnections { step.batch.outbox.sendEvent(frame, to: handle) }
+        room.forEachConnection { step.batch.outbox.sendEvent(frame, to: $0) }
     }
 }

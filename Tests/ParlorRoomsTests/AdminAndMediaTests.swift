@@ -111,6 +111,21 @@ import Testing
         #expect(rooms.request(.watch(cid: "RM-nope"), from: dashboard).errorCode == "room:error:not-found")
     }
 
+    /// A member's connection that also watches its room gets each event once; a watcher alone gets it too.
+    @Test func aMemberWhoAlsoWatchesGetsEachEventOnce() throws {
+        let rooms = try RoomsHarness(.sqlite)
+        defer { rooms.stop() }
+        let roomID = try rooms.createRoom()
+        let alice = try rooms.connect("alice"), bob = try rooms.connect("bob"), dashboard = try rooms.connect("dashboard")
+        rooms.request(.join(cid: roomID), from: alice)
+        #expect(rooms.request(.watch(cid: roomID), from: alice).type == "conversation:watch:success")
+        #expect(rooms.request(.watch(cid: roomID), from: dashboard).type == "conversation:watch:success")
+        _ = rooms.messages(alice)
+        rooms.request(.join(cid: roomID), from: bob)
+        #expect(rooms.messages(alice).map(\.type) == ["member:joined"])
+        #expect(rooms.messages(dashboard).map(\.type) == ["member:joined"])
+    }
+
     @Test(arguments: StoreKind.allCases) func droppedConnectionsAreCutAfterTheCommitAndTheMemberGetsItsGracePeriod(_ store: StoreKind) throws {
         let rooms = try RoomsHarness(store)
         defer { rooms.stop() }
