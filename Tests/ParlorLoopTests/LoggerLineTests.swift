@@ -41,6 +41,10 @@ import Testing
         Logger.appendDigits(2026, width: 2, to: &out)
         Logger.appendDigits(0, width: 1, to: &out)
         #expect(String(decoding: out, as: UTF8.self) == "00720260")
+        out = []
+        Logger.appendDigits(UInt64.max, to: &out)
+        Logger.appendDigits(0, width: 4, to: &out)
+        #expect(String(decoding: out, as: UTF8.self) == "\(UInt64.max)0000")
     }
 
     /// The access log's field-by-field writer gives the bytes of the generic line with the same values as strings.
