@@ -40,7 +40,7 @@ public final class ServerMetrics: Sendable {
 
     /// Counts one answered request; called on `loop`'s thread.
     public func recordRequest(_ key: RequestKey, on loop: EventLoop) {
-        requestTables[ObjectIdentifier(loop)]?.counts[key, default: 0] += 1
+        requestTables[ObjectIdentifier(loop)]?.record(key)
     }
 
     /// Asks every loop for its request counts and calls `done` (on the last loop to answer) with their sum.

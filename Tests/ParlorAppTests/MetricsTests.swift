@@ -37,6 +37,7 @@ import Testing
             #expect(try http(app, "GET", "/rooms/no-such-room").status == 404)
             #expect(try http(app, "GET", "/no/such/path").status == 404)
             #expect(try http(app, "DELETE", "/healthz").status == 405)
+            #expect(try http(app, "BREW", "/healthz").status == 405)
             // From another address, /auth until the limit answers 429.
             var authOK = 0, authRefused = 0
             while authRefused == 0, authOK < 10 {
@@ -83,6 +84,7 @@ import Testing
             #expect(try requests("/rooms/{id}", "GET", 404) == 1)
             #expect(try requests("unmatched", "GET", 404) == 1)
             #expect(try requests("/healthz", "DELETE", 405) == 1)
+            #expect(try requests("/healthz", "other", 405) == 1, "a method the server does not know is no label value")
             for sample in metrics.all("parlor_requests_total") {
                 let route = sample.labels["route"] ?? ""
                 #expect(!route.contains(first) && !route.contains(second) && !route.contains("no-such"), "raw path in \(route)")
