@@ -16,14 +16,19 @@ public enum ProtocolFrame {
 
     /// `{"type":"T:success","tid":…,"body":…}`
     public static func success(_ type: RequestType, tid: JSONValue, body: JSONValue) -> [UInt8] {
-        message(["type": .string(type.successType), "tid": tid, "body": body])
+        // Written field by field: a reply per request, and the object of three fields was built only to be encoded.
+        var message = JSONObjectWriter()
+        message.field("type", string: type.successType)
+        message.field("tid", tid)
+        message.field("body", body)
+        return self.message(encoded: message.finish())
     }
 
     /// The same frame as `success(_:tid:body:)`, for a body that is already encoded JSON.
     public static func success(_ type: RequestType, tid: JSONValue, encodedBody: [UInt8]) -> [UInt8] {
         // Room for the type, the tid and the body without growing (a grown buffer copies the body again).
         var message = JSONObjectWriter(reservingCapacity: encodedBody.count + 256)
-        message.field("type", .string(type.successType))
+        message.field("type", string: type.successType)
         message.field("tid", tid)
         message.field("body", encoded: encodedBody)
         return WebSocketFrameEncoder.frame(.text, payload: message.finish())

@@ -11,11 +11,11 @@ extension ProtocolFrame {
     /// member).
     public static func event(_ event: EventRecord) -> [UInt8] {
         var message = JSONObjectWriter(reservingCapacity: (event.encodedBody?.count ?? 256) + 192)
-        message.field("type", .string(event.type))
-        message.field("cid", .string(event.roomID))
-        message.field("id", JSONValue(event.id))
-        message.field("from", JSONValue(event.from))
-        message.field("timestamp", .string(Timestamp.iso8601(milliseconds: event.createdAt)))
+        message.field("type", string: event.type)
+        message.field("cid", string: event.roomID)
+        message.field("id", integer: event.id)
+        message.field("from", string: event.from)
+        message.field("timestamp", string: Timestamp.iso8601(milliseconds: event.createdAt))
         if let encodedBody = event.encodedBody {
             message.field("body", encoded: encodedBody)
         } else {

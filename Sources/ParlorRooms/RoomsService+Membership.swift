@@ -43,13 +43,13 @@ extension RoomsService {
         loop.assertInLoop()
         let members = room.encodedMemberList()
         var reply = JSONObjectWriter(reservingCapacity: members.count + 256)
-        reply.field("member_id", .string(memberID))
-        reply.field("cid", .string(room.id))
+        reply.field("member_id", string: memberID)
+        reply.field("cid", string: room.id)
         reply.field("members", encoded: members)
-        reply.field("last_event_id", JSONValue(room.lastEventID))
-        reply.field("mode", .string(room.mode.rawValue))
+        reply.field("last_event_id", integer: room.lastEventID)
+        reply.field("mode", string: room.mode.rawValue)
         reply.field("locked", .bool(room.locked))
-        reply.field("role", .string(room.member(memberID).map { room.role(of: $0.user.id) }?.rawValue ?? MemberRole.speaker.rawValue))
+        reply.field("role", string: room.member(memberID).map { room.role(of: $0.user.id) }?.rawValue ?? MemberRole.speaker.rawValue)
         return reply.finish()
     }
 

@@ -34,6 +34,21 @@ import Testing
         #expect(JSONObjectWriter().finish() == Array("{}".utf8))
     }
 
+    /// The typed fields (keys written in code) give the bytes of the same object as a tree.
+    @Test func typedFieldsWriteWhatTheTreeEncodes() {
+        var writer = JSONObjectWriter()
+        writer.field("type", string: "member:joined")
+        writer.field("from", string: nil)
+        writer.field("id", integer: -12)
+        writer.field("at", integer: 1_796_144_078_000)
+        writer.field("zero", integer: 0)
+        writer.field("text", string: "a\"b\\c\nzoë")
+        writer.field("tid", JSONValue("7"))
+        let tree: JSONValue = ["type": "member:joined", "from": nil, "id": -12, "at": 1_796_144_078_000, "zero": 0,
+                               "text": "a\"b\\c\nzoë", "tid": "7"]
+        #expect(String(decoding: writer.finish(), as: UTF8.self) == String(decoding: tree.encoded(), as: UTF8.self))
+    }
+
     @Test func errorsCarryTheCodeAndTheRequestTypeAsSent() {
         let frame = ProtocolFrame.error(tid: 3, code: .requestUnknownType, detail: "unknown request type x:y", requestType: "x:y")
         #expect(Self.text(frame)

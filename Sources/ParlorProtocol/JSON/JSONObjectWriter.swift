@@ -22,6 +22,19 @@ public struct JSONObjectWriter {
         output.append(contentsOf: value)
     }
 
+    /// A string field (null for nil) under a key written in code, for the fields of every event and reply: no
+    /// `JSONValue` is made, and the key is copied without looking for characters to escape.
+    public mutating func field(_ key: StaticString, string value: String?) {
+        writeKey(key)
+        if let value { JSONValue.writeString(value, to: &output) } else { output.append(contentsOf: JSONValue.nullBytes) }
+    }
+
+    /// A whole-number field under a key written in code (see `field(_:string:)`).
+    public mutating func field(_ key: StaticString, integer value: Int64) {
+        writeKey(key)
+        JSONValue.writeInteger(value, to: &output)
+    }
+
     public consuming func finish() -> [UInt8] {
         output.append(UInt8(ascii: "}"))
         return output
@@ -31,6 +44,18 @@ public struct JSONObjectWriter {
         if !isEmpty { output.append(UInt8(ascii: ",")) }
         isEmpty = false
         JSONValue.writeString(key, to: &output)
+        output.append(UInt8(ascii: ":"))
+    }
+
+    /// A key chosen in code: ASCII with nothing to escape (checked in debug builds).
+    private mutating func writeKey(_ key: StaticString) {
+        let bytes = UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount)
+        assert(!bytes.contains { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 >= 0x7F }, "a key that needs escaping")
+        if !isEmpty { output.append(UInt8(ascii: ",")) }
+        isEmpty = false
+        output.append(UInt8(ascii: "\""))
+        output.append(contentsOf: bytes)
+        output.append(UInt8(ascii: "\""))
         output.append(UInt8(ascii: ":"))
     }
 }
