@@ -63,12 +63,33 @@ extension SQLiteConnection {
     }
 
     private func cachedStatement(for sql: String) throws -> OpaquePointer {
-        if let statement = statements[sql] { return statement }
-        let statement = try prepare(sql)
-        if statements.count >= Self.statementCacheLimit { finalizeStatements() }
-        statements[sql] = statement
+        // The recent statements first: a hot path runs a handful of SQL literals, and the same literal compares
+        // equal by its storage at once, where the dictionary hashed the whole text (~880 instructions a statement).
+        let length = sql.utf8.count
+        let recent = recentStatements
+        for index in recent.indices where recent[index].length == length && recent[index].sql == sql {
+            return recent[index].statement
+        }
+        let statement: OpaquePointer
+        if let cached = statements[sql] {
+            statement = cached
+        } else {
+            statement = try prepare(sql)
+            if statements.count >= Self.statementCacheLimit { finalizeStatements() }
+            statements[sql] = statement
+        }
+        let entry = (sql: sql, length: length, statement: statement)
+        if recentStatements.count < Self.recentStatementLimit {
+            recentStatements.append(entry)
+        } else {
+            recentStatements[nextRecentSlot] = entry
+            nextRecentSlot = (nextRecentSlot + 1) % Self.recentStatementLimit
+        }
         return statement
     }
+
+    /// How many statements `cachedStatement` looks at before the dictionary (a command's write path uses about six).
+    private static let recentStatementLimit = 12
 
     private func prepare(_ sql: String) throws -> OpaquePointer {
         let handle = try openHandle(sql: sql)
@@ -101,6 +122,8 @@ extension SQLiteConnection {
     func finalizeStatements() {
         for statement in statements.values { sqlite3_finalize(statement) }
         statements.removeAll()
+        recentStatements.removeAll()
+        nextRecentSlot = 0
     }
 
     // MARK: - Binding and stepping

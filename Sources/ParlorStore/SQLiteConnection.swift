@@ -7,6 +7,9 @@ public final class SQLiteConnection {
     private(set) var handle: OpaquePointer?
     /// Prepared statements by SQL text; see SQLiteConnection+Statements.swift.
     var statements: [String: OpaquePointer] = [:]
+    /// The last few of them, searched first, and the slot the next one replaces.
+    var recentStatements: [(sql: String, length: Int, statement: OpaquePointer)] = []
+    var nextRecentSlot = 0
     /// The last failure of the storage itself (disk full, I/O error) since the owner reset it, even if the caller
     /// caught it: `Database` reports write health from it.
     var storageFailure: StoreError?

@@ -57,6 +57,31 @@ import ParlorStore
         }
     }
 
+    /// Statements of the same length but other text are told apart, and after more distinct texts than the cache
+    /// holds (it starts over at 256) a statement used just before still runs: nothing keeps a finalized one.
+    @Test func statementsAreFoundByTheirWholeTextAcrossACacheTurnover() throws {
+        try withDatabase(.memory) { database in
+            let results = try database.read { connection in
+                var results = [
+                    try connection.queryInteger("SELECT 1 + ?", [1]), try connection.queryInteger("SELECT 2 + ?", [1]),
+                    try connection.queryInteger("SELECT 1 + ?", [5]),
+                ]
+                for index in 0..<300 {
+                    results.append(try connection.queryInteger("SELECT \(index) + ?", [0]))
+                    // The previous text again: across the turnover it was just finalized and must be prepared anew.
+                    results.append(try connection.queryInteger("SELECT \(max(index - 1, 0)) + ?", [1000]))
+                }
+                results.append(try connection.queryInteger("SELECT 299 + ?", [1]))
+                results.append(try connection.queryInteger("SELECT 1 + ?", [2]))
+                return results
+            }
+            var expected: [Int64?] = [2, 3, 6]
+            for index in 0..<300 { expected += [Int64(index), Int64(max(index - 1, 0) + 1000)] }
+            expected += [300, 3]
+            #expect(results == expected)
+        }
+    }
+
     @Test func wrongParameterCountIsAnError() throws {
         try withDatabase(.memory) { database in
             let error = #expect(throws: StoreError.self) {
