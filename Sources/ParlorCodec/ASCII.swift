@@ -31,9 +31,8 @@ enum ASCII {
     /// (obs-text, 0x80 and up, is tolerated). Eight bytes at a time, since values include 200-byte tokens; a word
     /// that may hold one is checked byte by byte.
     static func containsFieldValueControl(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        let clean = cleanPrefixLength(bytes) { word in
-            // Some byte is below 0x20, or some byte is 0x7F (a zero byte in word ^ 0x7F7F…).
-            hasByte(below: 0x20, word) || hasByte(below: 1, word ^ (wordOnes &* 0x7F))
+        let clean = ByteWords.cleanPrefixLength(bytes) { word in
+            ByteWords.hasByte(below: 0x20, word) || ByteWords.hasByte(0x7F, in: word)
         }
         for byte in bytes[clean...] where byte < space ? byte != tab : byte == 0x7F { return true }
         return false
@@ -41,24 +40,8 @@ enum ASCII {
 
     /// True when `bytes` holds CR, LF or NUL, which must not reach a header line we write (response splitting).
     static func containsLineBreakOrNUL(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        let clean = cleanPrefixLength(bytes) { hasByte(below: 0x0E, $0) }  // CR, LF and NUL are all below 0x0E
+        let clean = ByteWords.cleanPrefixLength(bytes) { ByteWords.hasByte(below: 0x0E, $0) }  // CR, LF and NUL are all below 0x0E
         return bytes[clean...].contains { $0 == cr || $0 == lf || $0 == 0 }
-    }
-
-    private static let wordOnes: UInt64 = 0x0101_0101_0101_0101
-
-    /// Whether some byte of `word` is below `limit` (at most 0x80): the "has less than" bit trick, exact as a whole.
-    private static func hasByte(below limit: UInt64, _ word: UInt64) -> Bool {
-        (word &- wordOnes &* limit) & ~word & 0x8080_8080_8080_8080 != 0
-    }
-
-    /// How many leading bytes lie in whole 8-byte words for which `suspicious` is false.
-    private static func cleanPrefixLength(_ bytes: UnsafeBufferPointer<UInt8>, suspicious: (UInt64) -> Bool) -> Int {
-        guard let base = bytes.baseAddress else { return 0 }
-        let raw = UnsafeRawPointer(base)
-        var index = 0
-        while index + 8 <= bytes.count, !suspicious(raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)) { index += 8 }
-        return index
     }
 
     /// Optional whitespace (OWS) as HTTP defines it: space or horizontal tab.

@@ -26,4 +26,21 @@ import Testing
         }
         #expect(Self.text(.string("a\"b")) == #""a\"b""#)
     }
+
+    /// Strings are checked for what needs escaping eight bytes at a time: every such byte, at every position of two
+    /// words and a tail, beside ASCII or beside multi-byte characters, comes back as it was.
+    @Test func everyEscapedByteIsFoundWhereverItStands() throws {
+        let specials = (0..<0x20).map { UnicodeScalar(UInt8($0)) } + ["\"", "\\", "\u{7F}"]
+        for filler in ["a", "é"] {
+            for special in specials {
+                for position in 0..<19 {
+                    var characters = Array(repeating: Character(filler), count: 19)
+                    characters[position] = Character(special)
+                    let value = String(characters)
+                    let encoded = JSONValue.string(value).encoded()
+                    #expect(try JSONParser.parse(encoded) == .string(value), "\(special.value) at \(position) beside \(filler)")
+                }
+            }
+        }
+    }
 }

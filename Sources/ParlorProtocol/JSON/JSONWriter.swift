@@ -1,3 +1,5 @@
+import ParlorCodec
+
 /// Encodes JSONValue to compact UTF-8 bytes.
 extension JSONValue {
     public func encoded() -> [UInt8] {
@@ -65,13 +67,23 @@ extension JSONValue {
 
     static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
+    /// Whether `bytes` hold a control character, `"`, `\` or DEL (which `writeString` escapes too): eight bytes at a
+    /// time, the byte-by-byte check was most of writing an id.
+    static func needsEscaping(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let clean = ByteWords.cleanPrefixLength(bytes) { word in
+            ByteWords.hasByte(below: 0x20, word) || ByteWords.hasByte(0x22, in: word) || ByteWords.hasByte(0x5C, in: word)
+                || ByteWords.hasByte(0x7F, in: word)
+        }
+        return bytes[clean...].contains { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 == 0x7F }
+    }
+
     static func writeString(_ value: String, to output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
         // Most strings (ids, names, timestamps) need no escaping: check and copy them whole from contiguous UTF-8
         // (the generic `utf8` view costs several times more per string, and an event writes a dozen).
         var value = value
         let copied = value.withUTF8 { bytes in
-            guard !bytes.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 == 0x7F }) else { return false }
+            guard !needsEscaping(bytes) else { return false }
             output.append(contentsOf: bytes)
             return true
         }
