@@ -307,7 +307,10 @@ public final class WebSocketConnection: ConnectionHandler {
     private func scheduleHeartbeat(after delay: TimeSpan) {
         // Strong: a weak reference would give every connection a side table, and every retain and release of it
         // (several per fan-out delivery) would take the slow path. connectionDidClose cancels the timer.
-        heartbeat = connection.loop.schedule(after: delay) { self.heartbeatFired() }
+        // A 50th of the interval late at most (100 ms at the default 5 s): the heartbeats of a loop's connections
+        // then fall due in batches, one wake-up of the loop each, instead of one wake-up per connection.
+        let leeway = TimeSpan(nanoseconds: min(context.configuration.webSocket.pingInterval.nanoseconds / 50, 100_000_000))
+        heartbeat = connection.loop.schedule(after: delay, leeway: leeway) { self.heartbeatFired() }
     }
 
     /// Closes a peer silent for `pongTimeout`, and pings one silent for a whole interval. A peer heard from more

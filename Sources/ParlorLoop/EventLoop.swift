@@ -231,8 +231,19 @@ public final class EventLoop: @unchecked Sendable {  // loop-thread state is con
     /// Runs `body` on this loop after `delay`. Cancel with `cancelTimer`.
     @discardableResult
     public func schedule(after delay: TimeSpan, _ body: @escaping () -> Void) -> TimerID {
+        assertInLoop()  // here too, so a failure names the call that was made
+        return schedule(after: delay, leeway: TimeSpan(nanoseconds: 0), body)
+    }
+
+    /// Runs `body` on this loop after `delay`, or up to `leeway` later: the deadline is rounded up to a multiple of
+    /// `leeway`, so timers that need not be exact (heartbeats on thousands of connections) fall due together and
+    /// run in one wake-up of the loop rather than one wake-up each.
+    @discardableResult
+    public func schedule(after delay: TimeSpan, leeway: TimeSpan, _ body: @escaping () -> Void) -> TimerID {
         assertInLoop()
-        let deadline = MonotonicClock.now() &+ delay.nanoseconds
+        let exact = MonotonicClock.now() &+ delay.nanoseconds  // a zero leeway keeps this exact deadline
+        let step = leeway.nanoseconds
+        let deadline = step > 1 ? (exact + step - 1) / step * step : exact
         let (id, earliestChanged) = timers.add(deadline: deadline, body)
         if earliestChanged { selector.armTimer(at: timers.earliestDeadline) }
         return id
