@@ -20,6 +20,7 @@ extension MediaServer {
         }
         let session = MediaSession(setup: setup, dtls: dtls, now: MonotonicClock.now())
         sessions[setup.id] = session
+        startTimersIfStopped()
         metrics?.mediaSessions.set(sessions.count)
         sessionByUsernameFragment[setup.local.usernameFragment] = session
         responder.addSession(local: setup.local, remoteUsernameFragment: setup.remoteUsernameFragment)

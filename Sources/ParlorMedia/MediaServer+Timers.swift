@@ -1,10 +1,12 @@
 import ParlorLoop
 
 extension MediaServer {
-    func scheduleTimers() {
+    /// Starts the tick and the report when the first session opens. They stop once no session is left, so a server
+    /// without media sessions never wakes for them (it did ten times a second).
+    func startTimersIfStopped() {
         loop.assertInLoop()
-        tickTimer = loop.schedule(after: configuration.tickInterval) { [weak self] in self?.tick() }
-        reportTimer = loop.schedule(after: configuration.reportInterval) { [weak self] in self?.report() }
+        if tickTimer == nil { tickTimer = loop.schedule(after: configuration.tickInterval) { [weak self] in self?.tick() } }
+        if reportTimer == nil { reportTimer = loop.schedule(after: configuration.reportInterval) { [weak self] in self?.report() } }
     }
 
     /// Every `tickInterval`: DTLS retransmissions, speaking that ended (also when packets stopped coming), consent
@@ -32,7 +34,7 @@ extension MediaServer {
         }
         for session in expired { closeSession(session, notify: false) }
         socket.send(&queue)
-        tickTimer = loop.schedule(after: configuration.tickInterval) { [weak self] in self?.tick() }
+        tickTimer = sessions.isEmpty ? nil : loop.schedule(after: configuration.tickInterval) { [weak self] in self?.tick() }
     }
 
     /// Every `reportInterval`: a receiver report to each sender (RFC 3550 §6.4.2, from what arrived), and the slots
@@ -56,6 +58,6 @@ extension MediaServer {
         for (name, group) in groups where group.sessions.count(where: { isSender($0, in: group) }) > 1 {
             reassignSlots(in: name)
         }
-        reportTimer = loop.schedule(after: configuration.reportInterval) { [weak self] in self?.report() }
+        reportTimer = sessions.isEmpty ? nil : loop.schedule(after: configuration.reportInterval) { [weak self] in self?.report() }
     }
 }

@@ -72,7 +72,6 @@ public final class MediaServer: @unchecked Sendable {  // mutable state is touch
             } catch {
                 return .failure(error)
             }
-            scheduleTimers()
             return .success(())
         }
         try result.get()
