@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Moves WAL pages into the database file on its own thread and connection, so the fsyncs of a checkpoint never
 /// run inside a commit on the writer's thread (SQLite's automatic checkpoint would: with a busy disk that stalls
@@ -13,7 +14,10 @@ import Foundation
 /// bench/README.md's runs), and the next writes then allocate the blocks again; the next write reuses the file
 /// from its start instead. The file is truncated when writes have stopped (a pass that found no new frame), with
 /// nothing left to copy. Its size under load is bounded by what is written in about one pass interval.
-final class Checkpointer: @unchecked Sendable {  // `stopped` and the wake-up are guarded by `condition`
+///
+/// Once a pass finds nothing new with everything copied and no commit since it began, the thread sleeps until the
+/// next commit (`noteCommit`) instead of waking every interval: a server with nothing to write wakes for nothing.
+final class Checkpointer: @unchecked Sendable {  // `stopped` and `sleepingUntilCommit` are guarded by `condition`
     private let connection: SQLiteConnection
     private let pageSize: Int64
     private let walPath: String
@@ -23,6 +27,18 @@ final class Checkpointer: @unchecked Sendable {  // `stopped` and the wake-up ar
     private let withWriterHeld: @Sendable (() -> Void) -> Void
     private let condition = NSCondition()
     private var stopped = false
+    /// Set by every commit, cleared as each pass begins; the writer takes `condition` only to wake a sleeping pass.
+    private let committedSincePass = Atomic<Bool>(true)
+    private var sleepingUntilCommit = false
+    /// Passes run so far (tests).
+    let passes = Atomic<Int>(0)
+
+    /// Whether the thread sleeps until the next commit (tests).
+    var isSleepingUntilCommit: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return sleepingUntilCommit
+    }
     private let finished = DispatchSemaphore(value: 0)
 
     /// A TRUNCATE checkpoint waits for readers on old snapshots in SQLite's busy handler; it gives up after this
@@ -51,10 +67,13 @@ final class Checkpointer: @unchecked Sendable {  // `stopped` and the wake-up ar
         if !stopped { _ = condition.wait(until: Date().addingTimeInterval(interval)) }
         while !stopped {
             condition.unlock()
+            committedSincePass.store(false, ordering: .sequentiallyConsistent)
             let previous = frames
             frames = passive()
+            passes.add(1, ordering: .relaxed)
+            var idle = false
             if let current = frames {
-                let idle = current.log == previous?.log && current.checkpointed == current.log
+                idle = current.log == previous?.log && current.checkpointed == current.log
                 if idle, walSize() > truncateAboveBytes {
                     // Nothing to copy: only the file is cut off, with no writer waiting.
                     withWriterHeld { try? self.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
@@ -63,11 +82,28 @@ final class Checkpointer: @unchecked Sendable {  // `stopped` and the wake-up ar
                 }
             }
             condition.lock()
+            if idle {
+                // Checked under the lock after saying so: a commit either sees `sleepingUntilCommit` and signals, or
+                // came before and is seen here.
+                sleepingUntilCommit = true
+                while !stopped, !committedSincePass.load(ordering: .sequentiallyConsistent) { condition.wait() }
+                sleepingUntilCommit = false
+            }
+            // After a wake-up too: the commits that ended the sleep are copied an interval later, as under load.
             if !stopped { _ = condition.wait(until: Date().addingTimeInterval(interval)) }
         }
         condition.unlock()
         connection.close()
         finished.signal()
+    }
+
+    /// Called after every commit of the writer: wakes a pass sleeping for want of writes. An atomic exchange, and
+    /// the lock only for the first commit after a pass.
+    func noteCommit() {
+        guard !committedSincePass.exchange(true, ordering: .sequentiallyConsistent) else { return }
+        condition.lock()
+        if sleepingUntilCommit { condition.signal() }
+        condition.unlock()
     }
 
     /// PASSIVE: copies what no reader still needs, never waits for or blocks the writer. Returns the WAL's frames

@@ -13,7 +13,8 @@ public final class Database: @unchecked Sendable {  // writer and isClosed under
     /// `nil` for `:memory:`, where reads use the writer because another connection would see
     /// a different, empty database.
     private let readers: ReaderPool?
-    private let checkpointer: Checkpointer?
+    /// Internal for tests: whether it runs, and when it sleeps.
+    let checkpointer: Checkpointer?
     private let writerLock = NSLock()
     private var isClosed = false
     let writeHealth = WriteHealth()
@@ -64,7 +65,9 @@ public final class Database: @unchecked Sendable {  // writer and isClosed under
     public func write<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         try writerLock.withLock {
             guard !isClosed else { throw StoreError.closed() }
-            return try writer.recordingHealth(in: writeHealth) { try $0.inTransaction("BEGIN IMMEDIATE", body) }
+            let result = try writer.recordingHealth(in: writeHealth) { try $0.inTransaction("BEGIN IMMEDIATE", body) }
+            checkpointer?.noteCommit()
+            return result
         }
     }
 
