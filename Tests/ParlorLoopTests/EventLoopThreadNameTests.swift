@@ -7,20 +7,16 @@ import Testing
 /// /proc/PID/task/*/comm tell the rooms thread, the media thread and the connection loops apart.
 @Suite struct EventLoopThreadNameTests {
     @Test func theLoopThreadIsNamedAfterItsLoop() throws {
-        let loop = try EventLoop(name: "parlor-test-loop-with-a-long-name")
-        loop.start()
-        defer {
-            loop.stop()
-            loop.waitUntilStopped()
+        try withRunningLoop(named: "parlor-test-loop-with-a-long-name") { loop in
+            let answer = Mutex<String?>(nil)
+            let done = DispatchSemaphore(value: 0)
+            loop.execute {
+                let comm = try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)
+                answer.withLock { $0 = comm?.trimmingCharacters(in: .newlines) }
+                done.signal()
+            }
+            #expect(done.wait(timeout: .now() + 10) == .success)
+            #expect(answer.withLock { $0 } == "parlor-test-loo")
         }
-        let answer = Mutex<String?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        loop.execute {
-            let comm = try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)
-            answer.withLock { $0 = comm?.trimmingCharacters(in: .newlines) }
-            done.signal()
-        }
-        #expect(done.wait(timeout: .now() + 10) == .success)
-        #expect(answer.withLock { $0 } == "parlor-test-loo")
     }
 }

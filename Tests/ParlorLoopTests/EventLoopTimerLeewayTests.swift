@@ -7,12 +7,10 @@ import Testing
 /// window run together (heartbeats batch into one wake-up); without a leeway a timer keeps its exact deadline.
 @Suite struct EventLoopTimerLeewayTests {
     @Test func timersInOneWindowFireTogetherAtItsEnd() throws {
-        let loop = try EventLoop(name: "parlor-test-leeway")
-        loop.start()
-        defer {
-            loop.stop()
-            loop.waitUntilStopped()
-        }
+        try withRunningLoop(named: "parlor-test-leeway") { loop in try check(on: loop) }
+    }
+
+    private func check(on loop: EventLoop) throws {
         let leeway: UInt64 = 50_000_000
         let fired = Mutex<[String: UInt64]>([:])
         let done = DispatchSemaphore(value: 0)

@@ -7,13 +7,7 @@ import Testing
 /// queue of a sleeping loop, and an awake loop is not sent wake-ups it does not need.
 @Suite struct EventLoopWakeUpTests {
     private func withLoop(_ body: (EventLoop) throws -> Void) throws {
-        let loop = try EventLoop(name: "parlor-test-wake")
-        loop.start()
-        defer {
-            loop.stop()
-            loop.waitUntilStopped()
-        }
-        try body(loop)
+        try withRunningLoop(named: "parlor-test-wake", body)
     }
 
     @Test func everyTaskFromManyThreadsRuns() throws {
