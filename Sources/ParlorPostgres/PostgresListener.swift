@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CLibPQ
+import CParlorSystem
 import Foundation
 
 /// A connection of its own that LISTENs on one channel, on a dedicated thread: it waits in poll(2) on the libpq
@@ -44,10 +45,11 @@ public final class PostgresListener: @unchecked Sendable {  // `stopping` is ato
     public func start() throws {
         guard pipe(&wake) == 0 else { throw PostgresError(message: "pipe: \(String(cString: strerror(errno)))") }
         let thread = Thread { [self] in
+            _ = parlor_name_current_thread("parlor-pglisten")  // Foundation's `Thread.name` does not reach the kernel
             self.run()
             self.finished.signal()
         }
-        thread.name = "parlor-pg-listen"
+        thread.name = "parlor-pglisten"
         self.thread = thread
         thread.start()
     }

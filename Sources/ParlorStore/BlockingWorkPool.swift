@@ -1,3 +1,4 @@
+import CParlorSystem
 import Foundation
 
 /// A fixed set of threads running closures from a locked queue, first in first out: the place for work that
@@ -14,13 +15,18 @@ public final class BlockingWorkPool: @unchecked Sendable {  // jobs, head, isSto
     /// Threads not yet ended.
     private var running: Int
 
-    /// Starts `threadCount` threads (at least one) named `name`, or `name-0`, `name-1`, … when there are several.
+    /// Starts `threadCount` threads (at least one) named `name`, or `name-0`, `name-1`, … when there are several
+    /// (the kernel keeps 15 bytes of a thread's name, which `top -H`, perf and /proc show).
     public init(name: String, threadCount: Int) {
         let count = max(1, threadCount)
         running = count
         for index in 0..<count {
-            let thread = Thread { [self] in self.run() }
-            thread.name = count == 1 ? name : "\(name)-\(index)"
+            let threadName = count == 1 ? name : "\(name)-\(index)"
+            let thread = Thread { [self] in
+                _ = parlor_name_current_thread(threadName)  // Foundation's `Thread.name` does not reach the kernel
+                self.run()
+            }
+            thread.name = threadName
             thread.start()
         }
     }

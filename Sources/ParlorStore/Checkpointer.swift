@@ -1,3 +1,4 @@
+import CParlorSystem
 import Foundation
 import Synchronization
 
@@ -44,6 +45,7 @@ final class Checkpointer: @unchecked Sendable {  // `stopped` and `sleepingUntil
     /// A TRUNCATE checkpoint waits for readers on old snapshots in SQLite's busy handler; it gives up after this
     /// (having copied what it could) and tries again at the next pass rather than hold the writer off longer.
     static let busyTimeoutMilliseconds: Int32 = 100
+    static let threadName = "parlor-checkpt"
 
     init(path: String, interval: TimeInterval = 1, truncateAboveBytes: Int,
          withWriterHeld: @escaping @Sendable (() -> Void) -> Void) throws {
@@ -53,8 +55,11 @@ final class Checkpointer: @unchecked Sendable {  // `stopped` and `sleepingUntil
         self.interval = interval
         self.truncateAboveBytes = truncateAboveBytes
         self.withWriterHeld = withWriterHeld
-        let thread = Thread { [self] in self.run() }
-        thread.name = "parlor-checkpoint"
+        let thread = Thread { [self] in
+            _ = parlor_name_current_thread(Self.threadName)  // Foundation's `Thread.name` does not reach the kernel
+            self.run()
+        }
+        thread.name = Self.threadName
         thread.start()
     }
 

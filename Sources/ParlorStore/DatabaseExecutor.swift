@@ -7,8 +7,8 @@ public final class DatabaseExecutor: Sendable {
 
     /// `readerCount`: the database's reader connections (`--readers`), one read thread each.
     public init(readerCount: Int) {
-        reads = BlockingWorkPool(name: "parlor-db-read", threadCount: readerCount)
-        writes = BlockingWorkPool(name: "parlor-db-write", threadCount: 1)
+        reads = BlockingWorkPool(name: "parlor-dbread", threadCount: readerCount)
+        writes = BlockingWorkPool(name: "parlor-dbwrite", threadCount: 1)
     }
 
     /// Runs `job`, which reads (`Database.read`), on a read thread.

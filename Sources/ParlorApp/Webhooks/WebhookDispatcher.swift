@@ -1,3 +1,4 @@
+import CParlorSystem
 import Foundation
 import ParlorHTTP
 import ParlorLoop
@@ -53,7 +54,10 @@ final class WebhookQueue: Sendable {
         self.maxAttempts = maxAttempts
         self.initialBackoff = initialBackoff
         self.logger = logger
-        let thread = Thread { [self] in self.run() }
+        let thread = Thread { [self] in
+            _ = parlor_name_current_thread("parlor-webhooks")  // Foundation's `Thread.name` does not reach the kernel
+            self.run()
+        }
         thread.name = "parlor-webhooks"
         thread.start()
     }
