@@ -45,6 +45,7 @@ final class Checkpointer: @unchecked Sendable {  // `stopped` and `sleepingUntil
     /// A TRUNCATE checkpoint waits for readers on old snapshots in SQLite's busy handler; it gives up after this
     /// (having copied what it could) and tries again at the next pass rather than hold the writer off longer.
     static let busyTimeoutMilliseconds: Int32 = 100
+    /// 15 bytes at most: the kernel keeps no more of a thread's name.
     static let threadName = "parlor-checkpt"
 
     init(path: String, interval: TimeInterval = 1, truncateAboveBytes: Int,
