@@ -55,6 +55,11 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
 
     public var count: Int { fields.count }
 
+    /// Room for `capacity` fields in all, so the next appends do not reallocate one by one.
+    public mutating func reserveCapacity(_ capacity: Int) {
+        fields.reserveCapacity(capacity)
+    }
+
     public mutating func add(_ name: String, _ value: String) {
         fields.append(Field(name: name, value: value, key: Self.key(name)))
     }

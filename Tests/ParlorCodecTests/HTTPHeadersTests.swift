@@ -26,6 +26,14 @@ import Testing
         #expect(headers["b"] == nil)
     }
 
+    @Test func reservingRoomKeepsTheFieldsAndTheirOrder() {
+        var headers: HTTPHeaders = ["Link": "<next>", "Content-Type": "application/json"]
+        headers.reserveCapacity(headers.count + 8)
+        headers.add("Date", "today")
+        #expect(headers.map(\.name) == ["Link", "Content-Type", "Date"])
+        #expect(headers["link"] == "<next>" && headers["date"] == "today")
+    }
+
     @Test func linesAreWrittenSanitized() {
         let response = HTTPResponse(status: 200, headers: ["X-Long-Header-Name": "a value longer than eight\r\nX-Evil: 1", "B": "\0"],
                                     body: Array("{}".utf8))
