@@ -45,7 +45,7 @@ let package = Package(
         .target(name: "ParlorStore", dependencies: ["CSQLite", "CParlorSQLiteVFS", "COpenSSL", "ParlorCodec", "CParlorSystem"], plugins: ["EmbedMigrations"]),
         // PostgreSQL through libpq, beside ParlorStore: connections, statements, migrations (Migrations/postgres).
         // It shares ParlorStore's value, row and migration types.
-        .target(name: "ParlorPostgres", dependencies: ["CLibPQ", "ParlorStore", "CParlorSystem"], plugins: ["EmbedMigrations"]),
+        .target(name: "ParlorPostgres", dependencies: ["CLibPQ", "ParlorStore"], plugins: ["EmbedMigrations"]),
         // No HTTP module: the rooms domain hands its deliveries to a `DeliveryChannel` that ParlorApp implements.
         // Rooms decide who may send and receive audio and hand that to ParlorMedia's forwarding unit (--media sfu).
         .target(name: "ParlorRooms", dependencies: ["ParlorStore", "ParlorProtocol", "ParlorMetrics", "ParlorCodec", "ParlorLoop",
@@ -53,7 +53,7 @@ let package = Package(
         // The rooms domain's stores on PostgreSQL: libpq stays out of ParlorRooms.
         .target(name: "ParlorRoomsPostgres", dependencies: ["ParlorRooms", "ParlorPostgres", "ParlorStore", "ParlorProtocol"]),
         .target(name: "ParlorApp", dependencies: ["ParlorRooms", "ParlorRoomsPostgres", "ParlorPostgres", "ParlorHTTP", "ParlorProtocol", "ParlorMetrics", "ParlorStore", "ParlorLoop",
-                                                  "ParlorCodec", "ParlorMedia", "COpenSSL", "CParlorSystem"],
+                                                  "ParlorCodec", "ParlorMedia", "COpenSSL"],
                 // The web client ships inside the binary: no files to deploy, nothing fetched at run time.
                 resources: [.embedInCode("Web")]),
         .executableTarget(name: "parlor", dependencies: ["ParlorApp", "ParlorClient", "ParlorPostgres"]),

@@ -5,8 +5,16 @@ extension MediaServer {
     /// without media sessions never wakes for them (it did ten times a second).
     func startTimersIfStopped() {
         loop.assertInLoop()
-        if tickTimer == nil { tickTimer = loop.schedule(after: configuration.tickInterval) { [weak self] in self?.tick() } }
-        if reportTimer == nil { reportTimer = loop.schedule(after: configuration.reportInterval) { [weak self] in self?.report() } }
+        if tickTimer == nil { armTick() }
+        if reportTimer == nil { armReport() }
+    }
+
+    private func armTick() {
+        tickTimer = loop.schedule(after: configuration.tickInterval) { [weak self] in self?.tick() }
+    }
+
+    private func armReport() {
+        reportTimer = loop.schedule(after: configuration.reportInterval) { [weak self] in self?.report() }
     }
 
     /// Every `tickInterval`: DTLS retransmissions, speaking that ended (also when packets stopped coming), consent
@@ -34,7 +42,7 @@ extension MediaServer {
         }
         for session in expired { closeSession(session, notify: false) }
         socket.send(&queue)
-        tickTimer = sessions.isEmpty ? nil : loop.schedule(after: configuration.tickInterval) { [weak self] in self?.tick() }
+        if sessions.isEmpty { tickTimer = nil } else { armTick() }
     }
 
     /// Every `reportInterval`: a receiver report to each sender (RFC 3550 §6.4.2, from what arrived), and the slots
@@ -58,6 +66,6 @@ extension MediaServer {
         for (name, group) in groups where group.sessions.count(where: { isSender($0, in: group) }) > 1 {
             reassignSlots(in: name)
         }
-        reportTimer = sessions.isEmpty ? nil : loop.schedule(after: configuration.reportInterval) { [weak self] in self?.report() }
+        if sessions.isEmpty { reportTimer = nil } else { armReport() }
     }
 }

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import CLibPQ
-import CParlorSystem
+import ParlorStore
 import Foundation
 
 /// A connection of its own that LISTENs on one channel, on a dedicated thread: it waits in poll(2) on the libpq
@@ -44,12 +44,10 @@ public final class PostgresListener: @unchecked Sendable {  // `stopping` is ato
     /// Starts the thread. The first LISTEN happens on the thread: call `onConnected`'s work idempotent.
     public func start() throws {
         guard pipe(&wake) == 0 else { throw PostgresError(message: "pipe: \(String(cString: strerror(errno)))") }
-        let thread = Thread { [self] in
-            _ = parlor_name_current_thread("parlor-pglisten")  // Foundation's `Thread.name` does not reach the kernel
+        let thread = Thread.named("parlor-pglisten") { [self] in
             self.run()
             self.finished.signal()
         }
-        thread.name = "parlor-pglisten"
         self.thread = thread
         thread.start()
     }

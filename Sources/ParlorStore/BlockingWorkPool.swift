@@ -1,4 +1,3 @@
-import CParlorSystem
 import Foundation
 
 /// A fixed set of threads running closures from a locked queue, first in first out: the place for work that
@@ -21,13 +20,7 @@ public final class BlockingWorkPool: @unchecked Sendable {  // jobs, head, isSto
         let count = max(1, threadCount)
         running = count
         for index in 0..<count {
-            let threadName = count == 1 ? name : "\(name)-\(index)"
-            let thread = Thread { [self] in
-                _ = parlor_name_current_thread(threadName)  // Foundation's `Thread.name` does not reach the kernel
-                self.run()
-            }
-            thread.name = threadName
-            thread.start()
+            Thread.named(count == 1 ? name : "\(name)-\(index)") { [self] in self.run() }.start()
         }
     }
 

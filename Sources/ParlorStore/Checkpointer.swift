@@ -1,4 +1,3 @@
-import CParlorSystem
 import Foundation
 import Synchronization
 
@@ -56,12 +55,7 @@ final class Checkpointer: @unchecked Sendable {  // `stopped` and `sleepingUntil
         self.interval = interval
         self.truncateAboveBytes = truncateAboveBytes
         self.withWriterHeld = withWriterHeld
-        let thread = Thread { [self] in
-            _ = parlor_name_current_thread(Self.threadName)  // Foundation's `Thread.name` does not reach the kernel
-            self.run()
-        }
-        thread.name = Self.threadName
-        thread.start()
+        Thread.named(Self.threadName) { [self] in self.run() }.start()
     }
 
     private func run() {

@@ -1,9 +1,9 @@
-import CParlorSystem
 import Foundation
 import ParlorHTTP
 import ParlorLoop
 import ParlorMetrics
 import ParlorRooms
+import ParlorStore
 
 /// Delivers room notices to the configured URLs. Each URL has its own thread and queue, so a slow receiver delays
 /// only itself and never an event loop; within a URL deliveries go strictly in order (so in order per room),
@@ -54,12 +54,7 @@ final class WebhookQueue: Sendable {
         self.maxAttempts = maxAttempts
         self.initialBackoff = initialBackoff
         self.logger = logger
-        let thread = Thread { [self] in
-            _ = parlor_name_current_thread("parlor-webhooks")  // Foundation's `Thread.name` does not reach the kernel
-            self.run()
-        }
-        thread.name = "parlor-webhooks"
-        thread.start()
+        Thread.named("parlor-webhooks") { [self] in self.run() }.start()
     }
 
     func append(_ payloads: [WebhookPayload]) {
