@@ -83,11 +83,41 @@ public struct EventRecord: Sendable {
     public let id: Int64
     public let type: String
     public let from: String?
-    public let body: JSONValue
     public let createdAt: Int64
     /// `body` as the JSON bytes the store just wrote, when the record comes from an append: the event's frame
     /// splices them instead of encoding the body a second time. Nil for events read back.
-    public var encodedBody: [UInt8]? = nil
+    public var encodedBody: [UInt8]?
+    /// The body as a tree, when the record was made from one.
+    private let tree: JSONValue?
+
+    /// The body; parsed from `encodedBody` when the record was appended from bytes alone (the fan-out splices the
+    /// bytes and never asks; webhooks and other readers do).
+    public var body: JSONValue {
+        if let tree { return tree }
+        return encodedBody.flatMap { try? JSONParser.parse($0) } ?? .object([:])
+    }
+
+    public init(roomID: String, id: Int64, type: String, from: String?, body: JSONValue, createdAt: Int64,
+                encodedBody: [UInt8]? = nil) {
+        self.roomID = roomID
+        self.id = id
+        self.type = type
+        self.from = from
+        self.createdAt = createdAt
+        self.encodedBody = encodedBody
+        tree = body
+    }
+
+    /// An event appended from its body's bytes (a JSON object), with no tree built.
+    public init(roomID: String, id: Int64, type: String, from: String?, encodedBody: [UInt8], createdAt: Int64) {
+        self.roomID = roomID
+        self.id = id
+        self.type = type
+        self.from = from
+        self.createdAt = createdAt
+        self.encodedBody = encodedBody
+        tree = nil
+    }
 
     public var json: JSONValue {
         [

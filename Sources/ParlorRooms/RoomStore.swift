@@ -52,7 +52,8 @@ public protocol RoomTransaction: RoomReader {
     /// Records since when a room has no member (nil: it has members again), for ttl expiry across restarts.
     func setRoomEmpty(id: String, since time: Int64?) throws
     /// Stores the room's next event (its id is the room's last plus one, allocated here) and returns it.
-    func appendEvent(roomID: String, type: String, from: String?, body: JSONValue, at time: Int64) throws -> EventRecord
+    /// `encodedBody` is a JSON object's bytes (see `appendEvent(roomID:type:from:body:at:)` for a tree).
+    func appendEvent(roomID: String, type: String, from: String?, encodedBody: [UInt8], at time: Int64) throws -> EventRecord
 
     // Stage rooms
     func setLocked(roomID: String, _ locked: Bool) throws
@@ -122,4 +123,13 @@ public struct StoredRoom: Sendable {
     public let lastJoinedAt: Int64
     /// JOINED members in join order.
     public let members: [MemberRecord]
+}
+
+extension RoomTransaction {
+    /// Stores the room's next event with a body given as a tree; the record keeps the tree.
+    public func appendEvent(roomID: String, type: String, from: String?, body: JSONValue, at time: Int64) throws -> EventRecord {
+        let appended = try appendEvent(roomID: roomID, type: type, from: from, encodedBody: body.encoded(), at: time)
+        return EventRecord(roomID: roomID, id: appended.id, type: type, from: from, body: body, createdAt: time,
+                           encodedBody: appended.encodedBody)
+    }
 }

@@ -10,18 +10,26 @@ extension RoomsService {
         return event
     }
 
+    /// The same, for a body already written as a JSON object's bytes (the record's tree is parsed only if asked).
+    func appendEvent(to room: LiveRoom, type: String, from: String?, encodedBody: [UInt8], at now: Int64,
+                     _ step: inout Step) throws -> EventRecord {
+        loop.assertInLoop()
+        let event = try step.store.appendEvent(roomID: room.id, type: type, from: from, encodedBody: encodedBody, at: now)
+        room.lastEventID = event.id
+        return event
+    }
+
     func appendMemberJoined(_ member: LiveMember, to room: LiveRoom, at now: Int64, _ step: inout Step) throws -> EventRecord {
         loop.assertInLoop()
         return try appendEvent(to: room, type: EventType.memberJoined.rawValue, from: member.id,
-                               body: ["member_id": .string(member.id), "user": member.user.json], at: now, &step)
+                               encodedBody: member.eventBody(), at: now, &step)
     }
 
     func appendMemberLeft(_ member: LiveMember, reason: LeaveReason, to room: LiveRoom, at now: Int64,
                           _ step: inout Step) throws -> EventRecord {
         loop.assertInLoop()
         return try appendEvent(to: room, type: EventType.memberLeft.rawValue, from: member.id,
-                               body: ["member_id": .string(member.id), "user": member.user.json, "reason": .string(reason.rawValue)],
-                               at: now, &step)
+                               encodedBody: member.eventBody(reason: reason), at: now, &step)
     }
 
     /// Queues one encoding of the event to every connection attached to the room.

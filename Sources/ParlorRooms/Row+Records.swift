@@ -23,10 +23,3 @@ extension Row {
     }
 }
 
-extension EventRecord {
-    /// The event a store just appended, for stores in other modules.
-    public static func appended(roomID: String, id: Int64, type: String, from: String?, body: JSONValue, encodedBody: [UInt8],
-                                at time: Int64) -> EventRecord {
-        EventRecord(roomID: roomID, id: id, type: type, from: from, body: body, createdAt: time, encodedBody: encodedBody)
-    }
-}

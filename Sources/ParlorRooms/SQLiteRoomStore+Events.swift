@@ -22,11 +22,10 @@ extension SQLiteRoomTransaction {
     /// write lock until the commit, so ids are handed out in commit order, and a rolled-back savepoint takes its ids
     /// with it. (Not `INSERT … RETURNING`: SQLite builds an ephemeral table for RETURNING, about 23,000 more
     /// instructions per stored event under callgrind.)
-    func appendEvent(roomID: String, type: String, from: String?, body: JSONValue, at time: Int64) throws -> EventRecord {
+    func appendEvent(roomID: String, type: String, from: String?, encodedBody: [UInt8], at time: Int64) throws -> EventRecord {
         guard let id = try db.queryInteger("SELECT COALESCE(MAX(seq), 0) + 1 FROM events WHERE room_id = ?", [.text(roomID)]) else {
             throw RoomError.notFound(roomID)
         }
-        let encodedBody = body.encoded()
         do {
             try db.run("INSERT INTO events (room_id, seq, type, from_member, body, created_at) VALUES (?, ?, ?, ?, ?, ?)",
                        [.text(roomID), .integer(id), .text(type), SQLValue(from), .text(String(decoding: encodedBody, as: UTF8.self)),
@@ -34,6 +33,6 @@ extension SQLiteRoomTransaction {
         } catch let error as StoreError where error.isForeignKeyViolation {
             throw RoomError.notFound(roomID)
         }
-        return EventRecord(roomID: roomID, id: id, type: type, from: from, body: body, createdAt: time, encodedBody: encodedBody)
+        return EventRecord(roomID: roomID, id: id, type: type, from: from, encodedBody: encodedBody, createdAt: time)
     }
 }

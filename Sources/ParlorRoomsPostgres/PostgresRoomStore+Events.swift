@@ -24,8 +24,7 @@ extension PostgresRoomTransaction {
     /// commit, so another writer of the same room waits and takes the next id, and commit order is id order.
     /// One round trip: the increment, the insert and the NOTIFY that other nodes receive once this commits
     /// (PostgreSQL delivers notifications at the commit, in commit order, and drops them on a rollback).
-    func appendEvent(roomID: String, type: String, from: String?, body: JSONValue, at time: Int64) throws -> EventRecord {
-        let encodedBody = body.encoded()
+    func appendEvent(roomID: String, type: String, from: String?, encodedBody: [UInt8], at time: Int64) throws -> EventRecord {
         guard let id = try db.queryOne("""
             WITH next AS (UPDATE rooms SET last_event_id = last_event_id + 1 WHERE id = $1 RETURNING id, last_event_id),
                  added AS (INSERT INTO events (room_id, seq, type, from_member, body, created_at)
@@ -35,7 +34,7 @@ extension PostgresRoomTransaction {
                  .integer(time)])?.int("seq") else {
             throw RoomError.notFound(roomID)
         }
-        return .appended(roomID: roomID, id: id, type: type, from: from, body: body, encodedBody: encodedBody, at: time)
+        return EventRecord(roomID: roomID, id: id, type: type, from: from, encodedBody: encodedBody, createdAt: time)
     }
 
     func openSession(id: String, userID: String, at time: Int64) throws {
