@@ -207,7 +207,8 @@ def main():
                 p99 <= 10, "room-1000_fanout_p99_ms", p99)
         gen = best["generator"]
         row("generator CPU in that run", "-", f"{gen['cpu_percent_of_one_core']:.0f}% of a core; other processes "
-            f"{best['machine']['other_processes_cores']:.2f} cores", None)
+            f"{best['machine']['other_processes_cores']:.2f} cores, stolen by the host "
+            f"{best['machine'].get('steal_cores', 0):.2f}", None)
     if http["rooms"] and http["nginx"]:
         parlor = max(r["requests_per_second"] for r in http["rooms"])
         nginx = max(r["requests_per_second"] for r in http["nginx"])
@@ -275,11 +276,12 @@ def main():
                       "fanout_p50_ms": d["fanout"].get("p50_ms"), "fanout_p99_ms": d["fanout"].get("p99_ms"),
                       "join_p99_ms": d["join_rtt"].get("p99_ms"), "errors": d["errors"],
                       "generator_cpu_percent": d["generator"]["cpu_percent_of_one_core"],
-                      "other_processes_cores": d["machine"]["other_processes_cores"]})
+                      "other_processes_cores": d["machine"]["other_processes_cores"],
+                      "steal_cores": d["machine"].get("steal_cores", 0)})
     if curve:
         print()
         print("cost curve              clients  members  joins/s  events/s  srv CPU%  µs/event  ×floor  events/CPU-s  peak MiB  "
-              "fan-out p50/p99 ms  gen CPU%  others  µs/event committed, change")
+              "fan-out p50/p99 ms  gen CPU%  others  steal  µs/event committed, change")
         for c in curve:
             us = c["server_cpu_us_per_event"] or 0
             key = f"{c['label']}_cpu_us_per_event"
@@ -291,7 +293,7 @@ def main():
                   f"{(us / floor_us if floor_us else 0):>7.2f} "
                   f"{c['events_per_server_cpu_second'] or 0:>13.0f} {c['peak_rss_mib'] or 0:>9.1f} "
                   f"{c['fanout_p50_ms'] or 0:>9.2f}/{c['fanout_p99_ms'] or 0:<9.2f} {c['generator_cpu_percent']:>8.0f} "
-                  f"{c['other_processes_cores']:>7.2f}  {old:>9} {delta}")
+                  f"{c['other_processes_cores']:>7.2f}  {c['steal_cores']:>5.2f}  {old:>9} {delta}")
 
     result = {"generated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "quick": quick,
               "machine": args.machine, "nice": args.nice, "databases": args.db_dir,

@@ -20,7 +20,7 @@ struct RunReport {
     var stats: WorkerStats
     /// CPU seconds during the window: this process, and the whole machine.
     var ownCPU: Double
-    var machineCPU: Double
+    var machine: MachineSample
     var serverBefore: ProcessSample?
     var serverAfter: ProcessSample?
     /// After the clients closed: its peak RSS then is the run's.
@@ -32,6 +32,7 @@ struct RunReport {
 
     var errorCount: Int { stats.errors.values.reduce(0, +) }
     private var serverCPU: Double { (serverAfter?.cpuSeconds ?? 0) - (serverBefore?.cpuSeconds ?? 0) }
+    private var machineCPU: Double { machine.busy }
     private var otherProcessesCPU: Double { max(0, machineCPU - ownCPU - serverCPU) }
     private var coreCount: Double { Double(sysconf(Int32(_SC_NPROCESSORS_ONLN))) }
     private var heldMinimum: Int { minimumOpen == Int.max ? heldAtEnd : minimumOpen }
@@ -101,7 +102,8 @@ struct RunReport {
             "machine": ["cores": coreCount, "busy_cpu_seconds": machineCPU,
                         "other_processes_cpu_seconds": otherProcessesCPU,
                         "other_processes_cores": otherProcessesCPU / windowSeconds,
-                        "idle_cores": max(0, coreCount - machineCPU / windowSeconds)],
+                        "idle_cores": max(0, coreCount - (machineCPU + machine.steal) / windowSeconds),
+                        "steal_cpu_seconds": machine.steal, "steal_cores": machine.steal / windowSeconds],
             "generator": ["cpu_seconds": ownCPU, "cpu_percent_of_one_core": ownCPU / windowSeconds * 100,
                           "peak_rss_mib": Double(ownPeakRSSKiB()) / 1024, "wall_seconds": wallSeconds],
         ]
@@ -152,6 +154,7 @@ struct RunReport {
         }
         print(String(format: "generator CPU          %.2f s (%.0f%% of a core)", ownCPU, ownCPU / windowSeconds * 100))
         print(String(format: "other processes        %.2f cores busy beside server and generator; %.2f of %.0f cores idle",
-                     otherProcessesCPU / windowSeconds, max(0, coreCount - machineCPU / windowSeconds), coreCount))
+                     otherProcessesCPU / windowSeconds, max(0, coreCount - (machineCPU + machine.steal) / windowSeconds), coreCount))
+        print(String(format: "stolen by the host     %.2f cores (steal time of the virtual CPUs)", machine.steal / windowSeconds))
     }
 }

@@ -63,12 +63,25 @@ func ownPeakRSSKiB() -> Int {
     return Int(usage.ru_maxrss)
 }
 
-/// Busy CPU seconds of the whole machine (all cores), from the first line of /proc/stat.
-func machineBusyCPUSeconds() -> Double {
-    guard let stat = ProcessSample.readFile("/proc/stat"), let line = stat.split(separator: "\n").first else { return 0 }
-    let fields = line.split(separator: " ").dropFirst().compactMap { Double($0) }
-    guard fields.count >= 8 else { return 0 }
-    // user nice system idle iowait irq softirq steal: everything but idle and iowait.
-    let busy = fields[0] + fields[1] + fields[2] + fields[5] + fields[6] + fields[7]
-    return busy / ProcessSample.ticksPerSecond
+/// CPU seconds of the whole machine (all cores), from the first line of /proc/stat: `busy` is this machine's own
+/// work, everything but idle, iowait and steal; `steal` is the time the hypervisor gave this machine's virtual CPUs
+/// to others while they had work (on a shared host, the noise no process here can see).
+struct MachineSample {
+    var busy: Double
+    var steal: Double
+
+    static func read() -> MachineSample {
+        guard let stat = ProcessSample.readFile("/proc/stat"), let line = stat.split(separator: "\n").first else {
+            return MachineSample(busy: 0, steal: 0)
+        }
+        let fields = line.split(separator: " ").dropFirst().compactMap { Double($0) }
+        guard fields.count >= 8 else { return MachineSample(busy: 0, steal: 0) }
+        // user nice system idle iowait irq softirq steal
+        let busy = fields[0] + fields[1] + fields[2] + fields[5] + fields[6]
+        return MachineSample(busy: busy / ProcessSample.ticksPerSecond, steal: fields[7] / ProcessSample.ticksPerSecond)
+    }
+
+    static func - (after: MachineSample, before: MachineSample) -> MachineSample {
+        MachineSample(busy: after.busy - before.busy, steal: after.steal - before.steal)
+    }
 }

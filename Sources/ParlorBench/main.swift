@@ -97,7 +97,7 @@ usleep(UInt32(options.settle * 1e6))
 
 let serverBefore = options.serverPID.flatMap { ProcessSample.read(pid: $0) }
 let ownBefore = ownCPUSeconds()
-let machineBefore = machineBusyCPUSeconds()
+let machineBefore = MachineSample.read()
 let windowStart = Clock.now()
 let windowStartUnix = Date().timeIntervalSince1970
 shared.phase.store(SharedState.Phase.churn.rawValue, ordering: .releasing)
@@ -112,7 +112,7 @@ while Clock.now() < windowEnd {
 shared.phase.store(SharedState.Phase.drain.rawValue, ordering: .releasing)
 let windowSeconds = Double(Clock.now() - windowStart) / 1e9
 let ownAfter = ownCPUSeconds()
-let machineAfter = machineBusyCPUSeconds()
+let machineAfter = MachineSample.read()
 let serverAfter = options.serverPID.flatMap { ProcessSample.read(pid: $0) }
 let heldAtEnd = shared.openCount.load(ordering: .relaxed)
 let joinedAtEnd = shared.joinedCount.load(ordering: .relaxed)
@@ -132,7 +132,7 @@ let report = RunReport(
     options: options, runTag: runTag, generatorThreads: threadCount, authSeconds: authSeconds, roomsSeconds: roomsSeconds,
     rampSeconds: rampSeconds, joinedAfterRamp: joinedAfterRamp, windowSeconds: windowSeconds, heldAtEnd: heldAtEnd,
     minimumOpen: minimumOpen, joinedAtEnd: joinedAtEnd, stats: stats, ownCPU: ownAfter - ownBefore,
-    machineCPU: machineAfter - machineBefore, serverBefore: serverBefore, serverAfter: serverAfter, serverFinal: serverFinal,
+    machine: machineAfter - machineBefore, serverBefore: serverBefore, serverAfter: serverAfter, serverFinal: serverFinal,
     peakServerRSSKiB: peakServerRSS, wallSeconds: Double(Clock.now() - wallStart) / 1e9, windowStartUnix: windowStartUnix)
 if options.json { report.printJSON() } else { report.printText() }
 exit(report.errorCount == 0 ? 0 : 1)
