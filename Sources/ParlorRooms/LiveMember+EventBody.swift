@@ -7,13 +7,7 @@ extension LiveMember {
     func eventBody(reason: LeaveReason? = nil) -> [UInt8] {
         var output: [UInt8] = []
         output.reserveCapacity(96 + user.name.utf8.count)
-        output.append(contentsOf: #"{"member_id":"#.utf8)
-        JSONValue.string(id).write(to: &output)
-        output.append(contentsOf: #","user":{"id":"#.utf8)
-        JSONValue.string(user.id).write(to: &output)
-        output.append(contentsOf: #","name":"#.utf8)
-        JSONValue.string(user.name).write(to: &output)
-        output.append(UInt8(ascii: "}"))
+        user.appendMemberOpening(memberID: id, to: &output)
         if let reason {
             output.append(contentsOf: #","reason":"#.utf8)
             JSONValue.string(reason.rawValue).write(to: &output)

@@ -6,13 +6,8 @@ extension MemberRecord {
     public func encoded() -> [UInt8] {
         var output: [UInt8] = []
         output.reserveCapacity(256 + user.name.utf8.count)
-        output.append(contentsOf: #"{"member_id":"#.utf8)
-        JSONValue.string(memberID).write(to: &output)
-        output.append(contentsOf: #","user":{"id":"#.utf8)
-        JSONValue.string(user.id).write(to: &output)
-        output.append(contentsOf: #","name":"#.utf8)
-        JSONValue.string(user.name).write(to: &output)
-        output.append(contentsOf: #"},"state":"#.utf8)
+        user.appendMemberOpening(memberID: memberID, to: &output)
+        output.append(contentsOf: #","state":"#.utf8)
         JSONValue.string(state.rawValue).write(to: &output)
         output.append(contentsOf: #","timestamp":{"joined":"#.utf8)
         JSONValue.string(Timestamp.iso8601(milliseconds: joinedAt)).write(to: &output)
@@ -36,5 +31,19 @@ extension MemberRecord {
         }
         output.append(UInt8(ascii: "}"))
         return output
+    }
+}
+
+extension User {
+    /// `{"member_id":…,"user":{"id":…,"name":…}`, left open: how a member record and the bodies of `member:joined`
+    /// and `member:left` begin.
+    func appendMemberOpening(memberID: String, to output: inout [UInt8]) {
+        output.append(contentsOf: #"{"member_id":"#.utf8)
+        JSONValue.string(memberID).write(to: &output)
+        output.append(contentsOf: #","user":{"id":"#.utf8)
+        JSONValue.string(id).write(to: &output)
+        output.append(contentsOf: #","name":"#.utf8)
+        JSONValue.string(name).write(to: &output)
+        output.append(UInt8(ascii: "}"))
     }
 }

@@ -99,24 +99,23 @@ public struct EventRecord: Sendable {
 
     public init(roomID: String, id: Int64, type: String, from: String?, body: JSONValue, createdAt: Int64,
                 encodedBody: [UInt8]? = nil) {
-        self.roomID = roomID
-        self.id = id
-        self.type = type
-        self.from = from
-        self.createdAt = createdAt
-        self.encodedBody = encodedBody
-        tree = body
+        self.init(roomID: roomID, id: id, type: type, from: from, createdAt: createdAt, encodedBody: encodedBody, tree: body)
     }
 
     /// An event appended from its body's bytes (a JSON object), with no tree built.
     public init(roomID: String, id: Int64, type: String, from: String?, encodedBody: [UInt8], createdAt: Int64) {
+        self.init(roomID: roomID, id: id, type: type, from: from, createdAt: createdAt, encodedBody: encodedBody, tree: nil)
+    }
+
+    private init(roomID: String, id: Int64, type: String, from: String?, createdAt: Int64, encodedBody: [UInt8]?,
+                 tree: JSONValue?) {
         self.roomID = roomID
         self.id = id
         self.type = type
         self.from = from
         self.createdAt = createdAt
         self.encodedBody = encodedBody
-        tree = nil
+        self.tree = tree
     }
 
     public var json: JSONValue {
