@@ -294,6 +294,11 @@ def main():
                   f"{c['events_per_server_cpu_second'] or 0:>13.0f} {c['peak_rss_mib'] or 0:>9.1f} "
                   f"{c['fanout_p50_ms'] or 0:>9.2f}/{c['fanout_p99_ms'] or 0:<9.2f} {c['generator_cpu_percent']:>8.0f} "
                   f"{c['other_processes_cores']:>7.2f}  {c['steal_cores']:>5.2f}  {old:>9} {delta}")
+        stolen = max(curve, key=lambda c: c["steal_cores"])
+        if stolen["steal_cores"] >= 0.1:
+            # Steal time is the host running other machines on these virtual CPUs: latency tails grow with it.
+            print(f"note: the host took up to {stolen['steal_cores']:.2f} cores ({stolen['label']}) during this run; "
+                  "latency tails are not comparable with a run whose steal stays near 0")
 
     result = {"generated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "quick": quick,
               "machine": args.machine, "nice": args.nice, "databases": args.db_dir,
