@@ -56,10 +56,14 @@ parlor_bin=${PARLOR_BIN:-$repo/.build/debug/parlor}
 
 namespace=parlor-test-$$
 ip netns add "$namespace" || fail "cannot create network namespace $namespace"
+# The scripts' temporary files (Chromium's profile and shared-memory directories, coturn's database, the TLS data
+# directory) go here and leave with the run: each run used to leave some 50 directories in /tmp.
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/parlor-browser.XXXXXX")
 cleanup() {
     # Whatever still runs in our namespace was started by this run (a browser left by a crash): end it by PID.
     for pid in $(ip netns pids "$namespace" 2>/dev/null); do kill "$pid" 2>/dev/null || true; done
     ip netns delete "$namespace" 2>/dev/null || true
+    rm -rf "$scratch" || true
 }
 trap cleanup EXIT
 ip netns exec "$namespace" ip link set lo up
@@ -69,7 +73,7 @@ status=0
 for script in "${scripts[@]}"; do
     [ -f "$here/$script" ] || fail "no test script $here/$script"
     # SE_OFFLINE: Selenium must use the drivers it is given and never try to download one.
-    timeout --kill-after=10 600 ip netns exec "$namespace" env SE_OFFLINE=true PARLOR_BIN="$parlor_bin" \
+    timeout --kill-after=10 600 ip netns exec "$namespace" env SE_OFFLINE=true TMPDIR="$scratch" PARLOR_BIN="$parlor_bin" \
         CHROMIUM="$chromium" CHROMEDRIVER="$chromedriver" TURNSERVER="$turnserver" "$python" "$here/$script"
     script_status=$?
     [ "$script_status" = 124 ] && echo "browser: $script timed out after 600 s" >&2 && echo "browser: 0 passed, 1 failed"
