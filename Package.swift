@@ -66,8 +66,10 @@ let package = Package(
         .executableTarget(name: "ParlorMediaBench", dependencies: ["ParlorMediaClient", "ParlorMedia", "ParlorLoop", "ParlorCodec", "ParlorProtocol",
                                                           "CParlorSystem"]),
 
-        // Client library: Foundation and the project's own codec and protocol only, so it builds on Apple platforms too.
-        .target(name: "ParlorClient", dependencies: ["ParlorCodec", "ParlorProtocol"]),
+        // Client library: Foundation and the project's own codec and protocol, so it builds on Apple platforms too.
+        // SHA-1 for the handshake's check comes from CryptoKit on Apple platforms and from OpenSSL's libcrypto on Linux.
+        .target(name: "ParlorClient", dependencies: ["ParlorCodec", "ParlorProtocol",
+                                                     .target(name: "COpenSSL", condition: .when(platforms: [.linux]))]),
         .target(name: "ParlorTesting", dependencies: ["ParlorClient"]),
         .target(name: "ParlorTestServer", dependencies: ["ParlorTesting", "ParlorClient", "ParlorApp"]),
 

@@ -8,9 +8,9 @@ public enum WebSocketHandshake {
         Base64.decode(key)?.count == 16
     }
 
-    /// The Sec-WebSocket-Accept value for `key`: base64(SHA-1(key + GUID)).
-    /// Uses the small built-in SHA-1, meant for the client checking the server's answer.
-    public static func acceptValue(forKey key: String) -> String {
-        Base64.encode(SHA1.hash(Array((key + guid).utf8)))
+    /// The Sec-WebSocket-Accept value for `key`: base64(SHA-1(key + GUID)). The SHA-1 is the caller's, from a crypto
+    /// library (OpenSSL on the server; `SHA1Digest` in ParlorClient), so this module stays without dependencies.
+    public static func acceptValue(forKey key: String, sha1: ([UInt8]) -> [UInt8]) -> String {
+        Base64.encode(sha1(Array((key + guid).utf8)))
     }
 }

@@ -22,7 +22,7 @@ enum WebSocketHandshakeValidator {
               WebSocketHandshake.isValidKey(key) else {
             throw HTTPError.badRequest(.wsBadHandshake, "Sec-WebSocket-Key must be base64 of 16 bytes")
         }
-        return Base64.encode(sha1(Array((key + WebSocketHandshake.guid).utf8)))
+        return WebSocketHandshake.acceptValue(forKey: key, sha1: sha1)
     }
 
     static func sha1(_ bytes: [UInt8]) -> [UInt8] {

@@ -52,7 +52,7 @@ final class WebSocketTransport: Sendable {
             guard head.headers.tokens("Upgrade").contains("websocket") else {
                 throw ParlorError.handshakeFailed("101 without Upgrade: websocket")
             }
-            guard head.headers["Sec-WebSocket-Accept"] == WebSocketHandshake.acceptValue(forKey: key) else {
+            guard head.headers["Sec-WebSocket-Accept"] == WebSocketHandshake.acceptValue(forKey: key, sha1: SHA1Digest.hash) else {
                 throw ParlorError.handshakeFailed("Sec-WebSocket-Accept does not match the key sent")
             }
 

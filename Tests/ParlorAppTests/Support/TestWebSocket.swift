@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import ParlorApp
 import ParlorCodec
+@testable import ParlorClient  // SHA1Digest: the client's SHA-1 (a library's), to check the server's answer
 
 /// A WebSocket client for tests over a real socket: raw frames when a test needs them, and a request/event API
 /// (replies matched by tid, events queued in arrival order) when it does not.
@@ -31,7 +32,7 @@ final class TestWebSocket {
         try connection.send(request)
         let response = try connection.readResponse()
         guard response.status == 101 else { throw TestFailure("upgrade refused: \(response.status) \(response.text)") }
-        guard response.header("Sec-WebSocket-Accept") == WebSocketHandshake.acceptValue(forKey: key) else {
+        guard response.header("Sec-WebSocket-Accept") == WebSocketHandshake.acceptValue(forKey: key, sha1: SHA1Digest.hash) else {
             throw TestFailure("wrong Sec-WebSocket-Accept")
         }
         decoder.append(connection.take(connection.buffer.count))
