@@ -13,8 +13,15 @@ import Testing
         let before = commits()
 
         // The rooms thread waits behind a gate while the whole burst queues, so its first drain finds all of it.
+        // The burst starts only once the thread is inside the gate: a commit-window timer of the connect's drain could
+        // otherwise fire just before the gate and take the first few pings into a fourth transaction (seen in CI).
         let gate = DispatchSemaphore(value: 0)
-        rooms.service.loop.execute { gate.wait() }
+        let insideGate = DispatchSemaphore(value: 0)
+        rooms.service.loop.execute {
+            insideGate.signal()
+            gate.wait()
+        }
+        insideGate.wait()
         let count = 2 * RoomsService.maxCommandsPerBatch + 88
         for index in 0..<count { rooms.service.handle(.ping, tid: .string("p\(index)"), from: alice) }
         gate.signal()
