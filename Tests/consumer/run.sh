@@ -23,6 +23,10 @@ awk -v dir="$work/my-tests" '
 test -f "$work/my-tests/Package.swift" || { echo "consumer: docs/testing.md has no Package.swift block" >&2; exit 1; }
 
 cd "$work/my-tests"
+# SwiftPM leaves its lock files (and the driver its TemporaryDirectory.*) in TMPDIR, named after this temporary
+# package: under $work they go with it instead of piling up in /tmp, two per run.
+export TMPDIR="$work/tmp"
+mkdir "$TMPDIR"
 start=$SECONDS
 ${SWIFT:-swift} test
 echo "consumer: passed in $((SECONDS - start)) s (build included)"
