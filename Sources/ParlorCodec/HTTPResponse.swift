@@ -31,14 +31,6 @@ public struct HTTPResponse: Sendable {
         return bytes
     }
 
-    /// The bytes to write for this response: the head alone, then the body as a chunk of its own when it is large
-    /// (`separateBodyFrom` bytes or more), so a body held elsewhere (a cached room list, a static file) is shared,
-    /// not copied; a small body is copied behind the head, which costs less than a second iovec.
-    public func chunks(headOnly: Bool = false, separateBodyFrom threshold: Int = 1024) -> (head: [UInt8], body: [UInt8]?) {
-        guard !headOnly, body.count >= threshold else { return (serialized(headOnly: headOnly), nil) }
-        return (serialized(headOnly: true), body)
-    }
-
     /// Most responses are 200: their status line is made once.
     private static let okStatusLine = Array("HTTP/1.1 200 OK\r\n".utf8)
 }

@@ -264,8 +264,7 @@ final class HTTPConnectionHandler: ConnectionHandler {
         let keepAlive = flight.keepAlive && !closeWhenDone
         var response = response
         finalize(&response, flight: flight, keepAlive: keepAlive)
-        let (head, body) = response.chunks(headOnly: flight.headOnly)
-        if let body { connection.write(head, followedBy: body) } else { connection.write(head) }
+        connection.write(response.serialized(headOnly: flight.headOnly))
         accessLog(flight, status: response.status, bytes: response.body.count)
         countRequest(flight, status: response.status)
         inFlight = nil

@@ -76,20 +76,6 @@ public final class Connection: SelectorHandler {
         flush()
     }
 
-    /// Writes `head`, then `body` as a chunk of its own: on plain TCP both leave in one writev and the body's
-    /// storage is shared, not copied. TLS writes a record per chunk, so there the two are joined first.
-    public func write(_ head: [UInt8], followedBy body: [UInt8]) {
-        loop.assertInLoop()
-        guard state == .open else { return }
-        if tls != nil {
-            write(head + body)
-            return
-        }
-        if !head.isEmpty { output.append(head) }
-        if !body.isEmpty { output.append(body) }
-        flush()
-    }
-
     /// Queues bytes without writing yet: several frames for this connection then leave in one writev
     /// (`writeQueued`). Fan-out uses this for all it has for a connection in one batch.
     public func queue(_ bytes: [UInt8]) {

@@ -14,23 +14,6 @@ import Testing
         #expect(response.serialized(headOnly: true) == [UInt8]("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n"))
     }
 
-    @Test func aLargeBodyIsItsOwnChunkAndASmallOneFollowsTheHead() {
-        let large = HTTPResponse(status: 200, headers: ["Content-Length": "2048"], body: Array(repeating: 0x61, count: 2048))
-        let (head, body) = large.chunks()
-        #expect(head == [UInt8]("HTTP/1.1 200 OK\r\nContent-Length: 2048\r\n\r\n"))
-        #expect(body == large.body)
-        #expect(head + (body ?? []) == large.serialized())
-
-        let small = HTTPResponse(status: 200, headers: ["Content-Length": "5"], body: [UInt8]("hello"))
-        let (smallHead, smallBody) = small.chunks()
-        #expect(smallHead == small.serialized())
-        #expect(smallBody == nil)
-
-        let (headOnly, none) = large.chunks(headOnly: true)
-        #expect(headOnly == large.serialized(headOnly: true))
-        #expect(none == nil)
-    }
-
     @Test func headerValuesCannotInjectLines() {
         let response = HTTPResponse(status: 302, headers: ["Location": "/x\r\nSet-Cookie: evil=1"])
         let text = String(decoding: response.serialized(), as: UTF8.self)
