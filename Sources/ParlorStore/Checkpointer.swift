@@ -8,11 +8,11 @@ import Synchronization
 /// The WAL only starts over when a write begins with all of it copied, which steady writes never allow (each
 /// PASSIVE pass ends behind the commits made meanwhile), so under load it grew without bound (1.8 GB in 30 s of
 /// churn). Once its frames are over `truncateAboveBytes`, the rest is copied with writes held off and the WAL
-/// starts over (RESTART): the PASSIVE pass just before copied the bulk, so the writer waits only for what was
-/// committed during it and two `fdatasync`s. Not TRUNCATE under load: cutting the file off is an `ftruncate` with
-/// the writer held, which on ext4 took as long again as the copy (held 35 ms on average instead of 9 in
-/// bench/README.md's runs), and the next writes then allocate the blocks again; the next write reuses the file
-/// from its start instead. The file is truncated when writes have stopped (a pass that found no new frame), with
+/// starts over (RESTART): rounds of copying and syncing just before (`prepareRestart`) leave it the last few pages,
+/// so the writer waits for little more than two short `fdatasync`s. Not TRUNCATE under load: cutting the file off
+/// is an `ftruncate` with the writer held, which on ext4 took as long again as the copy (held 35 ms on average
+/// instead of 9 in bench/README.md's runs), and the next writes then allocate the blocks again; the next write
+/// reuses the file from its start instead. The file is truncated when writes have stopped (a pass that found no new frame), with
 /// nothing left to copy. Its size under load is bounded by what is written in about one pass interval.
 ///
 /// Once a pass finds nothing new with everything copied and no commit since it began, the thread sleeps until the
@@ -78,6 +78,7 @@ final class Checkpointer: @unchecked Sendable {  // `stopped` and `sleepingUntil
                     // Nothing to copy: only the file is cut off, with no writer waiting.
                     withWriterHeld { try? self.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
                 } else if !idle, current.log * pageSize > truncateAboveBytes {
+                    prepareRestart(after: current)
                     withWriterHeld { try? self.connection.execute("PRAGMA wal_checkpoint(RESTART)") }
                 }
             }
@@ -112,6 +113,31 @@ final class Checkpointer: @unchecked Sendable {  // `stopped` and `sleepingUntil
         guard let row = try? connection.queryOne("PRAGMA wal_checkpoint(PASSIVE)") else { return nil }
         return (row[1].intValue ?? 0, row[2].intValue ?? 0)
     }
+
+    /// Does what the RESTART would otherwise do with the writer held, while writes go on, in rounds: a PASSIVE pass
+    /// copies what was committed during the round before, then the database file (which a PASSIVE pass leaves
+    /// unsynced while new frames keep arriving) and the WAL are synced. Each round has less to flush than the one
+    /// before, until what arrived during one is a few pages; the RESTART's own `fdatasync`s then flush only that.
+    /// An `fdatasync` takes as long as what it flushes: a second of copied pages took 40–60 ms on the benchmark
+    /// machine's virtual disk, and with the writer held that stalled every room (bench/README.md, session 30).
+    private func prepareRestart(after pass: (log: Int64, checkpointed: Int64)) {
+        var last = pass
+        for _ in 0..<Self.maxPreparingRounds {
+            guard let next = passive() else { return }
+            passes.add(1, ordering: .relaxed)
+            try? connection.flushToDisk(.database)
+            try? connection.flushToDisk(.journal)
+            // `log` counts the frames there when a pass began: the new ones were committed during the round before.
+            let committedMeanwhile = next.log >= last.log ? next.log - last.log : next.log
+            last = next
+            if committedMeanwhile <= Self.catchUpFrames { break }
+        }
+    }
+
+    /// Frames committed during a round that are left for the RESTART (256 pages: a few transactions at this
+    /// server's rates), and the most rounds spent before it.
+    static let catchUpFrames: Int64 = 256
+    static let maxPreparingRounds = 4
 
     private func walSize() -> Int {
         var status = stat()
