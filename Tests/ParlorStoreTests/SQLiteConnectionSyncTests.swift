@@ -6,7 +6,8 @@ import Testing
 @Suite struct SQLiteConnectionSyncTests {
     private func withWriter(_ body: (SQLiteConnection) throws -> Void) throws {
         try withTemporaryDirectory { directory in
-            let connection = try SQLiteConnection.openWriter(path: "\(directory)/parlor.db", busyTimeoutMilliseconds: 100)
+            let path = "\(directory)/parlor.db"
+            let connection = try SQLiteConnection.openWriter(path: path, busyTimeoutMilliseconds: 100)
             defer { connection.close() }
             try body(connection)
         }
