@@ -315,10 +315,15 @@ def draw(curve, ws, http, charts, quick, floor_us):
     if subprocess.run(["which", "gnuplot"], capture_output=True).returncode != 0:
         print("gnuplot missing: no charts")
         return
+    # The charts' data files go in a directory that leaves with the run, not one per run left in /tmp.
+    with tempfile.TemporaryDirectory() as data:
+        draw_from(data, curve, ws, http, charts, quick, floor_us)
+
+
+def draw_from(data, curve, ws, http, charts, quick, floor_us):
     os.makedirs(charts, exist_ok=True)
     tag = " (QUICK run)" if quick else ""
     common = 'set terminal pngcairo size 900,540 font "DejaVu Sans,11"\nset grid\nset key top left\n'
-    data = tempfile.mkdtemp()
 
     conns = [c for c in curve if c["label"] in ("conn-1k", "conn-5k", "hold-10k")]
     if conns:
