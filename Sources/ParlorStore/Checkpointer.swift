@@ -68,16 +68,24 @@ final class Checkpointer: @unchecked Sendable {  // `stopped` and `sleepingUntil
         if !stopped { _ = condition.wait(until: Date().addingTimeInterval(interval)) }
         while !stopped {
             condition.unlock()
-            committedSincePass.store(false, ordering: .sequentiallyConsistent)
+            let committedSincePrevious = committedSincePass.exchange(false, ordering: .sequentiallyConsistent)
             let previous = frames
             frames = passive()
             passes.add(1, ordering: .relaxed)
             var idle = false
             if let current = frames {
-                idle = current.log == previous?.log && current.checkpointed == current.log
+                // Idle needs no commit since the previous pass began, not only the same frame count: after a RESTART
+                // the count stays as it was until the next commit starts the log over, so a writer that is merely
+                // late (descheduled) would look idle and get its WAL cut off.
+                idle = !committedSincePrevious && current.log == previous?.log && current.checkpointed == current.log
                 if idle, walSize() > truncateAboveBytes {
-                    // Nothing to copy: only the file is cut off, with no writer waiting.
-                    withWriterHeld { try? self.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
+                    // Nothing to copy: only the file is cut off, with no writer waiting. A commit that was under way
+                    // during the pass (one slow in its header's fdatasync, say) ends before the writer is held here,
+                    // and then writes go on after all.
+                    withWriterHeld {
+                        guard !self.committedSincePass.load(ordering: .sequentiallyConsistent) else { return }
+                        try? self.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                    }
                 } else if !idle, current.log * pageSize > truncateAboveBytes {
                     prepareRestart(after: current)
                     withWriterHeld { try? self.connection.execute("PRAGMA wal_checkpoint(RESTART)") }
