@@ -12,9 +12,9 @@ import Synchronization
 /// so the writer waits for little more than two short `fdatasync`s. Not TRUNCATE under load: cutting the file off
 /// is an `ftruncate` with the writer held, which on ext4 took as long again as the copy (held 35 ms on average
 /// instead of 9 in bench/README.md's runs), and the next writes then allocate the blocks again; the next write
-/// reuses the file from its start instead. The file is truncated when writes have stopped (a pass that found no
-/// new frame), with nothing left to copy. Its size under load is bounded by what is written in about one pass
-/// interval.
+/// reuses the file from its start instead. The file is truncated when writes have stopped (no new frame and no
+/// commit since the pass before), with nothing left to copy. Its size under load is bounded by what is written in
+/// about one pass interval.
 ///
 /// Once a pass finds nothing new with everything copied and no commit since it began, the thread sleeps until the
 /// next commit (`noteCommit`) instead of waking every interval: a server with nothing to write wakes for nothing.
