@@ -31,4 +31,27 @@ import Testing
             #expect(digits.count >= 12, "position \(position) took only \(digits.count) values")
         }
     }
+
+    @Test func timeOrderedIdsSortByTheirMillisecondAndKeepEightyRandomBits() {
+        let start: Int64 = 1_796_000_000_000
+        let ids = (0..<2000).map { Identifier.makeTimeOrdered(Identifier.member, milliseconds: start + Int64($0 / 100)) }
+        #expect(Set(ids).count == ids.count)
+        for (index, id) in ids.enumerated() {
+            #expect(id.hasPrefix("MEM-") && id.utf8.count == 36)
+            // The first 12 hex digits are the millisecond, so a later millisecond sorts after every earlier one.
+            #expect(Int64(id.dropFirst(4).prefix(12), radix: 16) == start + Int64(index / 100))
+            if index >= 100 { #expect(ids[index - 100] < id) }
+        }
+        // The other 20 digits are random: within one millisecond, each position takes many values.
+        let sameMillisecond = Array(ids.prefix(100))
+        for position in 16..<36 {
+            let digits = Set(sameMillisecond.map { Array($0.utf8)[position] })
+            #expect(digits.count >= 8, "position \(position) took only \(digits.count) values")
+        }
+    }
+
+    @Test func timeOrderedIdsClampTimesOutsideFortyEightBits() {
+        #expect(Identifier.makeTimeOrdered("MEM", milliseconds: -5).dropFirst(4).hasPrefix("000000000000"))
+        #expect(Identifier.makeTimeOrdered("MEM", milliseconds: .max).dropFirst(4).hasPrefix("ffffffffffff"))
+    }
 }
