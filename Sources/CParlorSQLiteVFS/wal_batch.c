@@ -228,6 +228,7 @@ static int batchCurrentTimeInt64(sqlite3_vfs *vfs, sqlite3_int64 *now) {
 static int registered = SQLITE_ERROR;
 
 static void registerOnce(void) {
+    parlor_page_cache_install();  // before sqlite3_vfs_find initializes SQLite, which fixes its page cache
     realVFS = sqlite3_vfs_find(NULL);
     if (realVFS == NULL || realVFS->iVersion < 2) return;
     batchMethods = (sqlite3_io_methods){

@@ -1,3 +1,4 @@
+import CParlorSQLiteVFS
 import CSQLite
 
 /// One SQLite connection. Not thread-safe by itself: `Database` hands it out under a lock,
@@ -17,6 +18,7 @@ public final class SQLiteConnection {
     /// Opens `path` with SQLite `flags` (`SQLITE_OPEN_*`).
     /// `vfs` nil is SQLite's default VFS.
     init(path: String, flags: Int32, busyTimeoutMilliseconds: Int32, vfs: String? = nil) throws {
+        _ = parlor_page_cache_install()  // once per process, before SQLite initializes (page_cache.c)
         var handle: OpaquePointer?
         let result = sqlite3_open_v2(path, &handle, flags, vfs)
         guard result == SQLITE_OK, let handle else {
