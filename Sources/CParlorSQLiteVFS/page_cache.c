@@ -1,13 +1,13 @@
 // SQLite's own page cache (pcache1) with one change: a truncation that has nothing to remove is not passed on.
 //
 // At the end of every transaction the pager truncates its cache to the database's size, and pcache1 scans for
-// pages beyond it only if the highest key it has ever held since the last truncation is beyond it. But when
-// a B-tree balance reorders sibling pages it parks one at a temporary key, the page after the lock-byte page
-// (262,145 with 4 KiB pages), and moves it back at once. pcache1 remembers 262,145 as its highest key, so the next
-// truncation walks its whole hash table (every slot, every page: about 1,000 cache misses with a 4 MiB cache) to
-// remove nothing. Rooms with many short ranges in one B-tree (a room's events, its members) rebalance often: a
-// third of the writer's commits paid for the walk, 5.6 % of the rooms thread's time at 10,000 connections
-// (bench/README.md, session 31).
+// pages beyond it only if the highest key it has held since its last truncation is beyond it. But when a B-tree
+// balance reorders sibling pages it parks one at a temporary key, the lock-byte page's number (262,145 with 4 KiB
+// pages, a page that never holds data), and moves it back at once. pcache1 remembers 262,145 as its highest key,
+// so the next truncation walks its whole hash table (every slot, every page: about 1,000 cache misses with a 4 MiB
+// cache) to remove nothing. Rooms with many short ranges in one B-tree (a room's events, its members) rebalance
+// often: a third of the writer's commits paid for the walk, 5.6 % of the rooms thread's time at 10,000
+// connections (bench/README.md, session 31).
 //
 // Here each cache keeps its own highest key, not counting that temporary key, and how many pages sit at the
 // temporary key now. A truncation to iLimit goes to pcache1 only if a page may have a key of iLimit or more: the
@@ -106,7 +106,8 @@ static int installed = SQLITE_ERROR;
 static void installOnce(void) {
     // Both calls fail with SQLITE_MISUSE once SQLite has initialized (some code opened a database first): then the
     // process keeps pcache1 as it is.
-    if (sqlite3_config(SQLITE_CONFIG_GETPCACHE2, &base) != SQLITE_OK || base.iVersion < 1 || base.xCreate == NULL) return;
+    if (sqlite3_config(SQLITE_CONFIG_GETPCACHE2, &base) != SQLITE_OK) return;
+    if (base.iVersion < 1 || base.xCreate == NULL) return;
     static sqlite3_pcache_methods2 wrapper;
     wrapper = (sqlite3_pcache_methods2){
         .iVersion = 1, .pArg = NULL, .xInit = cacheInit, .xShutdown = cacheShutdown, .xCreate = cacheCreate,

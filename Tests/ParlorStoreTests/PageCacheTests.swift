@@ -19,7 +19,10 @@ import ParlorStore
             configuration.checkpointInterval = 3600
             let database = try Database(configuration)
             defer { database.close() }
-            try database.write { try $0.execute("CREATE TABLE log (room INTEGER, seq INTEGER, body TEXT, PRIMARY KEY (room, seq)) WITHOUT ROWID") }
+            try database.write {
+                try $0.execute("CREATE TABLE log (room INTEGER, seq INTEGER, body TEXT, PRIMARY KEY (room, seq)) "
+                    + "WITHOUT ROWID")
+            }
             return try body(database)
         }
     }
@@ -32,7 +35,8 @@ import ParlorStore
         for seq in commits {
             try database.write { db in
                 for room in 0..<rooms {
-                    try db.run("INSERT INTO log (room, seq, body) VALUES (?, ?, ?)", [.integer(Int64(room)), .integer(Int64(seq)), .text(body)])
+                    try db.run("INSERT INTO log (room, seq, body) VALUES (?, ?, ?)",
+                               [.integer(Int64(room)), .integer(Int64(seq)), .text(body)])
                 }
             }
         }
@@ -65,14 +69,16 @@ import ParlorStore
             // Grows the file by some 200 pages, then fails: the pager shrinks back and must drop those pages.
             #expect(throws: ExpectedFailure.self) {
                 try database.write { db in
-                    try db.run("INSERT INTO log (room, seq, body) VALUES (99, 0, ?)", [.text(String(repeating: "x", count: 800_000))])
+                    try db.run("INSERT INTO log (room, seq, body) VALUES (99, 0, ?)",
+                               [.text(String(repeating: "x", count: 800_000))])
                     throw ExpectedFailure()
                 }
             }
             #expect(Self.counts().passed > before.passed, "the rollback's truncation was skipped")
             // The same pages are allocated again with other content; a stale cached page would show here.
             _ = try database.write { db in
-                try db.run("INSERT INTO log (room, seq, body) VALUES (98, 0, ?)", [.text(String(repeating: "y", count: 800_000))])
+                try db.run("INSERT INTO log (room, seq, body) VALUES (98, 0, ?)",
+                           [.text(String(repeating: "y", count: 800_000))])
             }
             // Checked on the writer, whose cache held the dropped pages (a reader has a cache of its own).
             let (pages, integrity, rolledBack, written) = try database.write { db in
