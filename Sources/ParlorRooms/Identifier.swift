@@ -4,20 +4,24 @@ import Glibc
 /// ids (one per join) put the time in the first 48 of those bits (`makeTimeOrdered`).
 public enum Identifier {
     public static func make(_ prefix: String) -> String {
-        // One getrandom(2) call for all 16 bytes (glibc's arc4random_buf); SystemRandomNumberGenerator makes one
-        // per 8 bytes. Every join, session and room takes an id.
-        var random: (UInt64, UInt64) = (0, 0)
-        withUnsafeMutableBytes(of: &random) { arc4random_buf($0.baseAddress!, $0.count) }
+        let random = randomWords()
         return format(prefix, high: random.0, low: random.1)
     }
 
     /// An id whose first 48 bits are `milliseconds` (Unix time) and the other 80 random: ids made later sort later,
     /// so a table keyed by them grows at its end instead of at a random page. Still unguessable (80 random bits).
     public static func makeTimeOrdered(_ prefix: String, milliseconds: Int64) -> String {
-        var random: (UInt64, UInt64) = (0, 0)
-        withUnsafeMutableBytes(of: &random) { arc4random_buf($0.baseAddress!, $0.count) }
+        let random = randomWords()
         let time = min(UInt64(clamping: milliseconds), 0xFFFF_FFFF_FFFF)  // 48 bits last until the year 10889
         return format(prefix, high: time << 16 | random.0 & 0xFFFF, low: random.1)
+    }
+
+    /// 16 bytes in one getrandom(2) call (glibc's arc4random_buf); SystemRandomNumberGenerator makes one per 8
+    /// bytes. Every join, session and room takes an id.
+    private static func randomWords() -> (UInt64, UInt64) {
+        var random: (UInt64, UInt64) = (0, 0)
+        withUnsafeMutableBytes(of: &random) { arc4random_buf($0.baseAddress!, $0.count) }
+        return random
     }
 
     public static let user = "USR", room = "RM", member = "MEM", session = "SES", token = "TOK", node = "NODE"

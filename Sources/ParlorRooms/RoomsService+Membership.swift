@@ -26,7 +26,8 @@ extension RoomsService {
 
         let now = max(clock.now(), room.lastJoinedAt + 1)
         room.lastJoinedAt = now
-        let member = LiveMember(id: Identifier.makeTimeOrdered(Identifier.member, milliseconds: now), user: caller.user, joinedAt: now)
+        let member = LiveMember(id: Identifier.makeTimeOrdered(Identifier.member, milliseconds: now), user: caller.user,
+                                joinedAt: now)
         try step.store.addMember(id: member.id, roomID: cid, userID: caller.user.id, joinedAt: now)
         let event = try appendMemberJoined(member, to: room, at: now, &step)
         if room.emptySince != nil { try step.store.setRoomEmpty(id: cid, since: nil) }
