@@ -96,4 +96,27 @@ import ParlorStore
             #expect(history == ["MEM-a", "MEM-b"])
         }
     }
+
+    /// 008: members is one B-tree keyed by its id (no rowid, no separate index of the id), with its rows, its
+    /// unique id and its foreign keys as before.
+    @Test func membersAreKeptByTheirIdWithoutARowid() throws {
+        try Self.withUpgradedDatabase { database in
+            try database.read { db in
+                #expect(try db.queryInteger("SELECT wr FROM pragma_table_list WHERE name = 'members'") == 1)
+                #expect(try db.queryInteger("SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'members' AND type = 'index'") == 2)
+                let member = try db.queryOne("SELECT room_id, user_id, joined_at, left_at FROM members WHERE id = 'MEM-b'")
+                #expect(member?.string("room_id") == "RM-1" && member?.string("user_id") == "USR-b")
+                #expect(member?.int("joined_at") == 11 && member?.int("left_at") == 12)
+            }
+            try database.write { db throws in
+                #expect(throws: StoreError.self, "the id is still unique") {
+                    try db.run("INSERT INTO members (id, room_id, user_id, state, joined_at) VALUES ('MEM-b', 'RM-1', 'USR-b', 'LEFT', 30)")
+                }
+                #expect(throws: StoreError.self, "the room must exist") {
+                    try db.run("INSERT INTO members (id, room_id, user_id, state, joined_at) VALUES ('MEM-d', 'RM-2', 'USR-b', 'JOINED', 30)")
+                }
+                #expect(try db.run("INSERT INTO members (id, room_id, user_id, state, joined_at) VALUES ('MEM-d', 'RM-1', 'USR-b', 'JOINED', 30)") == 1)
+            }
+        }
+    }
 }
