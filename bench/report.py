@@ -174,6 +174,13 @@ def main():
             f"{fan.get('p99_ms', float('nan')):.2f} ms (p50 {fan.get('p50_ms', float('nan')):.2f}, "
             f"{hold['joins_per_second']:.0f} joins/s)", fan.get("p99_ms", 1e9) <= 3, "hold_fanout_p99_ms", fan.get("p99_ms"))
         row("errors in that run", "0", f"{hold['errors']} {hold['error_kinds'] or ''}".strip(), hold["errors"] == 0)
+        tmpfs = ws.get("hold-10k-tmpfs")
+        if tmpfs:
+            fan = tmpfs["fanout"]
+            row("the same with the database on tmpfs: fan-out p99", "-",
+                f"{fan.get('p99_ms', float('nan')):.2f} ms (p50 {fan.get('p50_ms', float('nan')):.2f}, "
+                f"{tmpfs.get('server', {}).get('cpu_percent_of_one_core', 0):.0f}% of a core, {tmpfs['errors']} errors)",
+                None, "hold_tmpfs_fanout_p99_ms", fan.get("p99_ms"))
         join = hold["join_rtt"]
         row("join round trip p50 / p99 / p99.9 (same run)", "-",
             f"{join.get('p50_ms', 0):.2f} / {join.get('p99_ms', 0):.2f} / {join.get('p999_ms', 0):.2f} ms", None)
@@ -262,7 +269,7 @@ def main():
         print("  ".join(c.ljust(w) for c, w in zip(r, widths)))
 
     curve = []
-    for label in ("conn-1k", "conn-5k", "hold-10k", "room-2", "room-10", "room-100", "room-1000",
+    for label in ("conn-1k", "conn-5k", "hold-10k", "hold-10k-tmpfs", "room-2", "room-10", "room-100", "room-1000",
                   "room-10-at-half-core", "room-100-at-half-core", "room-1000-at-half-core"):
         d = ws.get(label)
         if not d:
