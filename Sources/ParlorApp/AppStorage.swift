@@ -10,13 +10,22 @@ public enum AppStorage: Sendable {
     case sqlite(Database)
     case postgres(PostgresDatabase)
 
-    /// Opens the database `configuration` names and applies its pending migrations.
-    static func open(_ configuration: AppConfiguration) throws -> AppStorage {
+    /// Opens the database `configuration` names and applies its pending migrations, logging them on SQLite (a table
+    /// rebuild on a large database holds the start for seconds).
+    static func open(_ configuration: AppConfiguration, logger: Logger) throws -> AppStorage {
         if let url = try configuration.postgresURL {
             return .postgres(try PostgresDatabase(url: url, poolSize: configuration.readerCount + 1))
         }
         var databaseConfiguration = DatabaseConfiguration(path: configuration.resolvedDatabasePath)
         databaseConfiguration.readerCount = configuration.readerCount
+        databaseConfiguration.reportMigrations = { progress in
+            switch progress {
+            case .applying(let ids):
+                logger.info("applying database migrations", ["count": "\(ids.count)", "migrations": ids.joined(separator: ",")])
+            case .applied(let ids, let seconds):
+                logger.info("database migrations applied", ["count": "\(ids.count)", "duration_ms": "\(Int((seconds * 1000).rounded()))"])
+            }
+        }
         return .sqlite(try Database(databaseConfiguration))
     }
 

@@ -51,7 +51,7 @@ public final class ParlorApplication: Sendable {
         ProcessSetup.prepareForServing()
         try configuration.validate()
 
-        let storage = try AppStorage.open(configuration)
+        let storage = try AppStorage.open(configuration, logger: logger)
         self.storage = storage
         // Until the rooms service owns the rest, a failure below must not leave the database open.
         var opened = false

@@ -31,7 +31,9 @@ public final class Database: @unchecked Sendable {  // writer and isClosed under
         }
 
         let writer = try SQLiteConnection.openWriter(path: path, busyTimeoutMilliseconds: timeout)
-        if configuration.appliesMigrations { try writer.migrate(to: configuration.migrations) }
+        if configuration.appliesMigrations {
+            try writer.migrate(to: configuration.migrations, report: configuration.reportMigrations)
+        }
 
         if configuration.isInMemory {
             readers = nil

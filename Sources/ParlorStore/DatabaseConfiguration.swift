@@ -17,6 +17,8 @@ public struct DatabaseConfiguration: Sendable {
     public var checkpointInterval = 1.0
     /// False opens the database as it is, for inspecting it (`parlor migrate --status`) without changing it.
     public var appliesMigrations = true
+    /// Told before pending migrations run and once they all ran; not called when none is pending.
+    public var reportMigrations: (@Sendable (MigrationProgress) -> Void)?
 
     public init(
         path: String,

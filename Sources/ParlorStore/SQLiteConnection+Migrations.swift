@@ -9,9 +9,9 @@ struct AppliedMigration {
 
 // Bringing the schema up to date on the writer connection.
 extension SQLiteConnection {
-    /// Applies the `migrations` the database lacks, in id order, each in its own transaction.
-    /// Checks everything first, so a changed or unknown migration stops the start before any change.
-    func migrate(to migrations: [Migration]) throws {
+    /// Applies the `migrations` the database lacks, in id order, each in its own transaction, telling `report` before
+    /// and after. Checks everything first, so a changed or unknown migration stops the start before any change.
+    func migrate(to migrations: [Migration], report: (@Sendable (MigrationProgress) -> Void)? = nil) throws {
         try execute("""
             CREATE TABLE IF NOT EXISTS schema_migrations (
                 id         TEXT PRIMARY KEY,
@@ -21,9 +21,15 @@ extension SQLiteConnection {
             """)
 
         let pending = try Migration.pending(migrations, applied: try appliedMigrations().map { ($0.id, $0.checksum) })
+        guard !pending.isEmpty else { return }
+        let ids = pending.map(\.id)
+        report?(.applying(ids))
+        let started = ContinuousClock.now
         for migration in pending {
             try apply(migration)
         }
+        let elapsed = (ContinuousClock.now - started).components
+        report?(.applied(ids, seconds: Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18))
     }
 
     /// The rows of `schema_migrations`, in id order.

@@ -68,6 +68,40 @@ import ParlorStore
         }
     }
 
+    @Test func pendingMigrationsAreReportedBeforeAndAfterTheyRun() throws {
+        /// What `reportMigrations` was told, in order (it runs on the opening thread, but must be Sendable).
+        final class Reports: @unchecked Sendable {  // appended and read under `lock`
+            private let lock = NSLock()
+            private var items: [MigrationProgress] = []
+            func append(_ item: MigrationProgress) { lock.withLock { items.append(item) } }
+            func take() -> [MigrationProgress] { lock.withLock { defer { items = [] }; return items } }
+        }
+        let reports = Reports()
+        func open(_ path: String, _ migrations: [Migration]) throws {
+            var configuration = DatabaseConfiguration(path: path, migrations: migrations)
+            configuration.reportMigrations = { reports.append($0) }
+            try Database(configuration).close()
+        }
+        func ids(_ progress: [MigrationProgress]) -> [String] {
+            progress.map {
+                switch $0 {
+                case .applying(let ids): "applying \(ids.joined(separator: " "))"
+                case .applied(let ids, let seconds): "applied \(ids.joined(separator: " "))\(seconds >= 0 ? "" : " in negative time")"
+                }
+            }
+        }
+        try withTemporaryDirectory { directory in
+            let path = "\(directory)/parlor.db"
+            try open(path, Migrations.embedded)
+            let all = embeddedIDs.joined(separator: " ")
+            #expect(ids(reports.take()) == ["applying \(all)", "applied \(all)"])
+            try open(path, Migrations.embedded + [widgets])
+            #expect(ids(reports.take()) == ["applying 900_widgets", "applied 900_widgets"])
+            try open(path, Migrations.embedded + [widgets])
+            #expect(reports.take().isEmpty, "nothing pending, nothing said")
+        }
+    }
+
     @Test func failingMigrationRollsBack() throws {
         try withTemporaryDirectory { directory in
             let path = "\(directory)/parlor.db"

@@ -88,6 +88,9 @@ enum LocalCommands {
             }
             var configuration = DatabaseConfiguration(path: path, readerCount: 1)
             configuration.appliesMigrations = !statusOnly
+            configuration.reportMigrations = { progress in
+                if case .applying(let ids) = progress { warn("applying \(ids.joined(separator: ", "))") }
+            }
             let database = try Database(configuration)
             defer { database.close() }
             applied = try database.migrationStatus()
