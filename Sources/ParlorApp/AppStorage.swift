@@ -10,15 +10,10 @@ public enum AppStorage: Sendable {
     case sqlite(Database)
     case postgres(PostgresDatabase)
 
-    /// Opens the database `configuration` names and applies its pending migrations, logging them on SQLite (a table
-    /// rebuild on a large database holds the start for seconds).
+    /// Opens the database `configuration` names and applies its pending migrations, logging them (a table rebuild on
+    /// a large database holds the start for seconds).
     static func open(_ configuration: AppConfiguration, logger: Logger) throws -> AppStorage {
-        if let url = try configuration.postgresURL {
-            return .postgres(try PostgresDatabase(url: url, poolSize: configuration.readerCount + 1))
-        }
-        var databaseConfiguration = DatabaseConfiguration(path: configuration.resolvedDatabasePath)
-        databaseConfiguration.readerCount = configuration.readerCount
-        databaseConfiguration.reportMigrations = { progress in
+        let report: @Sendable (MigrationProgress) -> Void = { progress in
             switch progress {
             case .applying(let ids):
                 logger.info("applying database migrations", ["count": "\(ids.count)", "migrations": ids.joined(separator: ",")])
@@ -26,6 +21,12 @@ public enum AppStorage: Sendable {
                 logger.info("database migrations applied", ["count": "\(ids.count)", "duration_ms": "\(Int((seconds * 1000).rounded()))"])
             }
         }
+        if let url = try configuration.postgresURL {
+            return .postgres(try PostgresDatabase(url: url, poolSize: configuration.readerCount + 1, reportMigrations: report))
+        }
+        var databaseConfiguration = DatabaseConfiguration(path: configuration.resolvedDatabasePath)
+        databaseConfiguration.readerCount = configuration.readerCount
+        databaseConfiguration.reportMigrations = report
         return .sqlite(try Database(databaseConfiguration))
     }
 

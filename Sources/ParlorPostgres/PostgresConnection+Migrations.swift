@@ -8,8 +8,9 @@ extension PostgresConnection {
 
     /// Applies the `migrations` the database lacks, in id order, each in its own transaction, holding the advisory
     /// lock so that nodes starting together wait for the first one and then find nothing to do. Checks everything
-    /// first: a changed or unknown migration stops the start before any change. Returns the ids it applied.
-    func migrate(to migrations: [Migration]) throws -> [String] {
+    /// first: a changed or unknown migration stops the start before any change. Tells `report` before and after, as
+    /// SQLite's migrator does (`DatabaseConfiguration.reportMigrations`). Returns the ids it applied.
+    func migrate(to migrations: [Migration], report: (@Sendable (MigrationProgress) -> Void)? = nil) throws -> [String] {
         try reconnectIfNeeded()
         try execute("SELECT pg_advisory_lock(\(Self.migrationLockKey))")
         // Also released if the connection dies: the lock is the session's.
@@ -22,6 +23,10 @@ extension PostgresConnection {
             )
             """)
         let pending = try Migration.pending(migrations, applied: try appliedMigrations().map { ($0.id, $0.checksum) })
+        guard !pending.isEmpty else { return [] }
+        let ids = pending.map(\.id)
+        report?(.applying(ids))
+        let started = ContinuousClock.now
         for migration in pending {
             do {
                 try inTransaction { connection in
@@ -34,7 +39,8 @@ extension PostgresConnection {
                                     connectionLost: error.connectionLost)
             }
         }
-        return pending.map(\.id)
+        report?(.applied(ids, seconds: (ContinuousClock.now - started).seconds))
+        return ids
     }
 
     /// The rows of `schema_migrations`, in id order.

@@ -16,12 +16,13 @@ public final class PostgresDatabase: @unchecked Sendable {  // writer and isClos
     /// The migrations this open applied (none when another node or an earlier start had).
     public let appliedMigrations: [String]
 
-    /// `poolSize`: connections beside the writer, at least 1.
+    /// `poolSize`: connections beside the writer, at least 1. `reportMigrations` is told before pending migrations
+    /// run and once they ran (not when none is pending, e.g. because another node applied them).
     public init(url: PostgresURL, poolSize: Int = 3, migrations: [Migration] = PostgresMigrations.embedded,
-                appliesMigrations: Bool = true) throws {
+                appliesMigrations: Bool = true, reportMigrations: (@Sendable (MigrationProgress) -> Void)? = nil) throws {
         self.url = url
         writer = try PostgresConnection(url: url)
-        appliedMigrations = appliesMigrations ? try writer.migrate(to: migrations) : []
+        appliedMigrations = appliesMigrations ? try writer.migrate(to: migrations, report: reportMigrations) : []
         pool = PostgresPool(try (0..<max(1, poolSize)).map { _ in try PostgresConnection(url: url) })
     }
 

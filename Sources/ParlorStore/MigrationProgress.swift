@@ -6,3 +6,11 @@ public enum MigrationProgress: Sendable, Equatable {
     /// Applied them all, in this many seconds.
     case applied([String], seconds: Double)
 }
+
+extension Duration {
+    /// Seconds as a floating-point number, for reports and logs.
+    package var seconds: Double {
+        let parts = components
+        return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
+    }
+}

@@ -28,8 +28,7 @@ extension SQLiteConnection {
         for migration in pending {
             try apply(migration)
         }
-        let elapsed = (ContinuousClock.now - started).components
-        report?(.applied(ids, seconds: Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18))
+        report?(.applied(ids, seconds: (ContinuousClock.now - started).seconds))
     }
 
     /// The rows of `schema_migrations`, in id order.

@@ -19,6 +19,23 @@ import Testing
         #expect(second.appliedMigrations.isEmpty)
     }
 
+    @Test func pendingMigrationsAreReportedBeforeAndAfterTheyRun() throws {
+        let url = try TestPostgres.shared().makeDatabase()
+        let reports = Mutex<[String]>([])
+        let report: @Sendable (MigrationProgress) -> Void = { progress in
+            let line = switch progress {
+            case .applying(let ids): "applying \(ids.joined(separator: " "))"
+            case .applied(let ids, let seconds): "applied \(ids.joined(separator: " "))\(seconds >= 0 ? "" : " in negative time")"
+            }
+            reports.withLock { $0.append(line) }
+        }
+        try PostgresDatabase(url: url, poolSize: 1, reportMigrations: report).close()
+        let all = PostgresMigrations.embedded.map(\.id).joined(separator: " ")
+        #expect(reports.withLock { $0 } == ["applying \(all)", "applied \(all)"])
+        try PostgresDatabase(url: url, poolSize: 1, reportMigrations: report).close()
+        #expect(reports.withLock { $0.count } == 2, "nothing pending, nothing said")
+    }
+
     @Test func twoNodesStartingAtOnceMigrateOnce() throws {
         let url = try TestPostgres.shared().makeDatabase()
         // Hold the migration lock so both migrators are provably waiting on it together, then let them go.

@@ -64,6 +64,11 @@ enum LocalCommands {
         return ExitCode.success
     }
 
+    /// `parlor migrate` names the migrations it is about to apply on stderr (a rebuild can take seconds).
+    private static let namePendingMigrations: @Sendable (MigrationProgress) -> Void = { progress in
+        if case .applying(let ids) = progress { warn("applying \(ids.joined(separator: ", "))") }
+    }
+
     static func migrate(_ arguments: [String]) throws -> Int32 {
         let options = try CommandLineOptions(arguments, valued: ["--database", "--data-dir"], switches: ["--status", "--json"])
         let environment = ProcessInfo.processInfo.environment
@@ -77,7 +82,8 @@ enum LocalCommands {
         if PostgresURL.isPostgres(path) {
             let url = try PostgresURL(path)
             shownPath = url.description
-            let database = try PostgresDatabase(url: url, poolSize: 1, appliesMigrations: !statusOnly)
+            let database = try PostgresDatabase(url: url, poolSize: 1, appliesMigrations: !statusOnly,
+                                                reportMigrations: Self.namePendingMigrations)
             defer { database.close() }
             applied = try database.migrationStatus()
             known = PostgresMigrations.embedded
@@ -88,9 +94,7 @@ enum LocalCommands {
             }
             var configuration = DatabaseConfiguration(path: path, readerCount: 1)
             configuration.appliesMigrations = !statusOnly
-            configuration.reportMigrations = { progress in
-                if case .applying(let ids) = progress { warn("applying \(ids.joined(separator: ", "))") }
-            }
+            configuration.reportMigrations = Self.namePendingMigrations
             let database = try Database(configuration)
             defer { database.close() }
             applied = try database.migrationStatus()
