@@ -3,12 +3,16 @@
 in it (Person, alone in a browser or a window each in a shared one), checks and waits, the audio samplers that read
 a page's WebRTC statistics, entering a room, and run_scenario. Not a test by itself.
 """
+import array
+import itertools
+import math
 import os
 import subprocess
 import tempfile
 import threading
 import time
 import sys
+import wave
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
@@ -114,6 +118,40 @@ if (window.RTCPeerConnection) {
 }"""
 
 
+# Each browser's fake microphone plays its own voice-like sound. Chromium's default fake microphone beeps the same
+# pattern in every browser, and a page's echo canceller, which hears the other person's beeps played out, could take
+# its own beeps for their echo and cancel them: now and then a person arrived nearly silent and the forwarding unit
+# never saw the 100 ms of voice that lights a speaking ring. Each browser's sound is built on its own pitch, so two
+# people's sounds do not correlate; it changes note every 200 ms and swells at a syllable's rate, so noise
+# suppression does not take it for a steady noise; and it lasts 1.6 s of every 2 s, which the server's detector
+# counts as speech every time.
+PITCHES_HZ = itertools.cycle([220, 294, 247, 330, 262, 349, 196, 392])
+MELODY = [1.0, 1.25, 1.5, 1.125, 1.333, 1.0, 1.2, 1.5]  # one note per 200 ms of the 1.6 s voiced part
+
+
+def fake_microphone_file(pitch, rate=48_000, seconds=2.0, voiced_seconds=1.6, amplitude=0.25):
+    """A WAV file (removed by Browser.quit) that Chromium loops as the microphone: notes on `pitch`, 200 ms each,
+    their loudness swinging between 60 and 100 % of `amplitude` (about -12 dBFS) five times a second, then silence."""
+    note = int(rate * 0.2)
+    voiced = int(rate * voiced_seconds)
+    fade = int(rate * 0.01)
+    samples = array.array("h", bytes(2 * int(rate * seconds)))
+    phase = 0.0
+    for i in range(voiced):
+        frequency = pitch * MELODY[(i // note) % len(MELODY)]
+        phase += 2 * math.pi * frequency / rate  # continuous across notes: no clicks
+        swell = 0.8 + 0.2 * math.sin(2 * math.pi * 5 * i / rate)
+        envelope = min(1.0, i / fade, (voiced - 1 - i) / fade)
+        samples[i] = int(32767 * amplitude * swell * envelope * math.sin(phase))
+    handle, path = tempfile.mkstemp(prefix="parlor-microphone-", suffix=".wav")
+    with os.fdopen(handle, "wb") as file, wave.open(file, "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(rate)
+        out.writeframes(samples.tobytes())
+    return path
+
+
 class Browser:
     """One headless Chromium (and its chromedriver). People can share it, one window each (Person(browser=…))."""
 
@@ -122,6 +160,8 @@ class Browser:
         options.binary_location = CHROMIUM
         for flag in CHROMIUM_FLAGS:
             options.add_argument(flag)
+        self.microphone = fake_microphone_file(next(PITCHES_HZ))
+        options.add_argument(f"--use-file-for-fake-audio-capture={self.microphone}")
         options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
         self.driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
         self.current = self.driver.current_window_handle
@@ -140,6 +180,10 @@ class Browser:
         try:
             self.driver.quit()  # ends chromedriver and the browser it started
         except Exception:
+            pass
+        try:
+            os.remove(self.microphone)
+        except OSError:
             pass
 
 

@@ -3,10 +3,10 @@
 
 Run by run.sh inside a network namespace that has only `lo`, so WebRTC stays on loopback. It starts the server
 (PARLOR_BIN) on a free port with an in-memory database, signs in alice and bob, has alice create a room that both
-join, and checks what a person would: each sees the other, audio flows both ways (Chromium's fake microphone
-beeps), mute shows on the other side and silences the audio, a dropped socket resumes, and leaving removes the
-tile. The talk runs twice: through the server's forwarding unit (the default, one peer connection per page) and
-through the browser mesh (`--media mesh`). Saves docs/screenshot-room.png. A server that lets one member send
+join, and checks what a person would: each sees the other, audio flows both ways (each browser's fake microphone
+plays its own notes: browser_support.py), mute shows on the other side and silences the audio, a dropped socket
+resumes, and leaving removes the tile. The talk runs twice: through the server's forwarding unit (the default, one
+peer connection per page) and through the browser mesh (`--media mesh`). Saves docs/screenshot-room.png. A server that lets one member send
 checks a listener (receive only); another checks that a shared room link asks before joining and turning the
 microphone on; the last serves HTTPS with --tls-self-signed, as on a LAN, and two people open it and talk.
 Ends with `browser: N passed, M failed`. The pieces every script uses are in browser_support.py.
@@ -68,12 +68,12 @@ def talk(server, prefix="", screenshot=True):
         ok, seen = audio_flows(alice, bob_id)
         check(f"{prefix}alice hears bob (bytes grow, level > 0)", ok, seen)
 
-        # Speaking: bob's beeps light his ring on alice's page (audio:speaking:on relayed by the server).
+        # Speaking: bob's sound lights his ring on alice's page (audio:speaking:on relayed by the server).
         check(f"{prefix}alice sees bob's speaking ring", wait_for("bob's ring on alice's page", lambda: (
             (tile := alice.tile_of(bob_id)) is not None and "speaking" in tile.get_attribute("class")),
             timeout=10, interval=0.05))
 
-        # The picture for the docs: alice's room with two people, taken while the beeps light the speaking ring.
+        # The picture for the docs: alice's room with two people, taken while both sounds light the speaking rings.
         wait_for("two speaking rings", lambda: len(alice.driver.find_elements(By.CSS_SELECTOR, "#tiles .tile.speaking")) == 2,
                  timeout=5, interval=0.05)
         if screenshot:
