@@ -119,12 +119,13 @@ if (window.RTCPeerConnection) {
 
 
 # Each browser's fake microphone plays its own voice-like sound. Chromium's default fake microphone beeps the same
-# pattern in every browser, and a page's echo canceller, which hears the other person's beeps played out, could take
-# its own beeps for their echo and cancel them: now and then a person arrived nearly silent and the forwarding unit
-# never saw the 100 ms of voice that lights a speaking ring. Each browser's sound is built on its own pitch, so two
-# people's sounds do not correlate; it changes note every 200 ms and swells at a syllable's rate, so noise
-# suppression does not take it for a steady noise; and it lasts 1.6 s of every 2 s, which the server's detector
-# counts as speech every time.
+# short pattern in every browser, and the page's audio processing (echo cancellation, noise suppression, gain
+# control: the web client asks for all three) let those beeps arrive anywhere from nearly silent to full scale (peak
+# levels 0.09 to 1.0 between runs; alike with the processing off, but then too short to count as speech): now and
+# then the forwarding unit never saw the 100 ms of voice that lights a speaking ring. Each browser's sound is built
+# on its own pitch, so two people's sounds do not correlate (an echo canceller hears the other one played out); it
+# changes note every 200 ms and swells at a syllable's rate, so noise suppression does not take it for a steady
+# noise; and it lasts 1.6 s of every 2 s, which the server's detector counts as speech.
 PITCHES_HZ = itertools.cycle([220, 294, 247, 330, 262, 349, 196, 392])
 MELODY = [1.0, 1.25, 1.5, 1.125, 1.333, 1.0, 1.2, 1.5]  # one note per 200 ms of the 1.6 s voiced part
 
