@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import ParlorStore
 
@@ -69,19 +70,14 @@ import ParlorStore
     }
 
     @Test func pendingMigrationsAreReportedBeforeAndAfterTheyRun() throws {
-        /// What `reportMigrations` was told, in order (it runs on the opening thread, but must be Sendable).
-        final class Reports: @unchecked Sendable {  // appended and read under `lock`
-            private let lock = NSLock()
-            private var items: [MigrationProgress] = []
-            func append(_ item: MigrationProgress) { lock.withLock { items.append(item) } }
-            func take() -> [MigrationProgress] { lock.withLock { defer { items = [] }; return items } }
-        }
-        let reports = Reports()
+        // What `reportMigrations` was told, in order (it runs on the opening thread, but must be Sendable).
+        let reports = Mutex<[MigrationProgress]>([])
         func open(_ path: String, _ migrations: [Migration]) throws {
             var configuration = DatabaseConfiguration(path: path, migrations: migrations)
-            configuration.reportMigrations = { reports.append($0) }
+            configuration.reportMigrations = { progress in reports.withLock { $0.append(progress) } }
             try Database(configuration).close()
         }
+        func take() -> [MigrationProgress] { reports.withLock { items in defer { items = [] }; return items } }
         func ids(_ progress: [MigrationProgress]) -> [String] {
             progress.map {
                 switch $0 {
@@ -94,11 +90,11 @@ import ParlorStore
             let path = "\(directory)/parlor.db"
             try open(path, Migrations.embedded)
             let all = embeddedIDs.joined(separator: " ")
-            #expect(ids(reports.take()) == ["applying \(all)", "applied \(all)"])
+            #expect(ids(take()) == ["applying \(all)", "applied \(all)"])
             try open(path, Migrations.embedded + [widgets])
-            #expect(ids(reports.take()) == ["applying 900_widgets", "applied 900_widgets"])
+            #expect(ids(take()) == ["applying 900_widgets", "applied 900_widgets"])
             try open(path, Migrations.embedded + [widgets])
-            #expect(reports.take().isEmpty, "nothing pending, nothing said")
+            #expect(take().isEmpty, "nothing pending, nothing said")
         }
     }
 
