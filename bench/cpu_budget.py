@@ -94,7 +94,7 @@ def main():
     sqlite = sum(c for r, c in rows.items() if r.startswith("SQLite"))
     writes = rows["writev: deliveries and replies"]
     print(f"{'writev + SQLite':48} {100 * (writes + sqlite) / total:7.1f}% "
-          f"{(writes + sqlite) / total * cpu_percent:11.1f}%   (the target: 25 % for everything)")
+          f"{(writes + sqlite) / total * cpu_percent:11.1f}%   (issue 13's target in the standard scenario: 25 % for everything)")
     print("threads: " + ", ".join(f"{t} {100 * c / total:.1f}%" for t, c in threads.most_common()))
     if counts:
         print("system calls per second: " + ", ".join(f"{name} {count / seconds:,.0f}" for name, count in counts.items()))
