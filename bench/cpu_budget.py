@@ -38,7 +38,7 @@ def classify(frames):
                     return row
         if any(s.startswith(("schedule", "finish_task_switch")) for s, _ in frames):
             return "epoll_wait, sleeping and waking"
-        return "kernel: other (interrupts, page faults)"
+        return "kernel: other (syscall entry, interrupts, faults)"
     if "libsqlite3" in leaf_dso:
         return "SQLite: its code"
     if "libc.so" in leaf_dso:
@@ -47,7 +47,7 @@ def classify(frames):
         return "libc (malloc, memmove) for Parlor"
     if "libswift" in leaf_dso or "libFoundation" in leaf_dso or "libdispatch" in leaf_dso:
         return "Swift runtime (retain, release, allocation)"
-    return "Parlor's own code"
+    return "Parlor's own code (and vdso, ld.so)"
 
 
 def samples(lines):
