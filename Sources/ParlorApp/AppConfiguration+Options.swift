@@ -19,8 +19,11 @@ public struct ConfigurationError: Error, CustomStringConvertible, Sendable {
 }
 
 extension AppConfiguration {
-    /// The documented options, in the order `parlor serve --help` and the README list them.
-    public static let options: [ConfigurationOption] = [
+    /// The documented options, in the order `parlor serve --help` and the README list them: the server's core
+    /// options, then each concern's own group, kept in a file of its own.
+    public static let options: [ConfigurationOption] = coreOptions
+
+    static let coreOptions: [ConfigurationOption] = [
         ConfigurationOption(flag: "--dev", environment: "PARLOR_DEV", defaultValue: "off",
                             help: "dev preset: 127.0.0.1, :memory:, fixed JWT secret and admin token (printed at start), test mode, no abuse limits, 2 s grace period; flags after it override it; never in production",
                             apply: { configuration, value in
@@ -211,12 +214,12 @@ extension AppConfiguration {
         return text
     }
 
-    private static func option(_ flag: String, _ environment: String, _ defaultValue: String, _ help: String,
+    static func option(_ flag: String, _ environment: String, _ defaultValue: String, _ help: String,
                                _ apply: @escaping @Sendable (inout AppConfiguration, String) throws -> Void) -> ConfigurationOption {
         ConfigurationOption(flag: flag, environment: environment, defaultValue: defaultValue, help: help, apply: apply)
     }
 
-    private static func int(_ text: String, _ flag: String, _ range: ClosedRange<Int>) throws(ConfigurationError) -> Int {
+    static func int(_ text: String, _ flag: String, _ range: ClosedRange<Int>) throws(ConfigurationError) -> Int {
         guard let value = Int(text.trimmingSpaces), range.contains(value) else {
             throw ConfigurationError(message: "\(flag) must be a whole number from \(range.lowerBound) to \(range.upperBound), not \(text)")
         }
@@ -238,7 +241,7 @@ extension AppConfiguration {
         return (host, try int(String(text[text.index(after: colon)...]), flag, 0...65535))
     }
 
-    private static func seconds(_ text: String, _ flag: String) throws(ConfigurationError) -> Double {
+    static func seconds(_ text: String, _ flag: String) throws(ConfigurationError) -> Double {
         guard let value = Double(text.trimmingSpaces), value > 0, value <= 86_400 * 365 else {
             throw ConfigurationError(message: "\(flag) must be a positive number of seconds, not \(text)")
         }
