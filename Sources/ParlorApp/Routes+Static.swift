@@ -15,6 +15,7 @@ enum WebClientFiles {
         "/app.js": script(PackageResources.app_js),
         "/chat.js": script(PackageResources.chat_js),
         "/events.js": script(PackageResources.events_js),
+        "/intents.js": script(PackageResources.intents_js),
         "/lobby.js": script(PackageResources.lobby_js),
         "/moderation.js": script(PackageResources.moderation_js),
         "/protocol.js": script(PackageResources.protocol_js),

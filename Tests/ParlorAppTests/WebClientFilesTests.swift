@@ -42,4 +42,40 @@ import Testing
         }
         #expect(imports > 20)
     }
+
+    /// The modules import one way only: a circle (as events → room → lobby → session → events once was) makes
+    /// evaluation order decide which binding is still undefined, and ties every view to every other.
+    @Test func moduleImportsHaveNoCircle() throws {
+        let pattern = try NSRegularExpression(pattern: #"^import [^;]*?'\./([A-Za-z0-9_-]+\.js)'"#, options: [.anchorsMatchLines])
+        var imports: [String: [String]] = [:]
+        for name in try Self.sourceFiles() where name.hasSuffix(".js") {
+            let text = try String(contentsOf: Self.webDirectory.appendingPathComponent(name), encoding: .utf8)
+            imports[name] = pattern.matches(in: text, range: NSRange(text.startIndex..., in: text))
+                .map { String(text[Range($0.range(at: 1), in: text)!]) }
+        }
+        #expect(imports["app.js"]?.contains("lobby.js") == true, "the import pattern found nothing: \(imports)")
+        #expect(Self.importCircle(in: imports) == nil, "import circle: \(Self.importCircle(in: imports) ?? [])")
+        // The check itself sees a circle when there is one.
+        #expect(Self.importCircle(in: ["a.js": ["b.js"], "b.js": ["c.js"], "c.js": ["a.js"]]) != nil)
+    }
+
+    /// One circle of the graph as a path (its first module repeated at the end), or nil: a depth-first walk.
+    static func importCircle(in graph: [String: [String]]) -> [String]? {
+        var finished: Set<String> = []
+        var path: [String] = []
+        func visit(_ module: String) -> [String]? {
+            if let start = path.firstIndex(of: module) { return Array(path[start...]) + [module] }
+            if finished.contains(module) { return nil }
+            path.append(module)
+            defer { path.removeLast(); finished.insert(module) }
+            for next in graph[module] ?? [] {
+                if let circle = visit(next) { return circle }
+            }
+            return nil
+        }
+        for module in graph.keys.sorted() {
+            if let circle = visit(module) { return circle }
+        }
+        return nil
+    }
 }

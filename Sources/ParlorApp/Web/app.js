@@ -8,12 +8,17 @@
 import { api } from './protocol.js';
 import { state, saved } from './state.js';
 import { $, show, announce } from './ui.js';
-import { signIn, signOut, startSession } from './session.js';
+import { handle } from './intents.js';
+import { signIn, signOut, startSession, renewToken } from './session.js';
 import { refreshRooms } from './lobby.js';
 import { joinRoom, leaveRoom, setMuted, unlockAudio } from './room.js';
 import { closeTileMenu, moderate } from './moderation.js';
 import { sendChat } from './chat.js';
 import './testhook.js';
+
+// The lobby's requests (intents.js): it imports neither room.js nor session.js.
+handle('join-room', joinRoom);
+handle('renew-token', renewToken);
 
 $('login-form').addEventListener('submit', async (event) => {
   event.preventDefault();

@@ -2,8 +2,7 @@
 import { api, ApiError } from './protocol.js';
 import { saved } from './state.js';
 import { $, show, announce } from './ui.js';
-import { joinRoom } from './room.js';
-import { renewToken } from './session.js';
+import { request } from './intents.js';
 
 const ROOMS_POLL_MS = 4000;
 
@@ -29,7 +28,7 @@ export async function refreshRooms() {
   try {
     rooms = await api('GET', '/rooms', { token: saved.token });
   } catch (error) {
-    if (error.status === 401) renewToken();
+    if (error.status === 401) request('renew-token');
     return;
   }
   const json = JSON.stringify(rooms.map((r) => [r.id, r.display_name, r.member_count, r.mode, r.locked]));
@@ -55,7 +54,7 @@ export async function refreshRooms() {
     join.textContent = 'Join';
     join.dataset.roomId = r.id;
     join.setAttribute('aria-label', `Join ${r.display_name}`);
-    join.addEventListener('click', () => joinRoom(r.id, r.display_name));
+    join.addEventListener('click', () => request('join-room', r.id, r.display_name));
     item.append(name, kind, count, join);
     return item;
   }));
@@ -84,7 +83,7 @@ export async function offerSharedRoom(cid) {
   $('invite-join').onclick = () => {
     $('invite').hidden = true;
     if (location.hash) history.replaceState(null, '', location.pathname);
-    joinRoom(cid, displayName);
+    request('join-room', cid, displayName);
   };
   $('invite-dismiss').onclick = () => {
     $('invite').hidden = true;
