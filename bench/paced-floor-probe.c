@@ -4,7 +4,7 @@
 // (as parlor-bench's worker is); the sender writes bursts of B frames to B consecutive sockets (one event to a room of
 // B) at R bursts per second, sleeping between bursts. Sender CPU (CLOCK_THREAD_CPUTIME_ID) is read around each
 // burst only, so the pacing sleeps are not counted. Not part of bench/run: it answers how much of the server's
-// writev time above the floor is the receiver's wake-up (bench/README.md, session 29).
+// writev time above the floor is the receiver's wake-up (bench/README.md, "Why the numbers are").
 //   gcc -O2 -o /tmp/paced-floor-probe bench/paced-floor-probe.c -lpthread
 //   nice -n -10 /tmp/paced-floor-probe 2 10 2000     # seconds, burst size, bursts per second; 0 bursts/s: no pacing
 #define _GNU_SOURCE

@@ -73,10 +73,15 @@ def promote(latest, committed):
     old = load(committed) or {}
     # A partial run (BENCH_ONLY) keeps the committed figures it did not measure.
     record["figures"] = {**old.get("figures", {}), **data["figures"]}
-    with open(committed, "w") as handle:
-        json.dump(record, handle, indent=2, sort_keys=True)
-        handle.write("\n")
-    print(f"wrote {committed} ({len(data['figures'])} figures from {data.get('commit') or 'a run'})")
+    # Each promoted run also stays beside it, named by when it ran and its commit, so the earlier ones remain.
+    stamp = record["generated_at"][:16].replace(":", "")
+    results = os.path.dirname(os.path.abspath(committed))
+    kept = os.path.join(results, f"promoted-{stamp}-{record['commit'] or 'run'}.json")
+    for path in (committed, kept):
+        with open(path, "w") as handle:
+            json.dump(record, handle, indent=2, sort_keys=True)
+            handle.write("\n")
+    print(f"wrote {committed} and {kept} ({len(data['figures'])} figures from {data.get('commit') or 'a run'})")
 
 
 def gnuplot(script):

@@ -1,6 +1,6 @@
 // uring-probe.c: the floor of bench/run (sender CPU per 200-byte write to 1,000 loopback TCP sockets, round-robin,
 // a poll reader draining them) measured two ways: one writev per write, or batches of B IORING_OP_SEND submitted
-// with one io_uring_enter. Not part of bench/run: it answers whether io_uring would lower the floor (bench/README.md,
+// with one io_uring_enter. Not part of bench/run: it answers whether io_uring would lower the floor (bench/HISTORY.md,
 // session 25). Needs liburing-dev:
 //   gcc -O2 -o /tmp/uring-probe bench/uring-probe.c -luring -lpthread
 //   nice -n -10 /tmp/uring-probe writev 2; nice -n -10 /tmp/uring-probe uring 2 64

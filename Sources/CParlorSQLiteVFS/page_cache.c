@@ -7,7 +7,7 @@
 // so the next truncation walks its whole hash table (every slot, every page: about 1,000 cache misses with a 4 MiB
 // cache) to remove nothing. Rooms with many short ranges in one B-tree (a room's events, its members) rebalance
 // often: 663 commits walked in 8 s under gdb at 400 commands a second, 5.6 % of the rooms thread's time at 10,000
-// connections (bench/README.md, session 31).
+// connections (bench/HISTORY.md, session 31).
 //
 // Here each cache keeps its own highest key, not counting that temporary key, and how many pages sit at the
 // temporary key now. A truncation to iLimit goes to pcache1 only if a page may have a key of iLimit or more: the

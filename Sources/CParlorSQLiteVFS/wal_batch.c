@@ -2,7 +2,7 @@
 //
 // SQLite writes each WAL frame as two writes (its 24-byte header, then the page), so a commit of six pages cost
 // twelve pwrite calls, each taking the file's locks and updating its times; on ext4 that was 12 % of the server's
-// CPU in rooms of 10 (bench/README.md). Here a WAL file buffers writes that continue where the last one ended and
+// CPU in rooms of 10 (bench/HISTORY.md). Here a WAL file buffers writes that continue where the last one ended and
 // hands them to the real file in one write when the commit frame is complete: a frame header whose second word
 // (the database size after the commit) is not zero marks the commit, and its page ends it. So a commit's frames
 // are in the file, or its error returned to SQLite, before SQLite publishes the commit in the wal-index, exactly

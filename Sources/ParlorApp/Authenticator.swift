@@ -111,7 +111,7 @@ public enum AccessMode: String, Sendable, CaseIterable {
 /// Tokens whose signature was already checked, so a client polling with the same token costs a dictionary lookup
 /// rather than an HMAC. The times (exp, nbf) are checked again on every use; revocation is checked by the caller.
 /// A WebSocket upgrade looks its token up but does not add it: a connection verifies once, and 10,000 connections'
-/// tokens kept ~5 MiB here (a 260-byte key and the claims each, bench/README.md, session 21) for nothing.
+/// tokens kept ~5 MiB here (a 260-byte key and the claims each, bench/HISTORY.md, session 21) for nothing.
 final class VerifiedTokens: Sendable {
     private let cache = Locked<[Key: TokenClaims]>([:])
     private let capacity = 10_000

@@ -12,8 +12,8 @@ struct ReceiveBuffer: Sendable {
     private(set) var readIndex = 0
 
     /// Buffers at most this large keep their capacity when emptied, to avoid reallocating on every read. A WebSocket
-    /// passes 0: its connection is idle most of the time, and 10,000 of them each kept their last buffer (bench/README.md,
-    /// session 21).
+    /// passes 0: its connection is idle most of the time, and 10,000 of them each kept their last buffer
+    /// (bench/HISTORY.md, session 21).
     private let retainedCapacity: Int
     /// A consumed prefix is only moved out once it is at least this large (and half the storage).
     private static let compactionThreshold = 1024

@@ -100,7 +100,7 @@ public final class Router: Sendable {
     }
 
     /// The non-empty segments between slashes, found by UTF-8 byte: `String.split` walks Characters, which was
-    /// 2,900 instructions of every GET /rooms (callgrind, bench/README.md session 21). "/" is ASCII, so every cut is
+    /// 2,900 instructions of every GET /rooms (callgrind, bench/HISTORY.md session 21). "/" is ASCII, so every cut is
     /// on a scalar boundary.
     static func split(_ path: String) -> [Substring] {
         let utf8 = path.utf8

@@ -5,7 +5,7 @@ import CParlorSystem
 /// glibc gives every thread that allocates under contention its own arena, up to 8 per core; each keeps its own free
 /// memory, so the rooms thread's bursts of event frames and the loops' per-connection objects were spread over 10
 /// arenas holding 33 MB free of 53 MB (malloc_info at 10,000 connections). Two arenas measured 4.6 MiB less peak RSS
-/// in the hold-10k shape with CPU per event unchanged (bench/README.md, session 21). Per-thread caches (tcache) take
+/// in the hold-10k shape with CPU per event unchanged (bench/HISTORY.md, session 21). Per-thread caches (tcache) take
 /// most small allocations without touching an arena, so two are enough for two loop threads and the rooms thread.
 public enum MallocArenas {
     public static let defaultLimit: Int32 = 2

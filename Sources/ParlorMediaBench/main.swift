@@ -6,7 +6,7 @@ import ParlorLoop
 import ParlorMedia
 import ParlorMediaClient
 
-// parlor-media-bench: the forwarding unit's load client (see bench/README.md, "Issue 12: the forwarding unit").
+// parlor-media-bench: the forwarding unit's load client (see bench/README.md, "bench/media: the forwarding unit").
 
 func log(_ text: String) { FileHandle.standardError.write(Data("media-bench: \(text)\n".utf8)) }
 

@@ -11,7 +11,7 @@ import Synchronization
 /// starts over (RESTART): rounds of copying and syncing just before (`prepareRestart`) leave it the last few pages,
 /// so the writer waits for little more than two short `fdatasync`s. Not TRUNCATE under load: cutting the file off
 /// is an `ftruncate` with the writer held, which on ext4 took as long again as the copy (held 35 ms on average
-/// instead of 9 in bench/README.md's runs), and the next writes then allocate the blocks again; the next write
+/// instead of 9: bench/HISTORY.md, 51364f5), and the next writes then allocate the blocks again; the next write
 /// reuses the file from its start instead. The file is truncated when writes have stopped (no new frame and no
 /// commit since the pass before), with nothing left to copy. Its size under load is bounded by what is written in
 /// about one pass interval.
@@ -128,7 +128,7 @@ final class Checkpointer: @unchecked Sendable {  // `stopped` and `sleepingUntil
     /// unsynced while new frames keep arriving) and the WAL are synced. Each round has less to flush than the one
     /// before, until what arrived during one is a few pages; the RESTART's own `fdatasync`s then flush only that.
     /// An `fdatasync` takes as long as what it flushes: a second of copied pages took 40–70 ms on the benchmark
-    /// machine's virtual disk, and with the writer held that stalled every room (bench/README.md, session 30).
+    /// machine's virtual disk, and with the writer held that stalled every room (bench/HISTORY.md, session 30).
     private func prepareRestart(after pass: (log: Int64, checkpointed: Int64)) {
         var last = pass
         for _ in 0..<Self.maxPreparingRounds {

@@ -27,7 +27,8 @@ extension SQLiteConnection {
         }
         // NORMAL is durable across application crashes in WAL mode; only a power loss can drop
         // the last commits, which is the usual trade for not syncing on every commit. A 4 MiB page cache (SQLite's
-        // default is 2 MiB) holds the pages every batch touches, which otherwise come back by pread (bench/README.md).
+        // default is 2 MiB) holds the pages every batch touches, which otherwise come back by pread
+        // (bench/HISTORY.md, 7979d9e).
         try connection.execute("PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; PRAGMA cache_size=-4096")
         return connection
     }

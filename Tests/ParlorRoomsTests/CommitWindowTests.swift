@@ -55,7 +55,8 @@ import Testing
 /// applied, by the windows' own timers: a submit that relied on a timer that never ran, or had already run, would
 /// strand its command and every later one (they count on the same drain), and the wait below would time out. The
 /// narrowest way to strand one, a submit delayed between reading the clock and taking the inbox lock, is too rare
-/// to force here: `submit` reads the clock under the lock (bench/README.md, session 25, found it at 10,000 clients).
+/// to force here: `submit` reads the clock under the lock (bench/HISTORY.md, session 25:
+/// ba1cbc0, found at 10,000 clients).
 @Suite struct CommitWindowRaceTests {
     @Test func noCommandIsStrandedAtAWindowsEnd() throws {
         let rooms = try RoomsHarness { $0.commitWindow = TimeSpan(nanoseconds: 20_000) }
