@@ -93,8 +93,10 @@ import ParlorApp
         #expect(try metrics.value("parlor_webhook_queue_depth") == Double(cap))
         #expect(try metrics.value("parlor_webhook_dropped_total", ["reason": "queue_full"]) == Double(1 + 2 * pairs - cap))
         #expect(try metrics.value("parlor_webhook_oldest_age_seconds") > 0)
+        // Measured here: +5.4 to 5.7 MiB with the outbox (the history and SQLite's cache), +17.4 MiB with the
+        // queue in memory before it.
         let grown = try server.residentBytes() - baseline
-        #expect(!ServerProcess.checksMemory || grown < 16 * ServerProcess.mebibyte, "RSS grew \(grown / 1024) KiB")
+        #expect(!ServerProcess.checksMemory || grown < 12 * ServerProcess.mebibyte, "RSS grew \(grown / 1024) KiB")
         print("webhook flood: \(2 * pairs) events, RSS +\(grown / 1024) KiB")
     }
 }

@@ -121,8 +121,10 @@ final class WebhookQueue: Sendable {
                     nextAdoption = Date().addingTimeInterval(pollInterval)
                     let adopted = try outbox.store.adoptOrphanedWebhooks()
                     if adopted > 0 {
-                        outbox.adjust(by: adopted)
-                        logger.info("webhooks of a stopped node taken over", ["url": url, "count": String(adopted)])
+                        // Those for receivers this node does not have would never leave.
+                        let unwanted = try outbox.store.deleteWebhooks(notTargeting: outbox.urls)
+                        outbox.adjust(by: adopted - unwanted)
+                        logger.info("webhooks of a stopped node taken over", ["url": url, "count": String(adopted - unwanted)])
                     }
                 }
                 rows = try outbox.store.pendingWebhooks(target: url, limit: Self.pageSize)
