@@ -21,7 +21,7 @@ public struct ConfigurationError: Error, CustomStringConvertible, Sendable {
 extension AppConfiguration {
     /// The documented options, in the order `parlor serve --help` and the README list them: the server's core
     /// options, then each concern's own group, kept in a file of its own.
-    public static let options: [ConfigurationOption] = coreOptions
+    public static let options: [ConfigurationOption] = coreOptions + webhookOptions
 
     static let coreOptions: [ConfigurationOption] = [
         ConfigurationOption(flag: "--dev", environment: "PARLOR_DEV", defaultValue: "off",
@@ -129,9 +129,11 @@ extension AppConfiguration {
         option("--metrics-address", "PARLOR_METRICS_ADDRESS", "off", "HOST:PORT of a second listener serving only /metrics (Prometheus, no authentication) and /healthz; keep it private. /metrics on the main port needs --admin-token") {
             $0.metricsAddress = try hostAndPort($1, "--metrics-address")
         },
-        option("--webhook-urls", "PARLOR_WEBHOOK_URLS", "none", "comma-separated http:// URLs that receive room and member events as signed POSTs") {
+        option("--webhook-urls", "PARLOR_WEBHOOK_URLS", "none", "comma-separated http:// or https:// URLs that receive room and member events as signed POSTs, kept in the database until delivered (https: certificate verified, see --webhook-ca-file)") {
             let urls = $1.split(separator: ",").map { $0.trimmingSpaces }.filter { !$0.isEmpty }
-            guard urls.allSatisfy({ $0.hasPrefix("http://") }) else { throw ConfigurationError(message: "--webhook-urls takes http:// URLs") }
+            guard urls.allSatisfy({ WebhookHTTPClient.Target($0) != nil }) else {
+                throw ConfigurationError(message: "--webhook-urls takes http:// or https:// URLs with a host")
+            }
             $0.webhookURLs = urls
         },
         option("--webhook-secret", "PARLOR_WEBHOOK_SECRET", "generated", "key of the HMAC-SHA256 in X-Parlor-Signature; when unset, a random one is kept in <data-dir>/webhook-secret (0600), or in the database with PostgreSQL") { $0.webhookSecret = $1 },

@@ -50,13 +50,18 @@ public struct AppConfiguration: Sendable {
     public var roomVisibility: RoomVisibility?
     /// Required by POST /auth in `code` mode (compared in constant time).
     public var accessCode: String?
-    /// Receivers of room_started, room_finished, member_joined, member_left and the stage-room events' POSTs (http:// URLs).
+    /// Receivers of room_started, room_finished, member_joined, member_left and the stage-room events' POSTs
+    /// (http:// or https:// URLs).
     public var webhookURLs: [String] = []
     /// Signs webhook bodies (X-Parlor-Signature); when unset, a secret of its own is generated (kept in the data
     /// directory, 0600, or random for the run with an in-memory database): never the JWT secret.
     public var webhookSecret: String?
     public var webhookMaxAttempts = 8
     public var webhookInitialBackoff = TimeSpan.seconds(0.5)
+    /// Rows the webhook outbox keeps at most (one per webhook and receiver); past it the oldest are dropped, counted.
+    public var webhookQueueMax = 100_000
+    /// PEM certificates https:// receivers are verified against instead of the system CA store.
+    public var webhookCAFile: String?
     /// The media server's UDP port (--media sfu); nil: the HTTP port's number (a free port when that is 0).
     public var mediaPort: Int?
     /// Addresses announced to clients as host candidates; empty: found from the interfaces (AppConfiguration+Media.swift).

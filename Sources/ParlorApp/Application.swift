@@ -101,12 +101,17 @@ public final class ParlorApplication: Sendable {
         self.group = group
         let metrics = ServerMetrics(loops: group.loops)
         self.metrics = metrics
-        let webhooks = WebhookDispatcher(urls: configuration.webhookURLs, secret: webhookSecret,
-                                         maxAttempts: configuration.webhookMaxAttempts,
-                                         initialBackoff: configuration.webhookInitialBackoff, logger: logger, metrics: metrics)
+        let roomStore = storage.roomStore
+        let webhookParts: (WebhookOutbox, WebhookDispatcher)?
+        do {
+            webhookParts = try Self.startWebhooks(configuration, storage: storage, store: roomStore, secret: webhookSecret,
+                                                  logger: logger, metrics: metrics)
+        } catch {
+            group.shutdown()
+            throw error
+        }
+        let webhooks = webhookParts?.1
         self.webhooks = webhooks
-        var observer: (@Sendable ([RoomNotice]) -> Void)?
-        if let webhooks { observer = { notices in webhooks.enqueue(notices) } }
         var media: MediaServer?
         do {
             if configuration.rooms.mediaMode == .sfu {
@@ -114,9 +119,8 @@ public final class ParlorApplication: Sendable {
                                         metrics: metrics)
             }
             self.media = media
-            let roomStore = storage.roomStore
             rooms = try RoomsService(store: roomStore, configuration: roomsConfiguration, logger: logger,
-                                     delivery: WebSocketDelivery(), observer: observer, metrics: metrics, media: media,
+                                     delivery: WebSocketDelivery(), observer: webhookParts?.0, metrics: metrics, media: media,
                                      cluster: storage.clusterLink(for: roomStore, lease: roomsConfiguration.nodeLease, logger: logger))
         } catch {
             media?.stop()

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 extension ServerMetrics {
     /// The whole exposition, built from the request counts `collectRequests` gathered and the atomics read now.
     public func exposition(requests: [RequestKey: Int]) -> String {
@@ -27,6 +31,13 @@ extension ServerMetrics {
         }
         out.family("parlor_webhook_failures_total", "counter", "Webhook delivery attempts that failed (refused, error or timeout)")
         out.sample("parlor_webhook_failures_total", webhookFailures.load())
+        out.family("parlor_webhook_queue_depth", "gauge", "Webhooks waiting in the outbox (this node's rows, one per receiver)")
+        out.sample("parlor_webhook_queue_depth", webhookQueueDepth.load())
+        out.family("parlor_webhook_oldest_age_seconds", "gauge", "Age of the oldest webhook waiting in the outbox (0 when empty)")
+        out.sample("parlor_webhook_oldest_age_seconds", Self.age(ofMilliseconds: webhookOldestCreatedAt.load()))
+        out.family("parlor_webhook_dropped_total", "counter", "Webhooks not delivered: the outbox was full (oldest dropped) or their attempts ran out")
+        out.sample("parlor_webhook_dropped_total", webhookDropped.load(), labels: [("reason", "queue_full")])
+        out.sample("parlor_webhook_dropped_total", webhookGaveUp.load(), labels: [("reason", "attempts")])
         out.family("parlor_media_sessions", "gauge", "Clients' peer connections with the media server (--media sfu)")
         out.sample("parlor_media_sessions", mediaSessions.load())
         out.family("parlor_media_packets_total", "counter", "RTP packets on the media port: forwarded (one per subscriber copy) or dropped")
@@ -51,6 +62,14 @@ extension ServerMetrics {
             out.sample("process_start_time_seconds", start)
         }
         return out.text
+    }
+
+    /// Seconds since `milliseconds` (Unix ms) by the wall clock; 0 for 0 (nothing waiting).
+    static func age(ofMilliseconds milliseconds: Int) -> Double {
+        guard milliseconds > 0 else { return 0 }
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return max(0, Double(now.tv_sec) + Double(now.tv_nsec) / 1e9 - Double(milliseconds) / 1000)
     }
 
     private func histogram(_ out: inout MetricsText, _ name: String, _ help: String, _ histogram: MetricsHistogram) {

@@ -15,6 +15,12 @@ public final class ServerMetrics: Sendable {
     /// One rooms batch's transaction, BEGIN IMMEDIATE to COMMIT (group commit: one per batch, not per command).
     public let commitSeconds = MetricsHistogram()
     public let webhookFailures = MetricCell()
+    /// The webhook outbox: its rows (this node's), its oldest row's time (Unix ms, 0: empty), rows dropped because
+    /// it was full (--webhook-queue-max), and rows given up after their attempts.
+    public let webhookQueueDepth = MetricCell()
+    public let webhookOldestCreatedAt = MetricCell()
+    public let webhookDropped = MetricCell()
+    public let webhookGaveUp = MetricCell()
     /// The media server (--media sfu): open sessions, and RTP packets forwarded (one per subscriber copy) and
     /// dropped (not allowed to send, failed authentication, unknown source), added once per receive batch.
     public let mediaSessions = MetricCell()

@@ -12,7 +12,7 @@ extension RoomsService {
         /// Rooms whose media sessions or senders may have changed without touching the room (a second connection
         /// closing, an offer): the media loop is brought up to date after the commit.
         var mediaRooms: Set<String> = []
-        /// For the observer, only once committed.
+        /// For the notice recorder (webhook outbox), inside the transaction.
         var notices: [RoomNotice] = []
 
         /// The success reply to a request; if the batch fails to commit, the caller gets an error instead (`failAll`).

@@ -21,8 +21,8 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
     private let delivery: any DeliveryChannel
     let configuration: RoomsConfiguration
     let logger: Logger
-    /// Told about joins, leaves and room lifecycle after each commit (webhooks); called on the rooms thread.
-    private let observer: (@Sendable ([RoomNotice]) -> Void)?
+    /// Records joins, leaves and room lifecycle in each batch's transaction (the webhook outbox); rooms thread.
+    private let observer: (any RoomNoticeRecorder)?
     /// Commands with the monotonic time they arrived (for parlor_join_seconds).
     private let inbox = Locked(Inbox())
     private let shuttingDown = Atomic<Bool>(false)
@@ -65,7 +65,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
 
     /// The server's rooms thread: a `SQLiteRoomStore` over `database`, the real clock and the rooms loop's timers.
     public convenience init(database: Database, configuration: RoomsConfiguration, logger: Logger, delivery: any DeliveryChannel,
-                            observer: (@Sendable ([RoomNotice]) -> Void)? = nil, metrics: ServerMetrics = ServerMetrics(),
+                            observer: (any RoomNoticeRecorder)? = nil, metrics: ServerMetrics = ServerMetrics(),
                             media: MediaServer? = nil) throws {
         try self.init(store: SQLiteRoomStore(database: database), configuration: configuration, logger: logger, delivery: delivery,
                       observer: observer, metrics: metrics, media: media)
@@ -75,7 +75,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
     /// it gets a full grace period to resume, then drops.
     /// `clock` nil: the real clock and the rooms loop's timers. A test passes a manual clock (used on the rooms thread only).
     public init(store: any RoomStore, configuration: RoomsConfiguration, logger: Logger, delivery: any DeliveryChannel,
-                clock: (any RoomsClock)? = nil, observer: (@Sendable ([RoomNotice]) -> Void)? = nil,
+                clock: (any RoomsClock)? = nil, observer: (any RoomNoticeRecorder)? = nil,
                 metrics: ServerMetrics = ServerMetrics(), media: MediaServer? = nil, cluster: (any ClusterLink)? = nil) throws {
         self.store = store
         self.media = media
@@ -245,6 +245,8 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
                     }
                     inProgress = nil
                 }
+                // In the transaction: the outbox rows commit with the events they announce, or neither does.
+                if let observer, !batch.notices.isEmpty { try observer.record(batch.notices, in: transaction) }
             }
         } catch {
             committed = false
@@ -271,7 +273,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         metrics.eventsDelivered.add(batch.outbox.eventCount)
         observeJoinLatency(received)
         for completion in batch.completions { completion() }
-        if let observer, !batch.notices.isEmpty { observer(batch.notices) }
+        if committed, let observer, !batch.notices.isEmpty { observer.committed() }
     }
 
     /// Runs one command in its own savepoint. Returns false if it failed for a reason other than a refusal

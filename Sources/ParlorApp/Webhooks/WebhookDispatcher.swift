@@ -1,131 +1,198 @@
 import Foundation
-import ParlorHTTP
 import ParlorLoop
 import ParlorMetrics
 import ParlorRooms
-import ParlorStore
+import Synchronization
 
-/// Delivers room notices to the configured URLs. Each URL has its own thread and queue, so a slow receiver delays
-/// only itself and never an event loop; within a URL deliveries go strictly in order (so in order per room),
-/// and a failed one is retried with exponential backoff before the next is sent.
+/// Delivers the outbox's webhooks to the configured URLs. Each URL has its own thread, so a slow receiver delays
+/// only itself and never an event loop. A thread reads a page of its URL's rows (oldest first), POSTs them strictly
+/// in order (so in order per room), retrying a failed one with exponential backoff before the next, and deletes
+/// them once answered 2xx: at least once, across restarts (a crash after a POST and before its delete sends it
+/// again; the body's `id` tells the receiver). It never holds more than a page in memory.
 final class WebhookDispatcher: Sendable {
     private let queues: [WebhookQueue]
 
-    init?(urls: [String], secret: [UInt8], maxAttempts: Int, initialBackoff: TimeSpan, logger: Logger,
-          metrics: ServerMetrics = ServerMetrics()) {
-        let targets = urls.compactMap { url in WebhookHTTPClient.Target(url).map { (url, $0) } }
-        guard !targets.isEmpty else { return nil }
-        queues = targets.map { WebhookQueue(url: $0.0, target: $0.1, secret: secret, maxAttempts: maxAttempts,
-                                            initialBackoff: initialBackoff, logger: logger, metrics: metrics) }
+    /// `pollInterval`: how often an idle thread looks again without being woken (PostgreSQL: for the rows of a
+    /// node that died); nil: only when woken.
+    init(outbox: WebhookOutbox, secret: [UInt8], tls: WebhookTLS, maxAttempts: Int, initialBackoff: TimeSpan,
+         pollInterval: Double?, logger: Logger, metrics: ServerMetrics) throws {
+        let heads = WebhookQueueHeads(count: outbox.urls.count, metrics: metrics)
+        queues = try outbox.urls.enumerated().map { index, url in
+            guard let target = WebhookHTTPClient.Target(url) else { throw WebhookOutboxError() }
+            return WebhookQueue(url: url, target: target, outbox: outbox, secret: secret, tls: tls, maxAttempts: maxAttempts,
+                                initialBackoff: initialBackoff, pollInterval: pollInterval,
+                                head: { heads.set(index, $0) }, logger: logger, metrics: metrics)
+        }
+        outbox.onCommit { [queues] in for queue in queues { queue.wake() } }
+        for queue in queues { queue.start() }
     }
 
-    /// Called on the rooms thread after a commit: encodes once, queues for every URL, returns at once.
-    func enqueue(_ notices: [RoomNotice]) {
-        let now = Timestamp.nowMilliseconds()
-        let payloads = notices.map { WebhookPayload($0, deliveryID: Identifier.make("WH"), at: now) }
-        for queue in queues { queue.append(payloads) }
-    }
-
-    /// Stops the delivery threads after the delivery in progress; what is still queued is dropped (and logged).
+    /// Stops the delivery threads after the POST in progress; what is not delivered stays in the outbox.
     func stop() {
         for queue in queues { queue.stop() }
     }
 }
 
-/// One receiver's ordered queue and its delivery thread.
+/// The oldest undelivered webhook's time per URL, for parlor_webhook_oldest_age_seconds (the oldest of them).
+final class WebhookQueueHeads: Sendable {
+    private let heads: Mutex<[Int64]>
+    private let metrics: ServerMetrics
+
+    init(count: Int, metrics: ServerMetrics) {
+        heads = Mutex([Int64](repeating: 0, count: count))
+        self.metrics = metrics
+    }
+
+    /// `createdAt`: the URL's oldest row's time (Unix ms), 0 when it has none.
+    func set(_ index: Int, _ createdAt: Int64) {
+        let oldest = heads.withLock { heads in
+            heads[index] = createdAt
+            return heads.filter { $0 > 0 }.min() ?? 0
+        }
+        metrics.webhookOldestCreatedAt.set(Int(oldest))
+    }
+}
+
+/// One receiver's delivery thread.
 final class WebhookQueue: Sendable {
     let url: String
     private let target: WebhookHTTPClient.Target
+    private let outbox: WebhookOutbox
     private let secret: [UInt8]
+    private let tls: WebhookTLS
     private let maxAttempts: Int
     private let initialBackoff: TimeSpan
+    private let pollInterval: Double?
+    private let head: @Sendable (Int64) -> Void
     private let logger: Logger
     private let metrics: ServerMetrics
-    private let state = Locked<(pending: [WebhookPayload], stopped: Bool)>(([], false))
-    private let wake = NSCondition()
+    /// Commits since the start (a wake that comes while a page is read is not lost), and whether to stop.
+    private let state = Mutex<(wakes: Int, stopped: Bool)>((0, false))
+    private let condition = NSCondition()
     private let finished = DispatchSemaphore(value: 0)
+    static let pageSize = 32
 
-    init(url: String, target: WebhookHTTPClient.Target, secret: [UInt8], maxAttempts: Int, initialBackoff: TimeSpan, logger: Logger,
+    init(url: String, target: WebhookHTTPClient.Target, outbox: WebhookOutbox, secret: [UInt8], tls: WebhookTLS, maxAttempts: Int,
+         initialBackoff: TimeSpan, pollInterval: Double?, head: @escaping @Sendable (Int64) -> Void, logger: Logger,
          metrics: ServerMetrics) {
-        self.metrics = metrics
         self.url = url
         self.target = target
+        self.outbox = outbox
         self.secret = secret
+        self.tls = tls
         self.maxAttempts = maxAttempts
         self.initialBackoff = initialBackoff
+        self.pollInterval = pollInterval
+        self.head = head
         self.logger = logger
+        self.metrics = metrics
+    }
+
+    func start() {
         Thread.named("parlor-webhooks") { [self] in self.run() }.start()
     }
 
-    func append(_ payloads: [WebhookPayload]) {
-        state.withLock { $0.pending += payloads }
-        signal()
+    func wake() {
+        condition.lock()
+        state.withLock { $0.wakes += 1 }
+        condition.broadcast()
+        condition.unlock()
     }
 
     func stop() {
-        let dropped = state.withLock { state in
-            state.stopped = true
-            return state.pending.count
-        }
-        signal()
+        condition.lock()
+        state.withLock { $0.stopped = true }
+        condition.broadcast()
+        condition.unlock()
         finished.wait()
-        if dropped > 0 { logger.warning("webhooks not delivered at shutdown", ["url": url, "count": String(dropped)]) }
     }
 
-    private func signal() {
-        wake.lock()
-        wake.broadcast()
-        wake.unlock()
-    }
+    private var isStopped: Bool { state.withLock { $0.stopped } }
 
     private func run() {
-        while let payload = nextPayload() {
-            deliver(payload)
-        }
-        finished.signal()
-    }
-
-    private func nextPayload() -> WebhookPayload? {
-        wake.lock()
-        defer { wake.unlock() }
-        while true {
-            let next: WebhookPayload?? = state.withLock { state in
-                if state.stopped { return .some(nil) }
-                return state.pending.isEmpty ? nil : .some(state.pending.removeFirst())
+        defer { finished.signal() }
+        var nextAdoption = Date.distantPast
+        while !isStopped {
+            let wakes = state.withLock { $0.wakes }
+            let rows: [WebhookOutboxRow]
+            do {
+                // Once per poll interval, not per page: it scans other nodes' rows.
+                if let pollInterval, Date() >= nextAdoption {
+                    nextAdoption = Date().addingTimeInterval(pollInterval)
+                    let adopted = try outbox.store.adoptOrphanedWebhooks()
+                    if adopted > 0 {
+                        // Those for receivers this node does not have would never leave.
+                        let unwanted = try outbox.store.deleteWebhooks(notTargeting: outbox.urls)
+                        outbox.adjust(by: adopted - unwanted)
+                        logger.info("webhooks of a stopped node taken over", ["url": url, "count": String(adopted - unwanted)])
+                    }
+                }
+                rows = try outbox.store.pendingWebhooks(target: url, limit: Self.pageSize)
+            } catch {
+                logger.warning("webhook outbox unreadable", ["url": url, "error": "\(error)"])
+                if !wait(seconds: 1, unlessWokenSince: nil) { return }
+                continue
             }
-            if let next { return next }
-            wake.wait()
+            head(rows.first?.entry.createdAt ?? 0)
+            if rows.isEmpty {
+                if !wait(seconds: pollInterval, unlessWokenSince: wakes) { return }
+                continue
+            }
+            var done: [Int64] = []
+            for row in rows {
+                guard deliver(row) else { break }
+                done.append(row.sequence)
+            }
+            do {
+                outbox.adjust(by: -(try outbox.store.deleteWebhooks(sequences: done)))
+            } catch {
+                // They stay and go again: at least once.
+                logger.warning("delivered webhooks not deleted", ["url": url, "error": "\(error)"])
+            }
         }
     }
 
-    /// Delivers one payload, retrying with backoff; gives up after maxAttempts (or at shutdown) and logs it.
-    private func deliver(_ payload: WebhookPayload) {
-        let headers = [("X-Parlor-Event", payload.event), ("X-Parlor-Signature", WebhookPayload.signature(of: payload.body, secret: secret))]
+    /// Delivers one webhook, retrying with backoff. True once it is done with (delivered, or given up after
+    /// maxAttempts, logged and counted); false when shutdown interrupted it (it stays in the outbox).
+    private func deliver(_ row: WebhookOutboxRow) -> Bool {
+        let entry = row.entry
+        let headers = [("X-Parlor-Event", entry.event), ("X-Parlor-Signature", WebhookPayload.signature(of: entry.body, secret: secret))]
         var delay = initialBackoff.seconds
         for attempt in 1...maxAttempts {
+            if isStopped { return false }
             do {
-                let status = try WebhookHTTPClient.post(target, body: payload.body, headers: headers, timeout: 10)
-                if (200..<300).contains(status) { return }
+                let status = try WebhookHTTPClient.post(target, tls: tls, body: entry.body, headers: headers, timeout: 10)
+                if (200..<300).contains(status) { return true }
                 metrics.webhookFailures.add()
-                logger.warning("webhook refused", ["url": url, "event": payload.event, "status": String(status), "attempt": String(attempt)])
+                logger.warning("webhook refused", ["url": url, "event": entry.event, "status": String(status), "attempt": String(attempt)])
             } catch {
                 metrics.webhookFailures.add()
-                logger.warning("webhook failed", ["url": url, "event": payload.event, "error": "\(error)", "attempt": String(attempt)])
+                logger.warning("webhook failed", ["url": url, "event": entry.event, "error": "\(error)", "attempt": String(attempt)])
             }
-            if attempt == maxAttempts || !waitBeforeRetry(seconds: delay) { break }
+            if attempt == maxAttempts { break }
+            if !wait(seconds: delay, unlessWokenSince: nil) { return false }
             delay = min(delay * 2, 60)
         }
-        logger.error("webhook dropped", ["url": url, "event": payload.event, "room": payload.roomID])
+        metrics.webhookGaveUp.add()
+        logger.error("webhook dropped after its attempts", ["url": url, "event": entry.event, "attempts": String(maxAttempts)])
+        return true
     }
 
-    /// Waits out the backoff; false when shutdown interrupted it.
-    private func waitBeforeRetry(seconds: Double) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        wake.lock()
-        defer { wake.unlock() }
-        while !state.withLock({ $0.stopped }) {
-            if !wake.wait(until: deadline) { return true }
+    /// Waits `seconds` (nil: until woken), or until a commit newer than `wakes` (nil: commits do not end the
+    /// wait); false when shutdown ended it.
+    private func wait(seconds: Double?, unlessWokenSince wakes: Int?) -> Bool {
+        let deadline = seconds.map { Date().addingTimeInterval($0) }
+        condition.lock()
+        defer { condition.unlock() }
+        while true {
+            let now = state.withLock { $0 }
+            if now.stopped { return false }
+            if let wakes, now.wakes != wakes { return true }
+            if let deadline {
+                if !condition.wait(until: deadline) { return !isStopped }
+            } else {
+                condition.wait()
+            }
         }
-        return false
     }
 }

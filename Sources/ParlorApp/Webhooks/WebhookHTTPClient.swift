@@ -3,23 +3,29 @@ import Glibc
 #endif
 import Foundation
 
-/// A blocking HTTP/1.1 POST for webhook delivery threads: one request per connection, every step under a timeout.
-/// Plain http:// only; receivers behind TLS need a terminating proxy.
+/// A blocking HTTP/1.1 POST for webhook delivery threads: one request per connection, every step under a timeout;
+/// https:// through `WebhookTLS` (verified).
 enum WebhookHTTPClient {
     struct Target: Sendable {
         let host: String
         let port: Int
         let path: String
+        let usesTLS: Bool
 
         init?(_ url: String) {
-            guard let components = URLComponents(string: url), components.scheme == "http", let host = components.host, !host.isEmpty else {
+            guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
+                  scheme == "http" || scheme == "https", let host = components.host, !host.isEmpty else {
                 return nil
             }
-            self.host = host
-            port = components.port ?? 80
+            usesTLS = scheme == "https"
+            self.host = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+            port = components.port ?? (usesTLS ? 443 : 80)
             path = (components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath)
                 + (components.percentEncodedQuery.map { "?" + $0 } ?? "")
         }
+
+        /// The Host header: a literal IPv6 address in brackets.
+        var authority: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
     }
 
     struct Failure: Error, CustomStringConvertible {
@@ -27,25 +33,32 @@ enum WebhookHTTPClient {
     }
 
     /// Sends the POST and returns the response status.
-    static func post(_ target: Target, body: [UInt8], headers: [(String, String)], timeout: Double) throws -> Int {
+    static func post(_ target: Target, tls: WebhookTLS, body: [UInt8], headers: [(String, String)], timeout: Double) throws -> Int {
         let fd = try connect(to: target, timeout: timeout)
         defer { close(fd) }
-        var head = "POST \(target.path) HTTP/1.1\r\nHost: \(target.host):\(target.port)\r\nConnection: close\r\n"
+        var head = "POST \(target.path) HTTP/1.1\r\nHost: \(target.authority)\r\nConnection: close\r\n"
         head += "Content-Type: application/json\r\nContent-Length: \(body.count)\r\nUser-Agent: parlor-webhooks\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         let request = Array((head + "\r\n").utf8) + body
-        var offset = 0
-        while offset < request.count {
-            let sent = request[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            guard sent > 0 else { throw Failure(description: "send failed: \(String(cString: strerror(errno)))") }
-            offset += sent
+        let session = target.usesTLS ? try tls.connect(fd: fd, host: target.host) : nil
+        defer { session?.shutdown() }
+        if let session {
+            try session.write(request)
+        } else {
+            var offset = 0
+            while offset < request.count {
+                let sent = request[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                guard sent > 0 else { throw Failure(description: "send failed: \(String(cString: strerror(errno)))") }
+                offset += sent
+            }
         }
         // The status line is all we need.
         var response: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1024)
         while !response.contains(10) {
-            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            let count = try session?.read(into: &chunk) ?? chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             guard count > 0 else { throw Failure(description: count == 0 ? "connection closed before a response" : "no response in time") }
+            guard response.count < 8192 else { throw Failure(description: "no status line") }
             response += chunk[0..<count]
         }
         let statusLine = String(decoding: response.prefix { $0 != 13 && $0 != 10 }, as: UTF8.self).split(separator: " ")
