@@ -33,7 +33,7 @@ enum OpenAPIDocument {
                   requestBody: ref("AuthRequest")),
         Operation(method: "GET", path: "/rooms", summary: "Open rooms, newest first; a bare array, next page in the Link header",
                   success: (200, "Rooms", ["type": "array", "items": ref("Room")]), errors: [400, 401], parameters: paging),
-        Operation(method: "POST", path: "/rooms", summary: "Create a room (a token, when sent, records the creator); rooms per client address and properties.ttl are capped",
+        Operation(method: "POST", path: "/rooms", summary: "Create a room (a token, when sent, records the creator; a stage room needs one: 401 auth:error:token-required); rooms per client address and properties.ttl are capped",
                   success: (201, "The room", ref("Room")), errors: [400, 401, 409, 413, 429, 503], requestBody: ref("CreateRoomRequest")),
         Operation(method: "GET", path: "/rooms/{id}", summary: "One room, open or closed",
                   success: (200, "The room", ref("Room")), errors: [401, 404], parameters: [idParameter]),
@@ -138,7 +138,8 @@ enum OpenAPIDocument {
         "CreateRoomRequest": ["type": "object", "required": ["display_name"], "properties": [
             "display_name": ["type": "string", "minLength": 1, "maxLength": 100],
             "name": ["type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"],
-            "properties": ["type": "object", "properties": ["ttl": integer, "max_members": integer, "mode": ["enum": ["open", "stage"]]]],
+            "properties": ["type": "object", "properties": ["ttl": integer, "max_members": integer, "mode": [
+                "enum": ["open", "stage"], "description": "stage: its creator moderates, so it needs a token (401 auth:error:token-required)"]]],
         ]],
         "Room": ["type": "object", "required": ["id", "display_name"], "properties": [
             "id": string, "name": string, "display_name": string, "created_at": string, "created_by": ["type": ["string", "null"]],

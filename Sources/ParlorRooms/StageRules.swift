@@ -9,9 +9,9 @@ public enum StageRules {
     /// A ban lasts 1 s to 30 days.
     public static let banSeconds: ClosedRange<Int64> = 1...2_592_000
 
-    /// The role of a user the room has not seen before. A stage room's creator moderates; a stage room created
-    /// without a token has no creator, so its first member moderates. In an open room everyone speaks and the creator
-    /// moderates.
+    /// The role of a user the room has not seen before. A stage room's creator moderates; a stage room without a
+    /// creator (created without a token before POST /rooms required one for stage rooms) lets its first member
+    /// moderate. In an open room everyone speaks and the creator moderates.
     public static func initialRole(mode: RoomMode, isCreator: Bool, roomHasCreator: Bool, roomHasRoles: Bool) -> MemberRole {
         if isCreator { return .moderator }
         switch mode {
