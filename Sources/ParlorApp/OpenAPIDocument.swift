@@ -127,7 +127,7 @@ enum OpenAPIDocument {
                                  "request_id": ["type": "string", "description": "the request's id, also in the X-Request-Id response header and the access log"]]],
         "AuthRequest": ["type": "object", "required": ["name"], "properties": [
             "name": ["type": "string", "minLength": 1, "maxLength": 64,
-                     "description": "trimmed and NFC-normalised; at most 256 bytes; no control, bidirectional-control, invisible or tag characters"],
+                     "description": "trimmed and NFC-normalised; at most 256 bytes; no control, bidirectional-control, invisible or tag characters; at most 8 combining marks in a row"],
             "code": ["type": "string", "description": "the access code (--access code)"],
             "claim": ["type": "string", "description": "the claim an earlier /auth for this name returned: gets that identity back while the name is in use"],
         ]],
@@ -136,7 +136,7 @@ enum OpenAPIDocument {
             "claim": ["type": "string", "description": "keep it with the name and send it on the next /auth; without it, a name in use (connected, or within its grace period) gets a separate identity with the same name"],
         ]],
         "CreateRoomRequest": ["type": "object", "required": ["display_name"], "properties": [
-            "display_name": ["type": "string", "minLength": 1, "maxLength": 100],
+            "display_name": ["type": "string", "minLength": 1, "maxLength": 100, "description": "the user-name rules, with at most 400 bytes"],
             "name": ["type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"],
             "properties": ["type": "object", "properties": ["ttl": integer, "max_members": integer, "mode": [
                 "enum": ["open", "stage"], "description": "stage: its creator moderates, so it needs a token (401 auth:error:token-required)"]]],
