@@ -133,7 +133,7 @@ enum OpenAPIDocument {
         ]],
         "AuthResponse": ["type": "object", "required": ["name", "jwt"], "properties": [
             "name": string, "jwt": string, "user_id": string, "expires_at": string,
-            "claim": ["type": "string", "description": "keep it with the name and send it on the next /auth; without it, a name in use (connected, or within its grace period) gets a separate identity with the same name"],
+            "claim": ["type": "string", "description": "keep it with the name and send it on the next /auth; without it, a name in use (connected, within its grace period, or the creator or a moderator of a room still open) gets a separate identity with the same name"],
         ]],
         "CreateRoomRequest": ["type": "object", "required": ["display_name"], "properties": [
             "display_name": ["type": "string", "minLength": 1, "maxLength": 100, "description": "the user-name rules, with at most 400 bytes"],
