@@ -16,7 +16,7 @@ extension RoomsService {
             throw RoomError(.memberNotAllowed, "only a moderator of room \(cid) may do that")
         }
         step.batch.touchedRooms.insert(cid)
-        let body = try act(action, in: room, by: member, &step)
+        let body = try act(action, in: room, by: member, from: caller.client.address, &step)
         step.batch.reply(to: caller, action.requestType, body: body)
     }
 
@@ -28,11 +28,12 @@ extension RoomsService {
             throw RoomError(.roomForbidden, "only the room's creator or an admin can moderate it over HTTP")
         }
         step.batch.touchedRooms.insert(roomID)
-        return try act(action, in: room, by: nil, &step)
+        return try act(action, in: room, by: nil, from: nil, &step)
     }
 
-    /// Applies `action` by `actor` (nil: not a member) and returns the reply's body; events are broadcast as they happen.
-    private func act(_ action: StageAction, in room: LiveRoom, by actor: LiveMember?, _ step: inout Step) throws -> JSONValue {
+    /// Applies `action` by `actor` (nil: not a member) from client address `address` and returns the reply's body;
+    /// events are broadcast as they happen.
+    private func act(_ action: StageAction, in room: LiveRoom, by actor: LiveMember?, from address: String?, _ step: inout Step) throws -> JSONValue {
         loop.assertInLoop()
         switch action {
         case .raiseHand:
@@ -52,10 +53,10 @@ extension RoomsService {
             try setLocked(locked, by: actor, in: room, &step)
         case .message(let text):
             guard let actor else { throw RoomError(.requestInvalidField, "only a member sends chat messages") }
-            return ["id": JSONValue(try sendMessage(text, from: actor, in: room, &step))]
+            return ["id": JSONValue(try sendMessage(text, from: actor, address: address, in: room, &step))]
         case .reaction(let emoji):
             guard let actor else { throw RoomError(.requestInvalidField, "only a member sends reactions") }
-            try sendReaction(emoji, from: actor, in: room, &step)
+            try sendReaction(emoji, from: actor, address: address, in: room, &step)
         }
         return .object([:])
     }

@@ -47,6 +47,9 @@ public struct RateWindow: Sendable {
 
     public init(_ limit: Limit) { self.limit = limit }
 
+    /// Whether no action of the window is recent any more at `now` (it can be forgotten).
+    public func isIdle(at now: Int64) -> Bool { times.allSatisfy { $0 <= now - limit.milliseconds } }
+
     /// Records an action at `now` if the window has room for it; false (nothing recorded) when it does not.
     public mutating func admit(at now: Int64) -> Bool {
         times.removeAll { $0 <= now - limit.milliseconds }
