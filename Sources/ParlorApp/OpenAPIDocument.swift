@@ -63,7 +63,7 @@ enum OpenAPIDocument {
                   parameters: [idParameter, memberParameter], security: true),
         Operation(method: "POST", path: "/rooms/{id}/members/{member}/hand/lower", summary: "Lower a member's hand: member:hand (admin or the room's creator)",
                   success: (204, "Lowered", nil), errors: [401, 403, 404, 410], parameters: [idParameter, memberParameter], security: true),
-        Operation(method: "POST", path: "/rooms/{id}/bans", summary: "Ban a user (and the client address it has) from the room for some seconds; its member leaves with reason kicked (admin or the room's creator)",
+        Operation(method: "POST", path: "/rooms/{id}/bans", summary: "Ban a user (and the client addresses it connected from lately, even after it left) from the room for some seconds; its member leaves with reason kicked (admin or the room's creator)",
                   success: (200, "Banned", ref("BanResponse")), errors: [400, 401, 403, 404, 410, 413], requestBody: ref("BanRequest"),
                   parameters: [idParameter], security: true),
         Operation(method: "POST", path: "/users/{name}/revoke", summary: "Refuse the user's tokens issued so far, block /auth for it (--revoke-block), end its memberships and close its sessions (admin)",

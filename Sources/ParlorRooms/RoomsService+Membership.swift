@@ -24,6 +24,7 @@ extension RoomsService {
         let cap = min(room.maxMembers ?? Int64.max, Int64(configuration.maxMembersPerRoom))
         if room.memberCount >= Int(cap) { throw RoomError.full(cid, cap) }
         try checkMembersPerAddress(caller, in: room)
+        state.recentAddresses.record(caller.client.address, for: caller.user.id, at: clock.now())
 
         let now = max(clock.now(), room.lastJoinedAt + 1)
         room.lastJoinedAt = now

@@ -23,14 +23,15 @@ public enum StageRules {
     /// Whether a member may turn its audio on.
     public static func mayEnableAudio(_ role: MemberRole) -> Bool { role.maySpeak }
 
-    /// Whether a ban refuses a join: the user's own ban, or, for a user the room has never seen, a ban of the
+    /// Whether a ban refuses a join: the user's own ban, or, for a user the room has never seen, a ban of an
     /// address it connects from (so a new name from the same place does not get in either).
     public static func refusingBan(userID: String, address: String?, knownToRoom: Bool, bans: some Collection<RoomBan>,
                                    at now: Int64) -> RoomBan? {
         bans.first { ban in
             guard ban.until > now else { return false }
             if ban.userID == userID { return true }
-            return !knownToRoom && address != nil && ban.clientAddress == address
+            guard !knownToRoom, let address else { return false }
+            return ban.clientAddresses.contains(address)
         }
     }
 }
