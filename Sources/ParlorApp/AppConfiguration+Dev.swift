@@ -25,6 +25,8 @@ extension AppConfiguration {
         roomCreationsPerMinute = 0
         rooms.maxRoomsPerAddress = 0
         rooms.maxRoomsPerUser = 1_000_000
+        rooms.messagesPerAddressPerSecond = 0
+        rooms.reactionsPerAddressPerSecond = 0
         rooms.gracePeriod = .seconds(Self.devGracePeriodSeconds)
     }
 

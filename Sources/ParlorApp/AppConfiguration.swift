@@ -88,6 +88,8 @@ public struct AppConfiguration: Sendable {
         configuration.http.maxConnectionsPerIP = 0
         configuration.roomCreationsPerMinute = 0
         configuration.rooms.maxRoomsPerAddress = 0
+        configuration.rooms.messagesPerAddressPerSecond = 0
+        configuration.rooms.reactionsPerAddressPerSecond = 0
         return configuration
     }
 

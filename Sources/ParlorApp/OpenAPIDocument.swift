@@ -33,7 +33,7 @@ enum OpenAPIDocument {
                   requestBody: ref("AuthRequest")),
         Operation(method: "GET", path: "/rooms", summary: "Open rooms, newest first; a bare array, next page in the Link header",
                   success: (200, "Rooms", ["type": "array", "items": ref("Room")]), errors: [400, 401], parameters: paging),
-        Operation(method: "POST", path: "/rooms", summary: "Create a room (a token, when sent, records the creator); rooms per client address and properties.ttl are capped",
+        Operation(method: "POST", path: "/rooms", summary: "Create a room (a token, when sent, records the creator; a stage room needs one: 401 auth:error:token-required); rooms per client address and properties.ttl are capped",
                   success: (201, "The room", ref("Room")), errors: [400, 401, 409, 413, 429, 503], requestBody: ref("CreateRoomRequest")),
         Operation(method: "GET", path: "/rooms/{id}", summary: "One room, open or closed",
                   success: (200, "The room", ref("Room")), errors: [401, 404], parameters: [idParameter]),
@@ -63,7 +63,7 @@ enum OpenAPIDocument {
                   parameters: [idParameter, memberParameter], security: true),
         Operation(method: "POST", path: "/rooms/{id}/members/{member}/hand/lower", summary: "Lower a member's hand: member:hand (admin or the room's creator)",
                   success: (204, "Lowered", nil), errors: [401, 403, 404, 410], parameters: [idParameter, memberParameter], security: true),
-        Operation(method: "POST", path: "/rooms/{id}/bans", summary: "Ban a user (and the client address it has) from the room for some seconds; its member leaves with reason kicked (admin or the room's creator)",
+        Operation(method: "POST", path: "/rooms/{id}/bans", summary: "Ban a user (and the client addresses it connected from lately, even after it left) from the room for some seconds; its member leaves with reason kicked (admin or the room's creator)",
                   success: (200, "Banned", ref("BanResponse")), errors: [400, 401, 403, 404, 410, 413], requestBody: ref("BanRequest"),
                   parameters: [idParameter], security: true),
         Operation(method: "POST", path: "/users/{name}/revoke", summary: "Refuse the user's tokens issued so far, block /auth for it (--revoke-block), end its memberships and close its sessions (admin)",
@@ -127,18 +127,19 @@ enum OpenAPIDocument {
                                  "request_id": ["type": "string", "description": "the request's id, also in the X-Request-Id response header and the access log"]]],
         "AuthRequest": ["type": "object", "required": ["name"], "properties": [
             "name": ["type": "string", "minLength": 1, "maxLength": 64,
-                     "description": "trimmed and NFC-normalised; at most 256 bytes; no control, bidirectional-control, invisible or tag characters"],
+                     "description": "trimmed and NFC-normalised; at most 256 bytes; no control, bidirectional-control, invisible or tag characters; at most 8 combining marks in a row"],
             "code": ["type": "string", "description": "the access code (--access code)"],
             "claim": ["type": "string", "description": "the claim an earlier /auth for this name returned: gets that identity back while the name is in use"],
         ]],
         "AuthResponse": ["type": "object", "required": ["name", "jwt"], "properties": [
             "name": string, "jwt": string, "user_id": string, "expires_at": string,
-            "claim": ["type": "string", "description": "keep it with the name and send it on the next /auth; without it, a name in use (connected, or within its grace period) gets a separate identity with the same name"],
+            "claim": ["type": "string", "description": "keep it with the name and send it on the next /auth; without it, a name in use (connected, within its grace period, or the creator or a moderator of a room still open) gets a separate identity with the same name"],
         ]],
         "CreateRoomRequest": ["type": "object", "required": ["display_name"], "properties": [
-            "display_name": ["type": "string", "minLength": 1, "maxLength": 100],
+            "display_name": ["type": "string", "minLength": 1, "maxLength": 100, "description": "the user-name rules, with at most 400 bytes"],
             "name": ["type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"],
-            "properties": ["type": "object", "properties": ["ttl": integer, "max_members": integer, "mode": ["enum": ["open", "stage"]]]],
+            "properties": ["type": "object", "properties": ["ttl": integer, "max_members": integer, "mode": [
+                "enum": ["open", "stage"], "description": "stage: its creator moderates, so it needs a token (401 auth:error:token-required)"]]],
         ]],
         "Room": ["type": "object", "required": ["id", "display_name"], "properties": [
             "id": string, "name": string, "display_name": string, "created_at": string, "created_by": ["type": ["string", "null"]],

@@ -80,6 +80,12 @@ extension Routes {
                 mode = parsed
             }
         }
+        // A stage room's creator moderates it; without a creator its first joiner would (issue 34, item 13).
+        if mode == .stage, creator == nil {
+            throw HTTPError(.authTokenRequired, title: "Unauthorized",
+                            detail: "creating a stage room needs a token from POST /auth (its creator moderates it)",
+                            headers: HTTPHeaders([("WWW-Authenticate", "Bearer")]))
+        }
         var room = NewRoom(name: name, displayName: displayName, ttl: ttl, maxMembers: maxMembers, createdBy: creator,
                            createdFrom: address)
         room.mode = mode

@@ -53,6 +53,8 @@ public enum ErrorCode: String, CaseIterable, Sendable {
 
     case authInvalidToken = "auth:error:invalid-token"
     case authMissingToken = "auth:error:missing-token"
+    /// A request that a server in open mode takes without a token in general, but not this one (a stage room's creation).
+    case authTokenRequired = "auth:error:token-required"
     case authRateLimited = "auth:error:rate-limited"
     case authDisabled = "auth:error:disabled"
     case authInvalidCode = "auth:error:invalid-code"
@@ -95,7 +97,7 @@ public enum ErrorCode: String, CaseIterable, Sendable {
         case .roomTooManyRooms, .roomRateLimited: 429
         case .roomServerFull, .serverUnavailable, .serverShuttingDown: 503
         case .serverInternal: 500
-        case .authInvalidToken, .authMissingToken: 401
+        case .authInvalidToken, .authMissingToken, .authTokenRequired: 401
         case .authRateLimited: 429
         case .authDisabled, .authInvalidCode, .authBlocked, .authAdminRequired: 403
         case .httpMalformedRequest, .httpInvalidContentLength, .httpInvalidChunk, .httpMissingHost: 400

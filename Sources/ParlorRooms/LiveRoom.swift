@@ -16,6 +16,9 @@ struct LiveMember {
     /// Memory only: recent chat messages and reactions, for their per-member rates.
     var messageWindow = RateWindow(StageRules.messageRate)
     var reactionWindow = RateWindow(StageRules.reactionRate)
+    /// The address key of the connection that joined it (nil: loaded from the store or another node), which the
+    /// per-address member cap counts.
+    var address: String?
 }
 
 /// An open room's live state, owned by the rooms thread. The database is the record; this is its working copy
@@ -38,6 +41,8 @@ final class LiveRoom {
     var lastHandRaisedAt: Int64 = 0
     /// Bans by user id (expired ones are ignored, and dropped when met).
     var bans: [String: RoomBan] = [:]
+    /// Memory only: recent chat and reactions per client address, for the per-address rates.
+    var addressRates: [String: AddressRates] = [:]
     /// The creating client's address key (rooms.created_from), counted by the per-address cap.
     var createdFrom: String?
     var lastEventID: Int64

@@ -62,7 +62,7 @@ public protocol RoomTransaction: RoomReader {
     /// The user's hand: up since `time`, or down (nil).
     func setHand(roomID: String, userID: String, raisedAt time: Int64?) throws
     /// Bans the user, and the client address if known, until `until`; replaces an earlier ban of the user.
-    func ban(roomID: String, userID: String, clientAddress: String?, until: Int64) throws
+    func ban(_ ban: RoomBan, roomID: String) throws
 
     // Members
     func addMember(id: String, roomID: String, userID: String, joinedAt: Int64) throws
@@ -101,15 +101,23 @@ public struct RoomStage: Sendable {
     public init() {}
 }
 
-/// A user (and the client address it had) banned from a room until `until` (Unix ms).
+/// A user (and the client addresses it had lately) banned from a room until `until` (Unix ms).
 public struct RoomBan: Sendable, Equatable {
     public let userID: String
-    public let clientAddress: String?
+    public let clientAddresses: [String]
     public let until: Int64
-    public init(userID: String, clientAddress: String?, until: Int64) {
+    public init(userID: String, clientAddresses: [String], until: Int64) {
         self.userID = userID
-        self.clientAddress = clientAddress
+        self.clientAddresses = clientAddresses
         self.until = until
+    }
+
+    /// The addresses as `room_bans.client_address` keeps them: separated by spaces, which no address key holds
+    /// (a row from before issue 34 holds one address, read the same way); NULL for none.
+    public var storedAddresses: String? { clientAddresses.isEmpty ? nil : clientAddresses.joined(separator: " ") }
+
+    public init(userID: String, storedAddresses: String?, until: Int64) {
+        self.init(userID: userID, clientAddresses: (storedAddresses ?? "").split(separator: " ").map(String.init), until: until)
     }
 }
 

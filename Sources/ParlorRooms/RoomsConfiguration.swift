@@ -42,6 +42,14 @@ public struct RoomsConfiguration: Sendable {
     public var maxRoomTTL: Int64 = 86_400
     public var maxOpenRooms = 10_000
     public var maxMembersPerRoom = 1_000
+    /// Chat messages and reactions per second into one room from one client address (an IPv6 /64), whichever
+    /// identities send them: in open mode one client can mint any number of names, each within its own rates.
+    /// 0: no limit.
+    public var messagesPerAddressPerSecond = 5
+    public var reactionsPerAddressPerSecond = 10
+    /// Members of one room joined from one client address; 0 (the default): no limit, since a town hall behind one
+    /// office NAT must still fill.
+    public var maxMembersPerAddress = 0
     /// Who may read a room's members and history (REST and WebSocket).
     public var visibility = RoomVisibility.public
 

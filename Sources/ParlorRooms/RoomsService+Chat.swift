@@ -1,10 +1,11 @@
 import ParlorProtocol
 
-/// Chat and reactions: any member may send them, within its per-member rates (StageRules). Messages are stored
-/// events; reactions are only broadcast, like speaking changes.
+/// Chat and reactions: any member may send them, within its per-member rates (StageRules) and its address's rates
+/// in the room (RoomsService+AddressLimits). Messages are stored events; reactions are only broadcast, like speaking
+/// changes.
 extension RoomsService {
     /// Returns the message's event id.
-    func sendMessage(_ text: String, from member: LiveMember, in room: LiveRoom, _ step: inout Step) throws -> Int64 {
+    func sendMessage(_ text: String, from member: LiveMember, address: String?, in room: LiveRoom, _ step: inout Step) throws -> Int64 {
         loop.assertInLoop()
         let now = clock.now()
         var admitted = false
@@ -12,10 +13,11 @@ extension RoomsService {
         guard admitted else {
             throw RoomError(.messageRateLimited, "at most \(StageRules.messageRate.count) messages per 10 s; wait a moment")
         }
+        try admitMessage(from: address, in: room, at: now)
         return try appendAndBroadcast(EventType.messageText, about: member, in: room, body: ["text": .string(text)], at: now, &step).id
     }
 
-    func sendReaction(_ emoji: String, from member: LiveMember, in room: LiveRoom, _ step: inout Step) throws {
+    func sendReaction(_ emoji: String, from member: LiveMember, address: String?, in room: LiveRoom, _ step: inout Step) throws {
         loop.assertInLoop()
         let now = clock.now()
         var admitted = false
@@ -23,6 +25,7 @@ extension RoomsService {
         guard admitted else {
             throw RoomError(.reactionRateLimited, "at most \(StageRules.reactionRate.count) reactions per 10 s; wait a moment")
         }
+        try admitReaction(from: address, in: room, at: now)
         let frame = ProtocolFrame.message([
             "type": .string(EventType.reaction.rawValue), "cid": .string(room.id), "from": .string(member.id),
             "timestamp": .string(Timestamp.iso8601(milliseconds: now)),

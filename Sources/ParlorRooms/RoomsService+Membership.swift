@@ -23,11 +23,14 @@ extension RoomsService {
         try checkAdmission(caller, to: room, &step)
         let cap = min(room.maxMembers ?? Int64.max, Int64(configuration.maxMembersPerRoom))
         if room.memberCount >= Int(cap) { throw RoomError.full(cid, cap) }
+        try checkMembersPerAddress(caller, in: room)
+        state.recentAddresses.record(caller.client.address, for: caller.user.id, at: clock.now())
 
         let now = max(clock.now(), room.lastJoinedAt + 1)
         room.lastJoinedAt = now
-        let member = LiveMember(id: Identifier.makeTimeOrdered(Identifier.member, milliseconds: now), user: caller.user,
+        var member = LiveMember(id: Identifier.makeTimeOrdered(Identifier.member, milliseconds: now), user: caller.user,
                                 joinedAt: now)
+        member.address = caller.client.address
         try step.store.addMember(id: member.id, roomID: cid, userID: caller.user.id, joinedAt: now)
         let event = try appendMemberJoined(member, to: room, at: now, &step)
         if room.emptySince != nil { try step.store.setRoomEmpty(id: cid, since: nil) }

@@ -7,6 +7,7 @@ extension RoomsService {
         loop.assertInLoop()
         try step.store.openSession(id: client.sessionID, userID: client.user.id, at: clock.now())
         state.clients[client.handle] = ClientState(ref: client)
+        state.recentAddresses.record(client.address, for: client.user.id, at: clock.now())
         liveUsers.connectionOpened(client.user.id)
         let body: JSONValue = [
             "session_id": .string(client.sessionID), "user": client.user.json,

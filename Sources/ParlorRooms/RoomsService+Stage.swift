@@ -16,7 +16,7 @@ extension RoomsService {
             throw RoomError(.memberNotAllowed, "only a moderator of room \(cid) may do that")
         }
         step.batch.touchedRooms.insert(cid)
-        let body = try act(action, in: room, by: member, &step)
+        let body = try act(action, in: room, by: member, from: caller.client.address, &step)
         step.batch.reply(to: caller, action.requestType, body: body)
     }
 
@@ -28,11 +28,12 @@ extension RoomsService {
             throw RoomError(.roomForbidden, "only the room's creator or an admin can moderate it over HTTP")
         }
         step.batch.touchedRooms.insert(roomID)
-        return try act(action, in: room, by: nil, &step)
+        return try act(action, in: room, by: nil, from: nil, &step)
     }
 
-    /// Applies `action` by `actor` (nil: not a member) and returns the reply's body; events are broadcast as they happen.
-    private func act(_ action: StageAction, in room: LiveRoom, by actor: LiveMember?, _ step: inout Step) throws -> JSONValue {
+    /// Applies `action` by `actor` (nil: not a member) from client address `address` and returns the reply's body;
+    /// events are broadcast as they happen.
+    private func act(_ action: StageAction, in room: LiveRoom, by actor: LiveMember?, from address: String?, _ step: inout Step) throws -> JSONValue {
         loop.assertInLoop()
         switch action {
         case .raiseHand:
@@ -52,10 +53,10 @@ extension RoomsService {
             try setLocked(locked, by: actor, in: room, &step)
         case .message(let text):
             guard let actor else { throw RoomError(.requestInvalidField, "only a member sends chat messages") }
-            return ["id": JSONValue(try sendMessage(text, from: actor, in: room, &step))]
+            return ["id": JSONValue(try sendMessage(text, from: actor, address: address, in: room, &step))]
         case .reaction(let emoji):
             guard let actor else { throw RoomError(.requestInvalidField, "only a member sends reactions") }
-            try sendReaction(emoji, from: actor, in: room, &step)
+            try sendReaction(emoji, from: actor, address: address, in: room, &step)
         }
         return .object([:])
     }
@@ -162,7 +163,7 @@ extension RoomsService {
         step.batch.notices.append(.roomEvent(room: room.summary, event: event))
     }
 
-    /// Bans a user (and, for users the room has not seen, the client address it had) and ends its membership.
+    /// Bans a user (and, for users the room has not seen, the client addresses it had lately) and ends its membership.
     private func ban(_ userID: String, seconds: Int64, by actor: LiveMember?, in room: LiveRoom, _ step: inout Step) throws -> JSONValue {
         loop.assertInLoop()
         guard StageRules.banSeconds.contains(seconds) else {
@@ -173,10 +174,14 @@ extension RoomsService {
         guard try member != nil || isKnown(userID, in: room, &step) else {
             throw RoomError(.memberNotFound, "user \(userID) has never been a member of room \(room.id)")
         }
-        let until = clock.now() + seconds * 1000
-        let address = room.connections(of: userID).lazy.compactMap { self.state.clients[$0]?.ref.address }.first
-        try step.store.ban(roomID: room.id, userID: userID, clientAddress: address, until: until)
-        room.bans[userID] = RoomBan(userID: userID, clientAddress: address, until: until)
+        let now = clock.now()
+        let until = now + seconds * 1000
+        // The addresses of its connections here, and those it connected from lately (it may have left already).
+        var addresses = room.connections(of: userID).compactMap { self.state.clients[$0]?.ref.address }
+        for address in state.recentAddresses.addresses(of: userID, at: now) where !addresses.contains(address) { addresses.append(address) }
+        let ban = RoomBan(userID: userID, clientAddresses: Array(addresses.prefix(RecentAddresses.maxPerUser * 2)), until: until)
+        try step.store.ban(ban, roomID: room.id)
+        room.bans[userID] = ban
         if let member { try end(member, in: room, reason: .kicked, &step) }
         return ["until": .string(Timestamp.iso8601(milliseconds: until))]
     }

@@ -9,6 +9,8 @@ import ParlorLoop
 final class RoomsState {
     var rooms: [String: LiveRoom] = [:]
     var clients: [ConnectionHandle: ClientState] = [:]
+    /// The addresses each user connected from lately, which a room ban bans too (RecentAddresses.swift).
+    var recentAddresses = RecentAddresses()
     /// The newest room's created_at: rooms list newest first by it, so it must increase even within a millisecond.
     var lastRoomCreatedAt: Int64 = 0
     /// Member counts as last published to the metrics, per room, and their sum (RoomsService+Metrics.swift).

@@ -27,7 +27,7 @@ extension SQLiteRoomReading {
         let bans = try db.query("SELECT user_id, client_address, until FROM room_bans WHERE room_id = ? AND until > ?",
                                 [.text(roomID), .integer(time)])
         for row in bans {
-            let ban = RoomBan(userID: row.string("user_id") ?? "", clientAddress: row.string("client_address"), until: row.int("until") ?? 0)
+            let ban = RoomBan(userID: row.string("user_id") ?? "", storedAddresses: row.string("client_address"), until: row.int("until") ?? 0)
             stage.bans[ban.userID] = ban
         }
         return stage
@@ -54,10 +54,10 @@ extension SQLiteRoomTransaction {
             """, [.text(roomID), .text(userID), SQLValue(time)])
     }
 
-    func ban(roomID: String, userID: String, clientAddress: String?, until: Int64) throws {
+    func ban(_ ban: RoomBan, roomID: String) throws {
         try db.run("""
             INSERT INTO room_bans (room_id, user_id, client_address, until) VALUES (?, ?, ?, ?)
             ON CONFLICT (room_id, user_id) DO UPDATE SET client_address = excluded.client_address, until = excluded.until
-            """, [.text(roomID), .text(userID), SQLValue(clientAddress), .integer(until)])
+            """, [.text(roomID), .text(ban.userID), SQLValue(ban.storedAddresses), .integer(ban.until)])
     }
 }

@@ -52,6 +52,16 @@ public struct SQLiteUserStore: UserStore {
                 .map(Self.status(from:))
         }
 
+        func runsOpenRoom(userID: String) throws -> Bool {
+            try db.queryOne("""
+                SELECT 1 AS found FROM rooms WHERE created_by = ?1 AND closed_at IS NULL
+                UNION ALL
+                SELECT 1 FROM room_users u JOIN rooms r ON r.id = u.room_id
+                WHERE u.user_id = ?1 AND u.role = 'moderator' AND r.closed_at IS NULL
+                LIMIT 1
+                """, [.text(userID)]) != nil
+        }
+
         private static func status(from row: Row) -> UserDirectory.UserStatus {
             let handle = row.string("name") ?? ""
             return UserDirectory.UserStatus(user: User(id: row.string("id") ?? "", name: row.string("display_name") ?? handle),

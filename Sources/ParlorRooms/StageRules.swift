@@ -9,9 +9,9 @@ public enum StageRules {
     /// A ban lasts 1 s to 30 days.
     public static let banSeconds: ClosedRange<Int64> = 1...2_592_000
 
-    /// The role of a user the room has not seen before. A stage room's creator moderates; a stage room created
-    /// without a token has no creator, so its first member moderates. In an open room everyone speaks and the creator
-    /// moderates.
+    /// The role of a user the room has not seen before. A stage room's creator moderates; a stage room without a
+    /// creator (created without a token before POST /rooms required one for stage rooms) lets its first member
+    /// moderate. In an open room everyone speaks and the creator moderates.
     public static func initialRole(mode: RoomMode, isCreator: Bool, roomHasCreator: Bool, roomHasRoles: Bool) -> MemberRole {
         if isCreator { return .moderator }
         switch mode {
@@ -23,14 +23,15 @@ public enum StageRules {
     /// Whether a member may turn its audio on.
     public static func mayEnableAudio(_ role: MemberRole) -> Bool { role.maySpeak }
 
-    /// Whether a ban refuses a join: the user's own ban, or, for a user the room has never seen, a ban of the
+    /// Whether a ban refuses a join: the user's own ban, or, for a user the room has never seen, a ban of an
     /// address it connects from (so a new name from the same place does not get in either).
     public static func refusingBan(userID: String, address: String?, knownToRoom: Bool, bans: some Collection<RoomBan>,
                                    at now: Int64) -> RoomBan? {
         bans.first { ban in
             guard ban.until > now else { return false }
             if ban.userID == userID { return true }
-            return !knownToRoom && address != nil && ban.clientAddress == address
+            guard !knownToRoom, let address else { return false }
+            return ban.clientAddresses.contains(address)
         }
     }
 }
@@ -46,6 +47,9 @@ public struct RateWindow: Sendable {
     private var times: [Int64] = []
 
     public init(_ limit: Limit) { self.limit = limit }
+
+    /// Whether no action of the window is recent any more at `now` (it can be forgotten).
+    public func isIdle(at now: Int64) -> Bool { times.allSatisfy { $0 <= now - limit.milliseconds } }
 
     /// Records an action at `now` if the window has room for it; false (nothing recorded) when it does not.
     public mutating func admit(at now: Int64) -> Bool {

@@ -1,7 +1,7 @@
 import Foundation
 
-/// The rules for text that people show each other: user names (from POST /auth and from token subjects) and room
-/// display names. Pure (Foundation only), so the JWT claims fuzz target compiles it on its own.
+/// The rules for text that people show each other: user names (from POST /auth and from token subjects), room
+/// display names and chat. Pure (Foundation only), so the JWT claims fuzz target compiles it on its own.
 public enum TextRules {
     /// A user's name: what POST /auth accepts and what a token's `sub` must be.
     public static let userName = (minCharacters: 1, maxCharacters: 64, maxBytes: 256)
@@ -49,10 +49,28 @@ public enum TextRules {
         guard text.utf8.count <= maxBytes else {
             return .failure(TextRuleViolation(rule: "must be at most \(maxBytes) bytes of UTF-8"))
         }
+        var marksInARow = 0
         for scalar in text.unicodeScalars {
             if let rule = refusal(of: scalar) { return .failure(TextRuleViolation(rule: rule)) }
+            marksInARow = isCombiningMark(scalar) ? marksInARow + 1 : 0
+            if marksInARow > maxCombiningMarks {
+                return .failure(TextRuleViolation(rule: "must not have more than \(maxCombiningMarks) combining marks in a row"))
+            }
         }
         return .success(text)
+    }
+
+    /// Combining marks one character may carry. Stacked marks draw above and below their line (one letter with 120
+    /// of them covered the tiles around a name). The deepest stacks real writing uses (Tibetan stacks of Sanskrit
+    /// words, Biblical Hebrew with points and cantillation) take about 5 or 6 after NFC, which also folds Latin,
+    /// Greek and Vietnamese accents into single letters; Unicode's stream-safe format allows 30.
+    public static let maxCombiningMarks = 8
+
+    static func isCombiningMark(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.properties.generalCategory {
+        case .nonspacingMark, .spacingMark, .enclosingMark: return true
+        default: return false
+        }
     }
 
     /// Why a character may not appear in a name, if it may not: what it would let a name hide or pretend.

@@ -95,7 +95,8 @@ public final class UserDirectory: Sendable {
 
     /// One POST /auth: the name and the claim it presented. With the right `claim` (what an earlier grant returned
     /// for that name): the same identity. Otherwise the name's own identity, unless it is in live use (`isLive`:
-    /// connected, or a member within its grace period): then a fresh, separate identity with the same name. An
+    /// connected, or a member within its grace period) or runs a room still open (created it, or moderates it): then
+    /// a fresh, separate identity with the same name. An
     /// identity handed over without its claim gets a new claim, and every token issued for it before is refused from
     /// now on (the previous holder cannot come back with an old token). A blocked identity is refused.
     public struct AuthRequest: Sendable {
@@ -151,8 +152,11 @@ public final class UserDirectory: Sendable {
         // findOrInsert wrote nothing if the row is blocked (a new row never is): a refusal leaves the batch's other
         // requests their writes.
         if own.blockedUntil > now { throw Blocked(until: own.blockedUntil) }
-        // In live use here (a session or a membership), or with a session on another node of the database.
-        if !isLive(own.user.id), try !users.hasSessionOnLiveNode(userID: own.user.id) {
+        // In live use here (a session or a membership), or with a session on another node of the database; or,
+        // offline, running a room that is still open (its creator or a moderator): whoever took the name would
+        // moderate, lock or close that room (issue 34, item 8). Such an identity comes back only with its claim, or
+        // with a token from the operator (`parlor token`).
+        if !isLive(own.user.id), try !users.hasSessionOnLiveNode(userID: own.user.id), try !users.runsOpenRoom(userID: own.user.id) {
             // Anyone may take a name nobody is using; whoever held it before keeps nothing: their claim and tokens end.
             let handedOver = found.hasClaim
             if handedOver { own.tokensValidAfter = now }

@@ -25,6 +25,8 @@ public protocol UserStoreTransaction {
     /// Whether the user has a WebSocket session open on any live node sharing the store (several nodes on one
     /// database). A single process knows its own sessions without asking: false there.
     func hasSessionOnLiveNode(userID: String) throws -> Bool
+    /// Whether the user runs a room that is still open: it created it, or holds the moderator role in it.
+    func runsOpenRoom(userID: String) throws -> Bool
 }
 
 extension UserStoreTransaction {

@@ -29,7 +29,7 @@ extension PostgresRoomReading {
         let bans = try db.query("SELECT user_id, client_address, until FROM room_bans WHERE room_id = $1 AND until > $2",
                                 [.text(roomID), .integer(time)])
         for row in bans {
-            let ban = RoomBan(userID: row.string("user_id") ?? "", clientAddress: row.string("client_address"), until: row.int("until") ?? 0)
+            let ban = RoomBan(userID: row.string("user_id") ?? "", storedAddresses: row.string("client_address"), until: row.int("until") ?? 0)
             stage.bans[ban.userID] = ban
         }
         return stage
@@ -56,10 +56,10 @@ extension PostgresRoomTransaction {
             """, [.text(roomID), .text(userID), SQLValue(time)])
     }
 
-    func ban(roomID: String, userID: String, clientAddress: String?, until: Int64) throws {
+    func ban(_ ban: RoomBan, roomID: String) throws {
         try db.run("""
             INSERT INTO room_bans (room_id, user_id, client_address, until) VALUES ($1, $2, $3, $4)
             ON CONFLICT (room_id, user_id) DO UPDATE SET client_address = excluded.client_address, until = excluded.until
-            """, [.text(roomID), .text(userID), SQLValue(clientAddress), .integer(until)])
+            """, [.text(roomID), .text(ban.userID), SQLValue(ban.storedAddresses), .integer(ban.until)])
     }
 }

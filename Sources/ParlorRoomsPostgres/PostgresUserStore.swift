@@ -68,6 +68,16 @@ public struct PostgresUserStore: UserStore {
                 """, [.text(userID)]) != nil
         }
 
+        func runsOpenRoom(userID: String) throws -> Bool {
+            try db.queryOne("""
+                SELECT 1 AS found FROM rooms WHERE created_by = $1 AND closed_at IS NULL
+                UNION ALL
+                SELECT 1 FROM room_users u JOIN rooms r ON r.id = u.room_id
+                WHERE u.user_id = $1 AND u.role = 'moderator' AND r.closed_at IS NULL
+                LIMIT 1
+                """, [.text(userID)]) != nil
+        }
+
         /// Other nodes forget what they cached about the user once this commits (PostgresClusterLink).
         private func notify(_ prefix: String, _ userID: String) throws {
             try db.run("SELECT pg_notify('\(PostgresClusterLink.channel)', $1::text)", [.text(prefix + userID)])

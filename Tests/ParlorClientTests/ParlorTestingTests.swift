@@ -109,7 +109,10 @@ import ParlorTestServer
 
     @Test func stageRoomMatchers() async throws {
         try await withParlor { parlor in
-            let room = try await parlor.client.createRoom(displayName: "Stage", properties: RoomProperties(mode: .stage))
+            // A stage room needs its creator's token; the session below gets the same identity (the client keeps its claim).
+            var creator = parlor.client
+            creator.token = try await parlor.client.auth(name: "host").jwt
+            let room = try await creator.createRoom(displayName: "Stage", properties: RoomProperties(mode: .stage))
             let host = try await parlor.session(name: "host")
             let guest = try await parlor.session(name: "guest")
             let recorder = EventRecorder(host)

@@ -37,3 +37,27 @@ import Testing
                 == .failure(TextRuleViolation(rule: "must not contain control characters")))
     }
 }
+
+/// Issue 34, item 14: combining marks per character.
+@Suite struct CombiningMarkRuleTests {
+    private func check(_ value: String) -> Result<String, TextRuleViolation> {
+        TextRules.check(value, minCharacters: 1, maxCharacters: 64, maxBytes: 256)
+    }
+
+    @Test func marksAreCountedInARowAfterNFC() {
+        let bound = TextRules.maxCombiningMarks
+        let refusal = TextRuleViolation(rule: "must not have more than \(bound) combining marks in a row")
+        #expect(check("x" + String(repeating: "\u{0336}", count: bound)) == .success("x" + String(repeating: "\u{0336}", count: bound)))
+        #expect(check("x" + String(repeating: "\u{0336}", count: bound + 1)) == .failure(refusal))
+        // An enclosing mark and a spacing mark count too; a letter between two stacks starts a new count.
+        #expect(check("x" + String(repeating: "\u{20DD}", count: bound + 1)) == .failure(refusal))
+        #expect(check("क" + String(repeating: "\u{093E}", count: bound + 1)) == .failure(refusal))
+        let two = "x" + String(repeating: "\u{0336}", count: bound) + "y" + String(repeating: "\u{0336}", count: bound)
+        #expect(check(two) == .success(two))
+        // e + U+0301 composes to é under NFC, so it is one mark fewer than it was sent with.
+        let composing = "e\u{0301}" + String(repeating: "\u{0336}", count: bound)
+        #expect(check(composing) == .success("\u{E9}" + String(repeating: "\u{0336}", count: bound)))
+        // Chat follows the same rule.
+        #expect(TextRules.checkChat("hi\n" + "x" + String(repeating: "\u{0336}", count: bound + 1)) == .failure(refusal))
+    }
+}
