@@ -203,6 +203,10 @@ import ParlorRooms
         try withServer { app in
             let jwt = try Self.service.issue(name: "carol").token
             let created = try http(app, "POST", "/rooms", json: #"{"display_name":"x"}"#, headers: ["Authorization": "Bearer \(jwt)"])
+            // While carol's room is open her identity is kept for its claim (issue 34, item 8); once it closes,
+            // the name's own identity is the one the token created.
+            let room = try #require(created.object["id"] as? String)
+            #expect(try http(app, "DELETE", "/rooms/\(room)", headers: ["Authorization": "Bearer \(jwt)"]).status == 204)
             let auth = try http(app, "POST", "/auth", json: #"{"name":"carol"}"#)
             #expect(created.object["created_by"] as? String == auth.object["user_id"] as? String)
         }

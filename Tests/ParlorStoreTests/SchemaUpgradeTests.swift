@@ -51,7 +51,7 @@ import ParlorStore
                 #expect(members.map { $0.int("audio_enabled") } == [0, 1])
                 #expect(try db.queryOne("SELECT role, hand_raised_at FROM room_users")?.string("role") == "listener")
                 let indexes = try db.query("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name IN ('members', 'room_users') AND sql IS NOT NULL ORDER BY name")
-                #expect(indexes.map { $0.string("name") } == ["members_by_room", "members_one_joined", "room_users_hands"])
+                #expect(indexes.map { $0.string("name") } == ["members_by_room", "members_one_joined", "room_users_hands", "room_users_moderators"])
                 // The point of 005: no CHECK with an IN list is left on the tables every join and leave writes.
                 let tables = try db.query("SELECT sql FROM sqlite_master WHERE type = 'table' AND name IN ('members', 'room_users')")
                 #expect(tables.count == 2 && tables.allSatisfy { !($0.string("sql") ?? "IN (").contains(" IN (") })
