@@ -16,4 +16,10 @@ public enum RateLimit: String, CaseIterable, Sendable {
     case messages
     /// WebSocket clients that do not read their output (--max-output-bytes, close 1008): slow consumers.
     case output
+    /// Chat messages into one room per address (--chat-rate-per-address).
+    case chatPerAddress = "chat_per_address"
+    /// Reactions into one room per address (--reaction-rate-per-address).
+    case reactionsPerAddress = "reactions_per_address"
+    /// Members of one room per address (--max-members-per-address).
+    case membersPerAddress = "members_per_address"
 }

@@ -1,3 +1,4 @@
+import ParlorMetrics
 import ParlorProtocol
 
 /// Limits per client address inside one room (issue 34, item 6): in open mode one client mints any number of
@@ -14,6 +15,7 @@ extension RoomsService {
         let limit = configuration.messagesPerAddressPerSecond
         guard limit > 0, let address else { return }
         guard admit(address, in: room, at: now, \.messages) else {
+            metrics.rateLimited(.chatPerAddress)
             throw RoomError(.messageRateLimited, "at most \(limit) messages a second from your address into this room; wait a moment")
         }
     }
@@ -23,6 +25,7 @@ extension RoomsService {
         let limit = configuration.reactionsPerAddressPerSecond
         guard limit > 0, let address else { return }
         guard admit(address, in: room, at: now, \.reactions) else {
+            metrics.rateLimited(.reactionsPerAddress)
             throw RoomError(.reactionRateLimited, "at most \(limit) reactions a second from your address into this room; wait a moment")
         }
     }
@@ -33,6 +36,7 @@ extension RoomsService {
         guard cap > 0, let address = caller.client.address else { return }
         let fromAddress = room.members.values.lazy.filter { $0.address == address }.count
         if fromAddress >= cap {
+            metrics.rateLimited(.membersPerAddress)
             throw RoomError(.roomFull, "room \(room.id) already has \(cap) members from your address (--max-members-per-address)")
         }
     }

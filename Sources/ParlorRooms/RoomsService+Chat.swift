@@ -8,24 +8,27 @@ extension RoomsService {
     func sendMessage(_ text: String, from member: LiveMember, address: String?, in room: LiveRoom, _ step: inout Step) throws -> Int64 {
         loop.assertInLoop()
         let now = clock.now()
-        var admitted = false
-        room.update(member.id) { admitted = $0.messageWindow.admit(at: now) }
-        guard admitted else {
+        // The member's own rate first, then its address's; each counts the message only if both let it through.
+        var hasRoom = false
+        room.update(member.id) { hasRoom = $0.messageWindow.hasRoom(at: now) }
+        guard hasRoom else {
             throw RoomError(.messageRateLimited, "at most \(StageRules.messageRate.count) messages per 10 s; wait a moment")
         }
         try admitMessage(from: address, in: room, at: now)
+        room.update(member.id) { _ = $0.messageWindow.admit(at: now) }
         return try appendAndBroadcast(EventType.messageText, about: member, in: room, body: ["text": .string(text)], at: now, &step).id
     }
 
     func sendReaction(_ emoji: String, from member: LiveMember, address: String?, in room: LiveRoom, _ step: inout Step) throws {
         loop.assertInLoop()
         let now = clock.now()
-        var admitted = false
-        room.update(member.id) { admitted = $0.reactionWindow.admit(at: now) }
-        guard admitted else {
+        var hasRoom = false
+        room.update(member.id) { hasRoom = $0.reactionWindow.hasRoom(at: now) }
+        guard hasRoom else {
             throw RoomError(.reactionRateLimited, "at most \(StageRules.reactionRate.count) reactions per 10 s; wait a moment")
         }
         try admitReaction(from: address, in: room, at: now)
+        room.update(member.id) { _ = $0.reactionWindow.admit(at: now) }
         let frame = ProtocolFrame.message([
             "type": .string(EventType.reaction.rawValue), "cid": .string(room.id), "from": .string(member.id),
             "timestamp": .string(Timestamp.iso8601(milliseconds: now)),

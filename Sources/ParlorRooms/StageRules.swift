@@ -48,6 +48,9 @@ public struct RateWindow: Sendable {
 
     public init(_ limit: Limit) { self.limit = limit }
 
+    /// Whether an action at `now` would be admitted (nothing is recorded).
+    public func hasRoom(at now: Int64) -> Bool { times.lazy.filter { $0 > now - limit.milliseconds }.count < limit.count }
+
     /// Whether no action of the window is recent any more at `now` (it can be forgotten).
     public func isIdle(at now: Int64) -> Bool { times.allSatisfy { $0 <= now - limit.milliseconds } }
 

@@ -6,6 +6,16 @@ import ParlorApp
 /// chat and reactions through all of them into one room, each within its own per-member rates, and filled a room.
 /// Now chat and reactions are also rated per address per room, and members per address per room may be capped.
 @Suite struct AddressFloodTests {
+    static let admin = "admin-token-for-tests-0123456789"
+
+    /// parlor_rate_limited_total{limit=`limit`} from /metrics.
+    static func rateLimited(_ port: Int, _ limit: String) throws -> Int? {
+        let response = try RawConnection.oneRequest(port, "GET", "/metrics", headers: ["Authorization": "Bearer \(admin)"])
+        let prefix = #"parlor_rate_limited_total{limit="\#(limit)"} "#
+        let line = response.text.split(separator: "\n").first { $0.hasPrefix(prefix) }
+        return line.flatMap { Int($0.dropFirst(prefix.count)) }
+    }
+
     /// `count` identities from `source`, each connected and joined to `room`.
     private func members(_ port: Int, _ room: String, _ count: Int, prefix: String, from source: String = "127.0.0.1") throws -> [TestWebSocket] {
         try (0..<count).map { index in
@@ -28,7 +38,7 @@ import ParlorApp
     }
 
     @Test func chatAndReactionsFromManyIdentitiesOfOneAddressAreRatedPerAddress() throws {
-        let server = try ServerProcess(["--auth-rate", "0"])
+        let server = try ServerProcess(["--auth-rate", "0", "--admin-token", Self.admin])
         let port = server.port
         let room = try #require(try RawConnection.oneRequest(port, "POST", "/rooms", json: #"{"display_name":"Town"}"#).object["id"] as? String)
         let flood = try members(port, room, 15, prefix: "sock")
@@ -62,13 +72,16 @@ import ParlorApp
             .filter { $0["type"] as? String == "message:text" }.count
         #expect(stored == sent + 1, "\(history.text.prefix(300))")
 
+        // Operators see the refusals in parlor_rate_limited_total.
+        #expect(try Self.rateLimited(port, "chat_per_address") == messages.count - sent)
+        #expect(try Self.rateLimited(port, "reactions_per_address") == reactions.count - reacted)
         #expect(try RawConnection.oneRequest(port, "GET", "/healthz").status == 200)
         #expect(try !ServerProcess.checksMemory || server.residentBytes() - baseline < 32 * ServerProcess.mebibyte)
         #expect(try server.cpuSeconds() - cpuBefore < 5)
     }
 
     @Test func membersPerAddressInOneRoomMayBeCapped() throws {
-        let capped = try ServerProcess(["--auth-rate", "0", "--max-members-per-address", "3"])
+        let capped = try ServerProcess(["--auth-rate", "0", "--max-members-per-address", "3", "--admin-token", Self.admin])
         let room = try #require(try RawConnection.oneRequest(capped.port, "POST", "/rooms", json: #"{"display_name":"R"}"#).object["id"] as? String)
         _ = try members(capped.port, room, 3, prefix: "sock")
         let grant = try RawConnection.oneRequest(capped.port, "POST", "/auth", json: #"{"name":"sock-extra"}"#)
@@ -76,6 +89,7 @@ import ParlorApp
         let refused = try extra.request("conversation:join", ["cid": room])
         #expect(errorCode(refused) == "room:error:full")
         #expect("\(refused)".contains("--max-members-per-address"), "\(refused)")
+        #expect(try Self.rateLimited(capped.port, "members_per_address") == 1)
         // Another address still gets in, and the capped address may still join other rooms.
         #expect(try members(capped.port, room, 1, prefix: "other", from: "127.0.0.2").count == 1)
         let second = try #require(try RawConnection.oneRequest(capped.port, "POST", "/rooms", json: #"{"display_name":"S"}"#).object["id"] as? String)

@@ -26,3 +26,15 @@ import Testing
         #expect(recent.addresses(of: "u\(RecentAddresses.maxUsers)", at: Int64(RecentAddresses.maxUsers)) == ["10.0.0.1"])
     }
 }
+
+/// The per-address chat rate leaves a member's own budget alone when it refuses (issue 34, item 6).
+@Suite struct RateWindowTests {
+    @Test func hasRoomAnswersWithoutRecording() {
+        var window = RateWindow(.init(count: 2, milliseconds: 1_000))
+        #expect(window.hasRoom(at: 0) && window.hasRoom(at: 0))
+        #expect(window.admit(at: 0) && window.admit(at: 10))
+        #expect(!window.hasRoom(at: 999))
+        #expect(window.hasRoom(at: 1_000), "the first action left the window")
+        #expect(!window.isIdle(at: 1_000) && window.isIdle(at: 1_010))
+    }
+}
