@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import ParlorApp
+import ParlorPostgres
 import PostgresTestCluster
 import Testing
 
@@ -44,5 +45,32 @@ import Testing
         let deadline = Date().addingTimeInterval(10)
         while survivor.metrics.webhookQueueDepth.load() != 0, Date() < deadline { usleep(20_000) }
         #expect(survivor.metrics.webhookQueueDepth.load() == 0)
+    }
+
+    /// Item 5 on PostgreSQL: behind a receiver that never answers, the node's outbox stays at --webhook-queue-max
+    /// rows, the oldest dropped in the rooms transaction and counted.
+    @Test func theOutboxStaysAtItsCapBehindAStalledReceiver() throws {
+        let url = try TestPostgres.shared().makeDatabase()
+        let receiver = try WebhookReceiver(failFirst: 0, stalls: true)
+        defer { receiver.stop() }
+        let cap = 50
+        let node = try ClusterTests.node(url) {
+            $0.webhookURLs = ["http://127.0.0.1:\(receiver.port)/hooks"]
+            $0.webhookQueueMax = cap
+        }
+        defer { node.shutdown() }
+        let room = try createRoom(node)
+        let churn = try TestWebSocket(node, name: "churn")
+        let pairs = 100
+        for pair in 0..<pairs {
+            try churn.sendText(#"{"type":"conversation:join","tid":"j\#(pair)","body":{"cid":"\#(room)"}}"#)
+            try churn.sendText(#"{"type":"conversation:leave","tid":"l\#(pair)","body":{"cid":"\#(room)"}}"#)
+        }
+        try churn.sync()
+        #expect(node.metrics.webhookQueueDepth.load() == cap)
+        #expect(node.metrics.webhookDropped.load() == 1 + 2 * pairs - cap)
+        let connection = try PostgresConnection(url: url)
+        let stored = try connection.queryOne("SELECT COUNT(*) AS n FROM webhook_outbox")?.int("n")
+        #expect(stored == Int64(cap), "rows in the database")
     }
 }

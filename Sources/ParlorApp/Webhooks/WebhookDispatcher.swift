@@ -27,7 +27,7 @@ final class WebhookDispatcher: Sendable {
         for queue in queues { queue.start() }
     }
 
-    /// Stops the delivery threads after the POST in progress; what is not delivered stays in the outbox.
+    /// Stops the delivery threads, cutting a POST in progress; what is not delivered stays in the outbox.
     func stop() {
         for queue in queues { queue.stop() }
     }
@@ -70,6 +70,9 @@ final class WebhookQueue: Sendable {
     private let state = Mutex<(wakes: Int, stopped: Bool)>((0, false))
     private let condition = NSCondition()
     private let finished = DispatchSemaphore(value: 0)
+    /// The connection of the POST in progress (-1: none), shut down by `stop` so a stalled receiver does not hold
+    /// the shutdown for the request's timeout.
+    private let connection = Mutex<Int32>(-1)
     static let pageSize = 32
 
     init(url: String, target: WebhookHTTPClient.Target, outbox: WebhookOutbox, secret: [UInt8], tls: WebhookTLS, maxAttempts: Int,
@@ -104,6 +107,7 @@ final class WebhookQueue: Sendable {
         state.withLock { $0.stopped = true }
         condition.broadcast()
         condition.unlock()
+        connection.withLock { fd in if fd >= 0 { shutdown(fd, Int32(SHUT_RDWR)) } }
         finished.wait()
     }
 
@@ -161,11 +165,12 @@ final class WebhookQueue: Sendable {
         for attempt in 1...maxAttempts {
             if isStopped { return false }
             do {
-                let status = try WebhookHTTPClient.post(target, tls: tls, body: entry.body, headers: headers, timeout: 10)
+                let status = try WebhookHTTPClient.post(target, tls: tls, body: entry.body, headers: headers, timeout: 10, socket: connection)
                 if (200..<300).contains(status) { return true }
                 metrics.webhookFailures.add()
                 logger.warning("webhook refused", ["url": url, "event": entry.event, "status": String(status), "attempt": String(attempt)])
             } catch {
+                if isStopped { return false }  // the POST was cut by the shutdown: not a failure, it stays
                 metrics.webhookFailures.add()
                 logger.warning("webhook failed", ["url": url, "event": entry.event, "error": "\(error)", "attempt": String(attempt)])
             }

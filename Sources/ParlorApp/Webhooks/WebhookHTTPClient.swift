@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import Synchronization
 
 /// A blocking HTTP/1.1 POST for webhook delivery threads: one request per connection, every step under a timeout;
 /// https:// through `WebhookTLS` (verified).
@@ -32,10 +33,19 @@ enum WebhookHTTPClient {
         let description: String
     }
 
-    /// Sends the POST and returns the response status.
-    static func post(_ target: Target, tls: WebhookTLS, body: [UInt8], headers: [(String, String)], timeout: Double) throws -> Int {
+    /// Sends the POST and returns the response status. `socket` holds the connected descriptor while the request
+    /// runs (-1 otherwise), and the descriptor is closed under its lock: a `shutdown` under that lock ends a request
+    /// in progress and can never reach a descriptor reused since.
+    static func post(_ target: Target, tls: WebhookTLS, body: [UInt8], headers: [(String, String)], timeout: Double,
+                     socket: borrowing Mutex<Int32>) throws -> Int {
         let fd = try connect(to: target, timeout: timeout)
-        defer { close(fd) }
+        socket.withLock { $0 = fd }
+        defer {
+            socket.withLock { held in
+                held = -1
+                close(fd)
+            }
+        }
         var head = "POST \(target.path) HTTP/1.1\r\nHost: \(target.authority)\r\nConnection: close\r\n"
         head += "Content-Type: application/json\r\nContent-Length: \(body.count)\r\nUser-Agent: parlor-webhooks\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
