@@ -56,7 +56,8 @@ public struct AppConfiguration: Sendable {
     /// Signs webhook bodies (X-Parlor-Signature); when unset, a secret of its own is generated (kept in the data
     /// directory, 0600, or random for the run with an in-memory database): never the JWT secret.
     public var webhookSecret: String?
-    public var webhookMaxAttempts = 8
+    /// Seconds a webhook is retried after it was written (--webhook-retry-for); then the next failure gives it up.
+    public var webhookRetrySeconds = 86_400.0
     public var webhookInitialBackoff = TimeSpan.seconds(0.5)
     /// Rows the webhook outbox keeps at most (one per webhook and receiver); past it the oldest are dropped, counted.
     public var webhookQueueMax = 100_000

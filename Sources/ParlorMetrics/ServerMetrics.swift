@@ -16,7 +16,7 @@ public final class ServerMetrics: Sendable {
     public let commitSeconds = MetricsHistogram()
     public let webhookFailures = MetricCell()
     /// The webhook outbox: its rows (this node's), its oldest row's time (Unix ms, 0: empty), rows dropped because
-    /// it was full (--webhook-queue-max), and rows given up after their attempts.
+    /// it was full (--webhook-queue-max), and rows given up once they failed for --webhook-retry-for.
     public let webhookQueueDepth = MetricCell()
     public let webhookOldestCreatedAt = MetricCell()
     public let webhookDropped = MetricCell()

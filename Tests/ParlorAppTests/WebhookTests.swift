@@ -37,6 +37,39 @@ import ParlorApp
         }
     }
 
+    /// A receiver that refuses for longer than a few attempts still gets the webhook, once it answers again: the
+    /// outbox gives a webhook up only after `--webhook-retry-for` (it gave up after 8 attempts, a minute, before).
+    @Test func aWebhookIsRetriedUntilItsReceiverTakesItWithinTheRetryTime() throws {
+        let receiver = try WebhookReceiver(failFirst: 12)
+        defer { receiver.stop() }
+        try withServer({
+            $0.webhookURLs = ["http://127.0.0.1:\(receiver.port)/hooks"]
+            $0.webhookInitialBackoff = .milliseconds(1)
+        }) { app in
+            _ = try createRoom(app)
+            let delivered = try receiver.waitFor(count: 1, timeout: 30)
+            #expect(delivered.map(\.event) == ["room_started"])
+            #expect(receiver.failedAttempts == 12)
+        }
+    }
+
+    /// Past `--webhook-retry-for`, a webhook its receiver keeps refusing is given up and counted as expired.
+    @Test func aWebhookRefusedForTheWholeRetryTimeIsGivenUpAndCounted() throws {
+        let receiver = try WebhookReceiver(failFirst: Int.max)
+        defer { receiver.stop() }
+        try withServer({
+            $0.webhookURLs = ["http://127.0.0.1:\(receiver.port)/hooks"]
+            $0.webhookInitialBackoff = .milliseconds(20)
+            $0.webhookRetrySeconds = 0.3
+        }) { app in
+            _ = try createRoom(app)
+            let deadline = Date().addingTimeInterval(10)
+            while app.metrics.webhookGaveUp.load() == 0, Date() < deadline { usleep(10_000) }
+            #expect(app.metrics.webhookGaveUp.load() == 1)
+            #expect(receiver.failedAttempts >= 2, "it was retried before it was given up")
+        }
+    }
+
     /// Issue 17: without --webhook-secret, webhooks were signed with the JWT secret, so every receiver could mint
     /// tokens. Now a secret of their own is generated and kept in the data directory (0600).
     @Test func webhooksAreSignedWithAGeneratedSecretNotTheJWTSecret() throws {

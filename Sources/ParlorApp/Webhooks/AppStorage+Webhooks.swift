@@ -26,7 +26,7 @@ extension ParlorApplication {
                                    initialRows: try outboxStore.webhookCount())
         let pollInterval: Double? = if case .postgres = storage { configuration.rooms.nodeLease.seconds / 3 } else { nil }
         let dispatcher = try WebhookDispatcher(outbox: outbox, secret: secret, tls: WebhookTLS(caFile: configuration.webhookCAFile),
-                                               maxAttempts: configuration.webhookMaxAttempts,
+                                               retryFor: configuration.webhookRetrySeconds,
                                                initialBackoff: configuration.webhookInitialBackoff, pollInterval: pollInterval,
                                                logger: logger, metrics: metrics)
         return (outbox, dispatcher)

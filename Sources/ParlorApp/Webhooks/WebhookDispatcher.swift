@@ -14,12 +14,12 @@ final class WebhookDispatcher: Sendable {
 
     /// `pollInterval`: how often an idle thread looks again without being woken (PostgreSQL: for the rows of a
     /// node that died); nil: only when woken.
-    init(outbox: WebhookOutbox, secret: [UInt8], tls: WebhookTLS, maxAttempts: Int, initialBackoff: TimeSpan,
+    init(outbox: WebhookOutbox, secret: [UInt8], tls: WebhookTLS, retryFor: Double, initialBackoff: TimeSpan,
          pollInterval: Double?, logger: Logger, metrics: ServerMetrics) throws {
         let heads = WebhookQueueHeads(count: outbox.urls.count, metrics: metrics)
         queues = try outbox.urls.enumerated().map { index, url in
             guard let target = WebhookHTTPClient.Target(url) else { throw WebhookOutboxError() }
-            return WebhookQueue(url: url, target: target, outbox: outbox, secret: secret, tls: tls, maxAttempts: maxAttempts,
+            return WebhookQueue(url: url, target: target, outbox: outbox, secret: secret, tls: tls, retryFor: retryFor,
                                 initialBackoff: initialBackoff, pollInterval: pollInterval,
                                 head: { heads.set(index, $0) }, logger: logger, metrics: metrics)
         }
@@ -60,7 +60,7 @@ final class WebhookQueue: Sendable {
     private let outbox: WebhookOutbox
     private let secret: [UInt8]
     private let tls: WebhookTLS
-    private let maxAttempts: Int
+    private let retryFor: Double
     private let initialBackoff: TimeSpan
     private let pollInterval: Double?
     private let head: @Sendable (Int64) -> Void
@@ -75,7 +75,7 @@ final class WebhookQueue: Sendable {
     private let connection = Mutex<Int32>(-1)
     static let pageSize = 32
 
-    init(url: String, target: WebhookHTTPClient.Target, outbox: WebhookOutbox, secret: [UInt8], tls: WebhookTLS, maxAttempts: Int,
+    init(url: String, target: WebhookHTTPClient.Target, outbox: WebhookOutbox, secret: [UInt8], tls: WebhookTLS, retryFor: Double,
          initialBackoff: TimeSpan, pollInterval: Double?, head: @escaping @Sendable (Int64) -> Void, logger: Logger,
          metrics: ServerMetrics) {
         self.url = url
@@ -83,7 +83,7 @@ final class WebhookQueue: Sendable {
         self.outbox = outbox
         self.secret = secret
         self.tls = tls
-        self.maxAttempts = maxAttempts
+        self.retryFor = retryFor
         self.initialBackoff = initialBackoff
         self.pollInterval = pollInterval
         self.head = head
@@ -156,14 +156,17 @@ final class WebhookQueue: Sendable {
         }
     }
 
-    /// Delivers one webhook, retrying with backoff. True once it is done with (delivered, or given up after
-    /// maxAttempts, logged and counted); false when shutdown interrupted it (it stays in the outbox).
+    /// Delivers one webhook, retrying with backoff (doubling, at most 5 minutes apart) for as long as the webhook is
+    /// younger than `retryFor`: a receiver down for an hour gets its webhooks late, not never. True once it is done
+    /// with (delivered, or given up: logged and counted); false when shutdown interrupted it (it stays in the outbox).
     private func deliver(_ row: WebhookOutboxRow) -> Bool {
         let entry = row.entry
         let headers = [("X-Parlor-Event", entry.event), ("X-Parlor-Signature", WebhookPayload.signature(of: entry.body, secret: secret))]
         var delay = initialBackoff.seconds
-        for attempt in 1...maxAttempts {
+        var attempt = 0
+        while true {
             if isStopped { return false }
+            attempt += 1
             do {
                 let status = try WebhookHTTPClient.post(target, tls: tls, body: entry.body, headers: headers, timeout: 10, socket: connection)
                 if (200..<300).contains(status) { return true }
@@ -174,14 +177,18 @@ final class WebhookQueue: Sendable {
                 metrics.webhookFailures.add()
                 logger.warning("webhook failed", ["url": url, "event": entry.event, "error": "\(error)", "attempt": String(attempt)])
             }
-            if attempt == maxAttempts { break }
+            let age = Date().timeIntervalSince1970 - Double(entry.createdAt) / 1000
+            if age + delay > retryFor { break }
             if !wait(seconds: delay, unlessWokenSince: nil) { return false }
-            delay = min(delay * 2, 60)
+            delay = min(delay * 2, Self.maxBackoff)
         }
         metrics.webhookGaveUp.add()
-        logger.error("webhook dropped after its attempts", ["url": url, "event": entry.event, "attempts": String(maxAttempts)])
+        logger.error("webhook dropped: its receiver failed it for --webhook-retry-for", ["url": url, "event": entry.event, "attempts": String(attempt)])
         return true
     }
+
+    /// The longest wait between two attempts at one webhook.
+    static let maxBackoff = 300.0
 
     /// Waits `seconds` (nil: until woken), or until a commit newer than `wakes` (nil: commits do not end the
     /// wait); false when shutdown ended it.
