@@ -38,6 +38,10 @@ let package = Package(
         // Media forwarding's building blocks: STUN/ICE-lite, SDP, DTLS (OpenSSL), SRTP (libsrtp2), RTP/RTCP, batched
         // UDP. No HTTP and no rooms: those use it, not the other way round.
         .target(name: "ParlorMedia", dependencies: ["ParlorLoop", "ParlorMetrics", "CParlorSystem", "COpenSSL", "CSRTP"]),
+        // SRTP and SRTCP (RFC 3711, RFC 7714) over OpenSSL's libcrypto: our packet transform, index and replay
+        // bookkeeping around OpenSSL's AES-CTR, AES-GCM and HMAC-SHA1. Self-contained: ParlorMedia switches to it
+        // from libsrtp2 in a later step.
+        .target(name: "ParlorSRTP", dependencies: ["COpenSSL"]),
         .executableTarget(name: "ParlorMigrationEmbedder"),
         .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["ParlorMigrationEmbedder"]),
         // SQLite's default VFS with each WAL commit written in one pwrite instead of two per page (wal_batch.c).
@@ -77,6 +81,8 @@ let package = Package(
         .testTarget(name: "ParlorCodecTests", dependencies: ["ParlorCodec", "ParlorProtocol"]),
         .testTarget(name: "ParlorProtocolTests", dependencies: ["ParlorProtocol", "ParlorCodec"]),
         .testTarget(name: "ParlorMediaTests", dependencies: ["ParlorMedia", "ParlorMediaClient", "ParlorLoop", "COpenSSL"]),
+        // RFC 3711 and RFC 7714 vectors, and the index, replay and stream rules.
+        .testTarget(name: "ParlorSRTPTests", dependencies: ["ParlorSRTP", "COpenSSL"]),
         .testTarget(name: "ParlorStoreTests", dependencies: ["ParlorStore"]),
         // A private PostgreSQL cluster per test process (initdb + pg_ctl in a temporary directory), for the tests below.
         .target(name: "PostgresTestCluster", dependencies: ["ParlorPostgres"], path: "Tests/PostgresTestCluster"),
