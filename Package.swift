@@ -81,7 +81,8 @@ let package = Package(
         .testTarget(name: "ParlorCodecTests", dependencies: ["ParlorCodec", "ParlorProtocol"]),
         .testTarget(name: "ParlorProtocolTests", dependencies: ["ParlorProtocol", "ParlorCodec"]),
         .testTarget(name: "ParlorMediaTests", dependencies: ["ParlorMedia", "ParlorMediaClient", "ParlorLoop", "COpenSSL"]),
-        // RFC 3711 and RFC 7714 vectors, and the index, replay and stream rules.
+        // RFC 3711 and RFC 7714 vectors, the index, replay and stream rules, and the cross-check against libsrtp
+        // (pylibsrtp, through Tests/interop/srtp_crosscheck.py).
         .testTarget(name: "ParlorSRTPTests", dependencies: ["ParlorSRTP", "COpenSSL"]),
         .testTarget(name: "ParlorStoreTests", dependencies: ["ParlorStore"]),
         // A private PostgreSQL cluster per test process (initdb + pg_ctl in a temporary directory), for the tests below.
