@@ -72,7 +72,7 @@ let package = Package(
                                                           "CParlorSystem"]),
 
         // Cost per packet of ParlorSRTP's protect and unprotect, with 1 and 4,000 live sessions (bench/srtp-probe).
-        .executableTarget(name: "ParlorSRTPProbe", dependencies: ["ParlorSRTP"]),
+        .executableTarget(name: "ParlorSRTPProbe", dependencies: ["ParlorSRTP", "COpenSSL"]),
 
         // Client library: Foundation and the project's own codec and protocol, so it builds on Apple platforms too.
         // SHA-1 for the handshake's check comes from CryptoKit on Apple platforms and from OpenSSL's libcrypto on Linux.

@@ -23,7 +23,7 @@ final class CounterModeTransform {
 
     /// RFC 3711 §4.1.1: IV = (k_s · 2^16) XOR (SSRC · 2^64) XOR (i · 2^16), i the 48-bit (SRTCP: 31-bit) index.
     @inline(__always)
-    private func startCounter(_ cipher: OpenSSLCipherContext, salt: UnsafeMutablePointer<UInt8>, ssrc: UInt32, index: UInt64) throws(SRTPError) {
+    private func startCounter(_ cipher: borrowing OpenSSLCipherContext, salt: UnsafeMutablePointer<UInt8>, ssrc: UInt32, index: UInt64) throws(SRTPError) {
         scratch.resetIV(from: salt, length: 14)
         scratch.xorIntoIV(UInt64(ssrc), count: 4, endingAt: 8)
         scratch.xorIntoIV(index, count: 6, endingAt: 14)
@@ -32,7 +32,7 @@ final class CounterModeTransform {
 
     /// HMAC-SHA1 over `count` bytes, then `trailer` big-endian (the ROC for SRTP, nothing for SRTCP), into `scratch.digest`.
     @inline(__always)
-    private func authenticate(_ mac: OpenSSLHMACSHA1Context, _ bytes: UnsafePointer<UInt8>, count: Int, rolloverCounter: UInt32?) throws(SRTPError) {
+    private func authenticate(_ mac: borrowing OpenSSLHMACSHA1Context, _ bytes: UnsafePointer<UInt8>, count: Int, rolloverCounter: UInt32?) throws(SRTPError) {
         try mac.start()
         try mac.update(bytes, count: count)
         if let rolloverCounter {

@@ -3,17 +3,23 @@ import COpenSSL
 /// One OpenSSL `EVP_CIPHER_CTX` keyed once (AES-128-CTR, AES-128-ECB or AES-128-GCM), for one direction of one
 /// session. Per packet only the IV is set (`EVP_CipherInit_ex` with no cipher and no key), so OpenSSL keeps the
 /// expanded key and nothing is allocated. Not thread-safe: it belongs to the thread of its session.
-final class OpenSSLCipherContext {
+///
+/// Noncopyable, stored inline in its transform: one pointer hop less per packet than a class (with thousands of
+/// sessions every hop is a likely cache miss).
+struct OpenSSLCipherContext: ~Copyable {
     let context: OpaquePointer
 
     /// `cipher` is `EVP_aes_128_ctr()` and the like; `encrypt` picks the direction (only GCM cares).
     init(cipher: OpaquePointer?, key: [UInt8], encrypt: Bool) throws(SRTPError) {
         guard let cipher, let context = EVP_CIPHER_CTX_new() else { throw .openSSL(call: "EVP_CIPHER_CTX_new") }
-        self.context = context
         let status = key.withUnsafeBufferPointer { key in
             EVP_CipherInit_ex(context, cipher, nil, key.baseAddress, nil, encrypt ? 1 : 0)
         }
-        guard status == 1 else { throw .openSSL(call: "EVP_CipherInit_ex") }
+        guard status == 1 else {
+            EVP_CIPHER_CTX_free(context)
+            throw .openSSL(call: "EVP_CipherInit_ex")
+        }
+        self.context = context
     }
 
     deinit { EVP_CIPHER_CTX_free(context) }
@@ -66,7 +72,8 @@ final class OpenSSLCipherContext {
 /// One OpenSSL HMAC-SHA1 `EVP_MAC_CTX` keyed once with a session's authentication key. Per packet it is
 /// re-initialised with no key (`EVP_MAC_init(ctx, NULL, 0, NULL)`), which makes OpenSSL restart from the kept
 /// key's inner state rather than hash the key again. Not thread-safe: it belongs to the thread of its session.
-final class OpenSSLHMACSHA1Context {
+/// Noncopyable and stored inline, like `OpenSSLCipherContext`.
+struct OpenSSLHMACSHA1Context: ~Copyable {
     static let digestLength = 20
     private let mac: OpaquePointer
     private let context: OpaquePointer
@@ -77,8 +84,6 @@ final class OpenSSLHMACSHA1Context {
             EVP_MAC_free(mac)
             throw .openSSL(call: "EVP_MAC_CTX_new")
         }
-        self.mac = mac
-        self.context = context
         // One OSSL_PARAM naming the digest, and the end marker (params.h's constructors are not in our shim).
         var digestName: [CChar] = Array("SHA1".utf8CString)
         let status = "digest".withCString { parameterName in
@@ -91,7 +96,13 @@ final class OpenSSLHMACSHA1Context {
                 return key.withUnsafeBufferPointer { key in EVP_MAC_init(context, key.baseAddress, key.count, &parameters) }
             }
         }
-        guard status == 1 else { throw .openSSL(call: "EVP_MAC_init(HMAC-SHA1)") }
+        guard status == 1 else {
+            EVP_MAC_CTX_free(context)
+            EVP_MAC_free(mac)
+            throw .openSSL(call: "EVP_MAC_init(HMAC-SHA1)")
+        }
+        self.mac = mac
+        self.context = context
     }
 
     deinit {

@@ -31,9 +31,11 @@ public final class SRTPReceiver {
         let sequence = RTPPacketLayout.readUInt16(packet, at: 2)
         let ssrc = RTPPacketLayout.readUInt32(packet, at: 8)
         let position = streams.position(of: ssrc)
-        let estimator = position.flatMap { streams[$0].rtpIndex } ?? RTPIndexEstimator(firstSequence: sequence)
+        // One read and one write of the stream: each access to a class's stored array is checked for exclusivity.
+        var stream = if let position { streams[position] } else { SRTPStream(ssrc: ssrc) }
+        var estimator = stream.rtpIndex ?? RTPIndexEstimator(firstSequence: sequence)
         guard let index = estimator.estimate(sequence: sequence) else { throw .tooOld(index: UInt64(sequence)) }
-        if let position { try streams[position].rtpWindow.check(index) }
+        try stream.rtpWindow.check(index)
         let rtpLength: Int
         switch transform {
         case .counterMode(let counterMode):
@@ -41,10 +43,10 @@ public final class SRTPReceiver {
         case .gcm(let gcm):
             rtpLength = try gcm.unprotectRTP(packet, length: length, headerLength: headerLength, ssrc: ssrc, index: index)
         }
-        let accepted = if let position { position } else { try addStream(ssrc) }
-        streams[accepted].rtpIndex = estimator
-        streams[accepted].rtpIndex!.accept(index: index)
-        streams[accepted].rtpWindow.accept(index)
+        estimator.accept(index: index)
+        stream.rtpIndex = estimator
+        stream.rtpWindow.accept(index)
+        if let position { streams[position] = stream } else { try addStream(stream) }
         return rtpLength
     }
 
@@ -73,7 +75,8 @@ public final class SRTPReceiver {
         let encrypted = word & 0x8000_0000 != 0
         let index = word & 0x7FFF_FFFF
         let position = streams.position(of: ssrc)
-        if let position { try streams[position].rtcpWindow.check(UInt64(index)) }
+        var stream = if let position { streams[position] } else { SRTPStream(ssrc: ssrc) }
+        try stream.rtcpWindow.check(UInt64(index))
         let rtcpLength: Int
         switch transform {
         case .counterMode(let counterMode):
@@ -81,8 +84,8 @@ public final class SRTPReceiver {
         case .gcm(let gcm):
             rtcpLength = try gcm.unprotectRTCP(packet, length: length, ssrc: ssrc, index: index, encrypted: encrypted)
         }
-        let accepted = if let position { position } else { try addStream(ssrc) }
-        streams[accepted].rtcpWindow.accept(UInt64(index))
+        stream.rtcpWindow.accept(UInt64(index))
+        if let position { streams[position] = stream } else { try addStream(stream) }
         return rtcpLength
     }
 
@@ -93,9 +96,9 @@ public final class SRTPReceiver {
         packet.removeLast(length - rtcpLength)
     }
 
-    /// A stream for `ssrc`, once its first packet authenticated (`??` does not carry typed throws).
-    private func addStream(_ ssrc: UInt32) throws(SRTPError) -> Int {
-        try streams.positionAddingIfNeeded(ssrc)
+    /// Keeps a new SSRC's stream, once its first packet authenticated.
+    private func addStream(_ stream: SRTPStream) throws(SRTPError) {
+        try streams.add(stream)
     }
 
     /// The rollover counter of `ssrc`'s RTP stream (0 before its first authenticated packet).

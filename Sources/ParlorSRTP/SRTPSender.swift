@@ -29,10 +29,12 @@ public final class SRTPSender {
         let sequence = RTPPacketLayout.readUInt16(packet, at: 2)
         let ssrc = RTPPacketLayout.readUInt32(packet, at: 8)
         let position = try streams.positionAddingIfNeeded(ssrc)
-        let estimator = streams[position].rtpIndex ?? RTPIndexEstimator(firstSequence: sequence)
+        // One read and one write of the stream: each access to a class's stored array is checked for exclusivity.
+        var stream = streams[position]
+        var estimator = stream.rtpIndex ?? RTPIndexEstimator(firstSequence: sequence)
         guard let index = estimator.estimate(sequence: sequence) else { throw .tooOld(index: UInt64(sequence)) }
         guard index < (1 << 48) - 1 else { throw .indexExhausted }
-        try streams[position].rtpWindow.check(index)
+        try stream.rtpWindow.check(index)
         let protectedLength: Int
         switch transform {
         case .counterMode(let counterMode):
@@ -40,9 +42,10 @@ public final class SRTPSender {
         case .gcm(let gcm):
             protectedLength = try gcm.protectRTP(packet, length: length, headerLength: headerLength, ssrc: ssrc, index: index)
         }
-        streams[position].rtpIndex = estimator
-        streams[position].rtpIndex!.accept(index: index)
-        streams[position].rtpWindow.accept(index)
+        estimator.accept(index: index)
+        stream.rtpIndex = estimator
+        stream.rtpWindow.accept(index)
+        streams[position] = stream
         return protectedLength
     }
 

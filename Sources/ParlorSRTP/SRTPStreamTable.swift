@@ -34,10 +34,15 @@ struct SRTPStreamTable {
     /// The position of `ssrc`'s stream, made if it has none.
     mutating func positionAddingIfNeeded(_ ssrc: UInt32) throws(SRTPError) -> Int {
         if let position = position(of: ssrc) { return position }
-        guard streams.count < Self.capacity else { throw .tooManyStreams(limit: Self.capacity) }
-        streams.append(SRTPStream(ssrc: ssrc))
-        lastPosition = streams.count - 1
+        try add(SRTPStream(ssrc: ssrc))
         return lastPosition
+    }
+
+    /// Adds a stream whose SSRC has none yet.
+    mutating func add(_ stream: SRTPStream) throws(SRTPError) {
+        guard streams.count < Self.capacity else { throw .tooManyStreams(limit: Self.capacity) }
+        streams.append(stream)
+        lastPosition = streams.count - 1
     }
 
     subscript(position: Int) -> SRTPStream {

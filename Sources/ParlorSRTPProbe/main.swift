@@ -1,8 +1,9 @@
 // Micro-probe of ParlorSRTP's cost per packet (bench/srtp-probe builds it in release mode and runs it).
 //
-//   parlor-srtp-probe                      protect and unprotect of a 200-byte RTP packet, each profile, with 1 and
+//   parlor-srtp-probe [packets]            protect and unprotect of a 200-byte RTP packet, each profile, with 1 and
 //                                          with 4,000 live sessions (packets go round-robin over them), ns/packet
-//                                          against the 0.8 µs target
+//                                          against the 0.8 µs target; and the bare OpenSSL calls of a protect on
+//                                          contexts kept the same way (OpenSSLFloor.swift), the floor under it
 //   parlor-srtp-probe count-mallocs P OP   for profile P (cm|gcm) and OP (protect|unprotect): after a warm-up, runs
 //                                          10,000 packets between mtrace() and muntrace(); bench/srtp-probe runs it
 //                                          with glibc's libc_malloc_debug preloaded and counts the traced mallocs
@@ -191,6 +192,8 @@ do {
                 let label = name + String(repeating: " ", count: max(0, 40 - name.count))
                 print("protect   \(label) \(formatted(result.protect))")
                 print("unprotect \(label) \(formatted(result.unprotect))")
+                let floor = OpenSSLFloor.measure(profile: profile == .aeadAES128GCM ? .gcm : .counterMode, sessionCount: sessionCount, rounds: rounds)
+                print("  OpenSSL calls alone (the floor): \(formatted(floor))")
             }
         }
     }
