@@ -3,7 +3,7 @@ import COpenSSL
 /// AES_CM_128_HMAC_SHA1_80 (RFC 3711) for one direction of one session: AES-128 in counter mode (OpenSSL's
 /// AES-128-CTR) encrypts, HMAC-SHA1 (OpenSSL's) authenticates, truncated to 80 bits. What is ours is the packet
 /// layout: the counter block, which bytes are encrypted and authenticated, where the tag and SRTCP index go.
-final class CounterModeTransform {
+struct CounterModeTransform: ~Copyable {
     static let tagLength = 10
     private let rtpCipher: OpenSSLCipherContext
     private let rtcpCipher: OpenSSLCipherContext
@@ -12,10 +12,15 @@ final class CounterModeTransform {
     private let scratch: TransformScratch
 
     init(keys: SRTPSessionKeys) throws(SRTPError) {
-        rtpCipher = try OpenSSLCipherContext(cipher: EVP_aes_128_ctr(), key: keys.rtpEncryptionKey, encrypt: true)
-        rtcpCipher = try OpenSSLCipherContext(cipher: EVP_aes_128_ctr(), key: keys.rtcpEncryptionKey, encrypt: true)
-        rtpMAC = try OpenSSLHMACSHA1Context(key: keys.rtpAuthenticationKey)
-        rtcpMAC = try OpenSSLHMACSHA1Context(key: keys.rtcpAuthenticationKey)
+        // Every context made before any is stored: a noncopyable value is initialised all at once or not at all.
+        let rtpCipher = try OpenSSLCipherContext(cipher: EVP_aes_128_ctr(), key: keys.rtpEncryptionKey, encrypt: true)
+        let rtcpCipher = try OpenSSLCipherContext(cipher: EVP_aes_128_ctr(), key: keys.rtcpEncryptionKey, encrypt: true)
+        let rtpMAC = try OpenSSLHMACSHA1Context(key: keys.rtpAuthenticationKey)
+        let rtcpMAC = try OpenSSLHMACSHA1Context(key: keys.rtcpAuthenticationKey)
+        self.rtpCipher = rtpCipher
+        self.rtcpCipher = rtcpCipher
+        self.rtpMAC = rtpMAC
+        self.rtcpMAC = rtcpMAC
         scratch = TransformScratch(rtpSalt: keys.rtpSalt, rtcpSalt: keys.rtcpSalt)
     }
 

@@ -3,15 +3,18 @@ import COpenSSL
 /// AEAD_AES_128_GCM (RFC 7714) for one direction of one session: OpenSSL's AES-128-GCM encrypts and authenticates
 /// in one pass with a 16-byte tag. What is ours is the IV (§8.1, §9.1) and the associated data: the RTP header
 /// (§8.2), or the RTCP header with the E-flag and SRTCP index (§9.2; all of the packet when E is clear).
-final class GCMTransform {
+struct GCMTransform: ~Copyable {
     static let tagLength = 16
     private let rtpCipher: OpenSSLCipherContext
     private let rtcpCipher: OpenSSLCipherContext
     private let scratch: TransformScratch
 
     init(keys: SRTPSessionKeys, encrypt: Bool) throws(SRTPError) {
-        rtpCipher = try OpenSSLCipherContext(cipher: EVP_aes_128_gcm(), key: keys.rtpEncryptionKey, encrypt: encrypt)
-        rtcpCipher = try OpenSSLCipherContext(cipher: EVP_aes_128_gcm(), key: keys.rtcpEncryptionKey, encrypt: encrypt)
+        // Both contexts made before either is stored: a noncopyable value is initialised all at once or not at all.
+        let rtpCipher = try OpenSSLCipherContext(cipher: EVP_aes_128_gcm(), key: keys.rtpEncryptionKey, encrypt: encrypt)
+        let rtcpCipher = try OpenSSLCipherContext(cipher: EVP_aes_128_gcm(), key: keys.rtcpEncryptionKey, encrypt: encrypt)
+        self.rtpCipher = rtpCipher
+        self.rtcpCipher = rtcpCipher
         scratch = TransformScratch(rtpSalt: keys.rtpSalt, rtcpSalt: keys.rtcpSalt)
     }
 

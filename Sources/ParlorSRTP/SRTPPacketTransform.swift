@@ -1,5 +1,6 @@
-/// The profile's transform, picked once per context; a switch per packet rather than an existential.
-enum SRTPPacketTransform {
+/// The profile's transform, picked once per context; a switch per packet rather than an existential. Noncopyable,
+/// like the transforms it holds, so that it lies inline in its sender or receiver: no pointer hop per packet.
+enum SRTPPacketTransform: ~Copyable {
     case counterMode(CounterModeTransform)
     case gcm(GCMTransform)
 
