@@ -7,7 +7,8 @@ struct GCMTransform: ~Copyable {
     static let tagLength = 16
     private let rtpCipher: OpenSSLCipherContext
     private let rtcpCipher: OpenSSLCipherContext
-    private let scratch: TransformScratch
+    private let rtpSalt: SessionSalt
+    private let rtcpSalt: SessionSalt
 
     init(keys: SRTPSessionKeys, encrypt: Bool) throws(SRTPError) {
         // Both contexts made before either is stored: a noncopyable value is initialised all at once or not at all.
@@ -15,27 +16,20 @@ struct GCMTransform: ~Copyable {
         let rtcpCipher = try OpenSSLCipherContext(cipher: EVP_aes_128_gcm(), key: keys.rtcpEncryptionKey, encrypt: encrypt)
         self.rtpCipher = rtpCipher
         self.rtcpCipher = rtcpCipher
-        scratch = TransformScratch(rtpSalt: keys.rtpSalt, rtcpSalt: keys.rtcpSalt)
+        rtpSalt = SessionSalt(keys.rtpSalt)
+        rtcpSalt = SessionSalt(keys.rtcpSalt)
     }
-
-    deinit { scratch.release() }
 
     /// §8.1: IV = (00 00 || SSRC || ROC || SEQ) XOR salt, i.e. the SSRC in bytes 2–5 and the 48-bit index in 6–11.
     @inline(__always)
     private func startRTP(ssrc: UInt32, index: UInt64) throws(SRTPError) {
-        scratch.resetIV(from: scratch.rtpSalt, length: 12)
-        scratch.xorIntoIV(UInt64(ssrc), count: 4, endingAt: 6)
-        scratch.xorIntoIV(index, count: 6, endingAt: 12)
-        try rtpCipher.start(iv: scratch.iv)
+        try rtpCipher.start(iv: rtpSalt.iv(UInt64(ssrc), count: 4, endingAt: 6, index, count: 6, endingAt: 12))
     }
 
     /// §9.1: IV = (00 00 || SSRC || 00 00 || 0 || SRTCP index) XOR salt: the 31-bit index in bytes 8–11, without E.
     @inline(__always)
     private func startRTCP(ssrc: UInt32, index: UInt32) throws(SRTPError) {
-        scratch.resetIV(from: scratch.rtcpSalt, length: 12)
-        scratch.xorIntoIV(UInt64(ssrc), count: 4, endingAt: 6)
-        scratch.xorIntoIV(UInt64(index), count: 4, endingAt: 12)
-        try rtcpCipher.start(iv: scratch.iv)
+        try rtcpCipher.start(iv: rtcpSalt.iv(UInt64(ssrc), count: 4, endingAt: 6, UInt64(index), count: 4, endingAt: 12))
     }
 
     func protectRTP(_ packet: UnsafeMutablePointer<UInt8>, length: Int, headerLength: Int, ssrc: UInt32, index: UInt64) throws(SRTPError) -> Int {
@@ -60,13 +54,13 @@ struct GCMTransform: ~Copyable {
     /// §9: header (8 bytes) || ciphertext || tag || E=1 with the 31-bit index; the AAD is the header then E||index.
     func protectRTCP(_ packet: UnsafeMutablePointer<UInt8>, length: Int, ssrc: UInt32, index: UInt32) throws(SRTPError) -> Int {
         let clear = RTPPacketLayout.rtcpClearLength
-        RTPPacketLayout.writeUInt32(0x8000_0000 | index, to: scratch.word, at: 0)
+        let flagAndIndex = 0x8000_0000 | index
         try startRTCP(ssrc: ssrc, index: index)
         try rtcpCipher.authenticateOnly(packet, count: clear)
-        try rtcpCipher.authenticateOnly(scratch.word, count: 4)
+        try rtcpCipher.authenticateOnly(bigEndian: flagAndIndex)
         try rtcpCipher.transform(packet + clear, count: length - clear)
         try rtcpCipher.finishWritingTag(packet + length, length: Self.tagLength)
-        (packet + length + Self.tagLength).update(from: scratch.word, count: 4)
+        RTPPacketLayout.writeUInt32(flagAndIndex, to: packet, at: length + Self.tagLength)
         return length + Self.tagLength + 4
     }
 

@@ -30,6 +30,16 @@ struct OpenSSLCipherContext: ~Copyable {
         guard EVP_CipherInit_ex(context, nil, nil, nil, iv, -1) == 1 else { throw .openSSL(call: "EVP_CipherInit_ex(iv)") }
     }
 
+    /// `start(iv:)` with the IV in a value on the stack (GCM reads its first 12 bytes).
+    @inline(__always)
+    func start(iv: SIMD16<UInt8>) throws(SRTPError) {
+        var iv = iv
+        let status = withUnsafeBytes(of: &iv) { bytes in
+            EVP_CipherInit_ex(context, nil, nil, nil, bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), -1)
+        }
+        guard status == 1 else { throw .openSSL(call: "EVP_CipherInit_ex(iv)") }
+    }
+
     /// Encrypts or decrypts `count` bytes in place (exact overlap is allowed for CTR and GCM).
     @inline(__always)
     func transform(_ bytes: UnsafeMutablePointer<UInt8>, count: Int) throws(SRTPError) {
@@ -46,6 +56,17 @@ struct OpenSSLCipherContext: ~Copyable {
         guard count > 0 else { return }
         var written: Int32 = 0
         guard EVP_CipherUpdate(context, nil, &written, bytes, Int32(count)) == 1 else { throw .openSSL(call: "EVP_CipherUpdate(aad)") }
+    }
+
+    /// GCM's additional authenticated data: the big-endian bytes of `word` (SRTCP's E-flag and index), from the stack.
+    @inline(__always)
+    func authenticateOnly(bigEndian word: UInt32) throws(SRTPError) {
+        var bytes = word.bigEndian
+        var written: Int32 = 0
+        let status = withUnsafeBytes(of: &bytes) { bytes in
+            EVP_CipherUpdate(context, nil, &written, bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), 4)
+        }
+        guard status == 1 else { throw .openSSL(call: "EVP_CipherUpdate(aad)") }
     }
 
     /// GCM, encrypting: finishes the message and writes the 16-byte tag.
@@ -128,5 +149,27 @@ struct OpenSSLHMACSHA1Context: ~Copyable {
         guard EVP_MAC_final(context, digest, &written, Self.digestLength) == 1, written == Self.digestLength else {
             throw .openSSL(call: "EVP_MAC_final")
         }
+    }
+
+    /// The 20-byte digest in the first bytes of a value on the stack.
+    @inline(__always)
+    func finish() throws(SRTPError) -> SIMD32<UInt8> {
+        var digest = SIMD32<UInt8>()
+        var written = 0
+        let status = withUnsafeMutableBytes(of: &digest) { bytes in
+            EVP_MAC_final(context, bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), &written, Self.digestLength)
+        }
+        guard status == 1, written == Self.digestLength else { throw .openSSL(call: "EVP_MAC_final") }
+        return digest
+    }
+
+    /// The big-endian bytes of `word` (SRTP's ROC), from the stack.
+    @inline(__always)
+    func update(bigEndian word: UInt32) throws(SRTPError) {
+        var bytes = word.bigEndian
+        let status = withUnsafeBytes(of: &bytes) { bytes in
+            EVP_MAC_update(context, bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), 4)
+        }
+        guard status == 1 else { throw .openSSL(call: "EVP_MAC_update") }
     }
 }
