@@ -206,3 +206,25 @@ import Testing
         }
     }
 }
+
+/// The limits: streams per context, and the SRTCP index before the keys must be renewed.
+@Suite struct SRTPLimitTests {
+    @Test(arguments: SRTPProtectionProfile.allCases)
+    func aContextKeepsAtMost256Streams(profile: SRTPProtectionProfile) throws {
+        let (sender, _) = try SRTPBehaviourTests.pair(profile)
+        for ssrc in UInt32(1)...UInt32(SRTPStreamTable.capacity) { _ = try SRTPBehaviourTests.protect(sender, sequence: 1, ssrc: ssrc) }
+        #expect(throws: SRTPError.tooManyStreams(limit: 256)) { _ = try SRTPBehaviourTests.protect(sender, sequence: 1, ssrc: 100_000) }
+        _ = try SRTPBehaviourTests.protect(sender, sequence: 2, ssrc: 7) // known streams go on
+    }
+
+    @Test(arguments: SRTPProtectionProfile.allCases)
+    func theSRTCPIndexStopsBefore2To31(profile: SRTPProtectionProfile) throws {
+        let (sender, receiver) = try SRTPBehaviourTests.pair(profile)
+        try sender.setNextRTCPIndex(0x7FFF_FFFE, ssrc: 5)
+        var last = TestPackets.rtcp(ssrc: 5, body: [UInt8](repeating: 1, count: 24))
+        try sender.protectRTCP(&last)
+        try receiver.unprotectRTCP(&last)
+        var refused = TestPackets.rtcp(ssrc: 5, body: [UInt8](repeating: 2, count: 24))
+        #expect(throws: SRTPError.indexExhausted) { try sender.protectRTCP(&refused) }
+    }
+}
