@@ -3,6 +3,7 @@ import COpenSSL
 /// AEAD_AES_128_GCM (RFC 7714) for one direction of one session: OpenSSL's AES-128-GCM encrypts and authenticates
 /// in one pass with a 16-byte tag. What is ours is the IV (§8.1, §9.1) and the associated data: the RTP header
 /// (§8.2), or the RTCP header with the E-flag and SRTCP index (§9.2; all of the packet when E is clear).
+/// Noncopyable, stored inline in its sender or receiver.
 struct GCMTransform: ~Copyable {
     static let tagLength = 16
     private let rtpCipher: OpenSSLCipherContext
