@@ -41,7 +41,7 @@ help:
 	@echo "make consumer only the scratch package written from docs/testing.md (builds Parlor again in a temp dir)"
 	@echo "make interop  only the Python interop test (builds first)"
 	@echo "make browser  only the browser WebRTC tests: two users, through coturn, a stage room, an SFU audience (headless Chromium in a loopback-only namespace; root)"
-	@echo "make fuzz     libFuzzer on the HTTP parser, WebSocket decoder, JSON decoder, JWT claims and the STUN, RTP/RTCP and SDP parsers (FUZZ_SECONDS each, default 60)"
+	@echo "make fuzz     libFuzzer on the HTTP parser, WebSocket decoder, JSON decoder, JWT claims, the STUN, RTP/RTCP and SDP parsers and SRTP/SRTCP unprotect (FUZZ_SECONDS each, default 60)"
 	@echo "make asan     swift test under AddressSanitizer"
 	@echo "make tsan     swift test under ThreadSanitizer"
 	@echo "make readme-options  regenerate README.md's configuration table from parlor serve --help"
@@ -86,7 +86,7 @@ interop: venv build
 test: test-deps venv build
 	@swift_status=0; consumer_status=0; recipe_status=0; interop_status=0; browser_status=0; \
 	echo "== swift test"; \
-	$(SWIFT) test $(SWIFT_TEST_FLAGS) || swift_status=$$?; \
+	PARLOR_PYTHON=$(VENV)/bin/python $(SWIFT) test $(SWIFT_TEST_FLAGS) || swift_status=$$?; \
 	echo "== consumer (Tests/consumer/run.sh: a package written from docs/testing.md)"; \
 	SWIFT=$(SWIFT) bash Tests/consumer/run.sh || consumer_status=$$?; \
 	echo "== shell recipe (Tests/consumer/shell_recipe.sh: docs/testing.md's script against parlor serve --dev)"; \

@@ -9,6 +9,7 @@ let package = Package(
         .executable(name: "parlor", targets: ["parlor"]),
         .executable(name: "parlor-bench", targets: ["ParlorBench"]),
         .executable(name: "parlor-media-bench", targets: ["ParlorMediaBench"]),
+        .executable(name: "parlor-srtp-probe", targets: ["ParlorSRTPProbe"]),
         .library(name: "ParlorApp", targets: ["ParlorApp"]),
         .library(name: "ParlorClient", targets: ["ParlorClient"]),
         // For test targets. ParlorTesting (event recorder, state waits) builds wherever ParlorClient does;
@@ -38,6 +39,10 @@ let package = Package(
         // Media forwarding's building blocks: STUN/ICE-lite, SDP, DTLS (OpenSSL), SRTP (libsrtp2), RTP/RTCP, batched
         // UDP. No HTTP and no rooms: those use it, not the other way round.
         .target(name: "ParlorMedia", dependencies: ["ParlorLoop", "ParlorMetrics", "CParlorSystem", "COpenSSL", "CSRTP"]),
+        // SRTP and SRTCP (RFC 3711, RFC 7714) over OpenSSL's libcrypto: our packet transform, index and replay
+        // bookkeeping around OpenSSL's AES-CTR, AES-GCM and HMAC-SHA1. Self-contained: ParlorMedia switches to it
+        // from libsrtp2 in a later step.
+        .target(name: "ParlorSRTP", dependencies: ["COpenSSL"]),
         .executableTarget(name: "ParlorMigrationEmbedder"),
         .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["ParlorMigrationEmbedder"]),
         // SQLite's default VFS with each WAL commit written in one pwrite instead of two per page (wal_batch.c).
@@ -66,6 +71,9 @@ let package = Package(
         .executableTarget(name: "ParlorMediaBench", dependencies: ["ParlorMediaClient", "ParlorMedia", "ParlorLoop", "ParlorCodec", "ParlorProtocol",
                                                           "CParlorSystem"]),
 
+        // Cost per packet of ParlorSRTP's protect and unprotect, with 1 and 4,000 live sessions (bench/srtp-probe).
+        .executableTarget(name: "ParlorSRTPProbe", dependencies: ["ParlorSRTP", "COpenSSL"]),
+
         // Client library: Foundation and the project's own codec and protocol, so it builds on Apple platforms too.
         // SHA-1 for the handshake's check comes from CryptoKit on Apple platforms and from OpenSSL's libcrypto on Linux.
         .target(name: "ParlorClient", dependencies: ["ParlorCodec", "ParlorProtocol",
@@ -77,6 +85,9 @@ let package = Package(
         .testTarget(name: "ParlorCodecTests", dependencies: ["ParlorCodec", "ParlorProtocol"]),
         .testTarget(name: "ParlorProtocolTests", dependencies: ["ParlorProtocol", "ParlorCodec"]),
         .testTarget(name: "ParlorMediaTests", dependencies: ["ParlorMedia", "ParlorMediaClient", "ParlorLoop", "COpenSSL"]),
+        // RFC 3711 and RFC 7714 vectors, the index, replay and stream rules, and the cross-check against libsrtp
+        // (pylibsrtp, through Tests/interop/srtp_crosscheck.py).
+        .testTarget(name: "ParlorSRTPTests", dependencies: ["ParlorSRTP", "COpenSSL"]),
         .testTarget(name: "ParlorStoreTests", dependencies: ["ParlorStore"]),
         // A private PostgreSQL cluster per test process (initdb + pg_ctl in a temporary directory), for the tests below.
         .target(name: "PostgresTestCluster", dependencies: ["ParlorPostgres"], path: "Tests/PostgresTestCluster"),

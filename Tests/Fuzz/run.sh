@@ -17,7 +17,7 @@ set -euo pipefail
 seconds=${1:-60}
 [[ $seconds =~ ^[1-9][0-9]*$ ]] || { echo "usage: $0 [seconds-per-target] [target...]" >&2; exit 2; }
 shift $(( $# > 0 ? 1 : 0 ))
-all_targets=(http-parser websocket-decoder json jwt-claims stun rtp sdp)
+all_targets=(http-parser websocket-decoder json jwt-claims stun rtp sdp srtp)
 targets=("$@")
 (( ${#targets[@]} > 0 )) || targets=("${all_targets[@]}")
 
@@ -52,6 +52,8 @@ sources_for() {
                   "$media/ICECredentials.swift $media/DTLSFingerprint.swift $media/MediaDirection.swift" \
                   "$media/SessionDescription.swift $media/SessionDescription+Parsing.swift" \
                   "$media/ServerSessionDescription.swift $fuzz_dir/SDPFuzz.swift" ;;
+        # ParlorSRTP's unprotect (and protect/unprotect round trips); -I finds COpenSSL (AES, GCM, HMAC).
+        srtp) echo "ParlorSRTPFuzz -I $root/Sources/COpenSSL $root/Sources/ParlorSRTP/*.swift $fuzz_dir/SRTPFuzz.swift" ;;
         *) echo "unknown target: $1 (known: ${all_targets[*]})" >&2; return 1 ;;
     esac
 }
