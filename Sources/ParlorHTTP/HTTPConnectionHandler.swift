@@ -142,6 +142,7 @@ final class HTTPConnectionHandler: ConnectionHandler {
                     if bodyStartedAt == nil {
                         bodyStartedAt = MonotonicClock.now()
                         armTimer()
+                        if let head = parser.headAwaitingBody { answerExpectation(before: head) }
                     }
                 } else if parser.isInsideHead, headStartedAt == nil {
                     headStartedAt = MonotonicClock.now()
@@ -181,6 +182,10 @@ final class HTTPConnectionHandler: ConnectionHandler {
             }
         }
 
+        if let error = Self.unmetExpectation(head) {
+            complete(requestNumber: flight.number, response: error.response())
+            return
+        }
         if head.method == "OPTIONS" {
             if context.metrics != nil, let pattern = context.router.pattern(for: head.path) { inFlight?.route = pattern }
             complete(requestNumber: flight.number, response: preflight(request))
@@ -336,8 +341,8 @@ final class HTTPConnectionHandler: ConnectionHandler {
         response.headers.replaceOrAdd("Content-Length", String(response.body.count))
     }
 
-    func failAndClose(_ error: HTTPError) {
-        let flight = InFlight(number: requestCount + 1, method: "-", path: "-", headOnly: false, keepAlive: false,
+    func failAndClose(_ error: HTTPError, method: String = "-", path: String = "-") {
+        let flight = InFlight(number: requestCount + 1, method: method, path: path, headOnly: false, keepAlive: false,
                               origin: nil, startedAt: MonotonicClock.now(), requestID: RequestID.make(incoming: nil),
                               clientIP: connection.peerIP)
         requestCount += 1
