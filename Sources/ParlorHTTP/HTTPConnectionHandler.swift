@@ -163,6 +163,7 @@ final class HTTPConnectionHandler: ConnectionHandler {
         let forwarded = trustedProxyAddress.map {
             ForwardedRequest.resolve(trustedPeer: $0, headers: head.headers, trusted: context.configuration.trustedProxies)
         } ?? ForwardedRequest(clientIP: connection.peerIP)
+        if trustedProxyAddress == nil { warnIfForwarded(head.headers) }
         let flight = InFlight(number: requestCount, method: head.method, path: head.path, headOnly: head.method == "HEAD",
                               keepAlive: head.keepAlive && !closeWhenDone, origin: head.headers["Origin"],
                               startedAt: MonotonicClock.now(), requestID: RequestID.make(incoming: head.headers["X-Request-Id"]),

@@ -69,6 +69,8 @@ final class HTTPServerContext: Sendable {
     let metrics: ServerMetrics?
     let openConnections = Atomic<Int>(0)
     let shuttingDown = Atomic<Bool>(false)
+    /// Set by the first request that carried forwarding headers from a peer not trusted to send them.
+    let warnedOfUntrustedForwarding = Atomic<Bool>(false)
 
     init(configuration: HTTPServerConfiguration, router: Router, logger: Logger, metrics: ServerMetrics?) {
         self.configuration = configuration

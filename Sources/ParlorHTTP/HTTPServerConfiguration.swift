@@ -24,8 +24,9 @@ public struct HTTPServerConfiguration: Sendable {
     public var maxConnectionsPerIP = 1000
     /// Peers whose Forwarded / X-Forwarded-* headers give the client's address, scheme and host. Their own
     /// connections are capped at `maxConnectionsPerIP × proxyConnectionFactor`; each connection also counts
-    /// against the forwarded address of its first request.
-    public var trustedProxies = TrustedProxies.loopback
+    /// against the forwarded address of its first request. None by default: any local process (an ssh or socat
+    /// tunnel) would otherwise pick its own client address.
+    public var trustedProxies = TrustedProxies.none
     public static let proxyConnectionFactor = 64
     /// PEM certificate chain and private key: when both are set the server speaks only HTTPS/WSS (TLS 1.2+).
     public var tlsCertificatePath: String?
