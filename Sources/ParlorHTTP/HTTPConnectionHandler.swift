@@ -183,7 +183,7 @@ final class HTTPConnectionHandler: ConnectionHandler {
             }
         }
 
-        if let error = Self.unmetExpectation(head) {
+        if let error = Self.unmetExpectation(head) ?? hostRefusal(head, forwardedHost: forwarded.host) {
             complete(requestNumber: flight.number, response: error.response())
             return
         }

@@ -131,6 +131,7 @@ final class HTTPServerContext: Sendable {
     func webSocketOriginAllowed(_ origin: String?, host: String?, scheme: String? = nil) -> Bool {
         guard let origin else { return true }
         if let host, Self.isSameOrigin(origin, host: host, scheme: scheme) { return true }
+        if let url = configuration.publicURL, Self.isSameOrigin(origin, host: url.authority, scheme: url.scheme) { return true }
         return allowedOrigin(for: origin) != nil
     }
 

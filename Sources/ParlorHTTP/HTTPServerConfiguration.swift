@@ -28,6 +28,11 @@ public struct HTTPServerConfiguration: Sendable {
     /// tunnel) would otherwise pick its own client address.
     public var trustedProxies = TrustedProxies.none
     public static let proxyConnectionFactor = 64
+    /// The names accepted in the Host of WebSocket upgrades and state-changing requests (DNS rebinding): IP
+    /// literals always, `localhost`, this machine's name, and what `--public-url` / `--allowed-hosts` add.
+    public var allowedHosts = HostAllowlist()
+    /// `--public-url`: where people reach the server; its origin is the server's own on `/ws`.
+    public var publicURL: PublicURL?
     /// PEM certificate chain and private key: when both are set the server speaks only HTTPS/WSS (TLS 1.2+).
     public var tlsCertificatePath: String?
     public var tlsPrivateKeyPath: String?

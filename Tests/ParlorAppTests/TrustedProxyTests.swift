@@ -90,7 +90,7 @@ import Testing
     }
 
     @Test func webSocketSameOriginUsesTheForwardedSchemeAndHost() throws {
-        try withServer({ $0.http.trustedProxies = .loopback }) { (app) throws in
+        try withServer({ $0.http.trustedProxies = .loopback; $0.http.allowedHosts.insert("parlor.example") }) { (app) throws in
             func upgrade(origin: String, _ extra: [String: String]) throws -> Int {
                 let connection = try RawConnection(port: app.port)
                 let key = Base64.encode((0..<16).map { _ in UInt8.random(in: 0...255) })
