@@ -39,7 +39,8 @@ public final class HTTPServer: Sendable {
     public var openConnectionCount: Int { context.openConnections.load(ordering: .relaxed) }
 
     /// Stops accepting, closes idle keep-alive connections, lets in-flight requests finish, closes WebSockets with
-    /// 1001, and after `shutdownTimeout` closes whatever is left. Returns when every connection is closed.
+    /// 1001, and after half of `shutdownTimeout` (the rest is for the rooms and the database) closes whatever is left.
+    /// Returns when every connection is closed.
     public func shutdown() {
         context.shuttingDown.store(true, ordering: .releasing)
         tcp.stopAccepting()
@@ -54,7 +55,7 @@ public final class HTTPServer: Sendable {
                 }
             }
         }
-        context.waitForConnectionsToClose(timeout: configuration.shutdownTimeout)
+        context.waitForConnectionsToClose(timeout: .seconds(configuration.shutdownTimeout.seconds / 2))
         for loop in group.loops {
             loop.submitAndWait { for connection in loop.openConnections() { connection.close() } }
         }

@@ -36,7 +36,8 @@ public struct HTTPServerConfiguration: Sendable {
     /// PEM certificate chain and private key: when both are set the server speaks only HTTPS/WSS (TLS 1.2+).
     public var tlsCertificatePath: String?
     public var tlsPrivateKeyPath: String?
-    /// How long shutdown waits for in-flight requests before closing what is left.
+    /// The whole stop (`--shutdown-timeout`): in-flight requests get half of it before what is left is closed; the
+    /// executable exits when it is over, done or not.
     public var shutdownTimeout = TimeSpan.seconds(5)
 
     public init() {}
