@@ -2,7 +2,8 @@
 #
 #   make run    install missing system packages, build (debug) and serve on http://localhost:8080, data in ./data
 #   make test   install missing system packages, build, run `swift test`, the docs/testing.md consumer package,
-#               its shell recipe, the Python interop test and the browser tests (direct and through TURN)
+#               its shell recipe, the Python interop test and the browser tests (direct and through TURN), and
+#               build every fuzz target and run each for FUZZ_CHECK_SECONDS (so a target that stops building fails)
 #
 # `make run` uses the debug build on purpose: from a clean clone it compiles in well under half the time of
 # `-c release`, and it is the binary the tests use too. For a release binary see docker/Dockerfile, or run
@@ -30,7 +31,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 VENV_STAMP := $(VENV)/.installed
 REQUIREMENTS := Tests/interop/requirements.txt
 
-.PHONY: help deps test-deps build run test venv interop consumer browser fuzz asan tsan readme-options clean
+.PHONY: help deps test-deps build run test venv interop consumer browser fuzz fuzz-check asan tsan readme-options clean
 
 help:
 	@echo "make run      build (debug) and serve on http://localhost:8080 with data in ./data"
@@ -42,6 +43,7 @@ help:
 	@echo "make interop  only the Python interop test (builds first)"
 	@echo "make browser  only the browser WebRTC tests: two users, through coturn, a stage room, an SFU audience (headless Chromium in a loopback-only namespace; root)"
 	@echo "make fuzz     libFuzzer on the HTTP parser, WebSocket decoder, JSON decoder, JWT claims, the STUN, RTP/RTCP and SDP parsers and SRTP/SRTCP unprotect (FUZZ_SECONDS each, default 60)"
+	@echo "make fuzz-check  build every fuzz target and run each for FUZZ_CHECK_SECONDS (default 3); part of make test"
 	@echo "make asan     swift test under AddressSanitizer"
 	@echo "make tsan     swift test under ThreadSanitizer"
 	@echo "make readme-options  regenerate README.md's configuration table from parlor serve --help"
@@ -83,8 +85,11 @@ interop: venv build
 	PARLOR_BIN=$(PARLOR_BIN) $(VENV)/bin/python Tests/interop/tutorial_flow.py
 
 # Every suite runs even if an earlier one fails, so one run shows every failure; the exit status is nonzero if any did.
+# The fuzz check builds and runs in the background meanwhile (its own compiler runs, no shared build directory).
 test: test-deps venv build
-	@swift_status=0; consumer_status=0; recipe_status=0; interop_status=0; browser_status=0; \
+	@swift_status=0; consumer_status=0; recipe_status=0; interop_status=0; browser_status=0; fuzz_status=0; \
+	mkdir -p .build; \
+	FUZZ_JOBS=2 bash Tests/Fuzz/run.sh $(FUZZ_CHECK_SECONDS) >.build/fuzz-check.log 2>&1 & fuzz_pid=$$!; \
 	echo "== swift test"; \
 	PARLOR_PYTHON=$(VENV)/bin/python $(SWIFT) test $(SWIFT_TEST_FLAGS) || swift_status=$$?; \
 	echo "== consumer (Tests/consumer/run.sh: a package written from docs/testing.md)"; \
@@ -95,8 +100,11 @@ test: test-deps venv build
 	PARLOR_BIN=$(PARLOR_BIN) $(VENV)/bin/python Tests/interop/tutorial_flow.py || interop_status=$$?; \
 	echo "== browser (Tests/browser/run.sh)"; \
 	PARLOR_BIN=$(PARLOR_BIN) BROWSER_PYTHON=$(VENV)/bin/python PARLOR_SCREENSHOT=.build/screenshot-room.png PARLOR_STAGE_SCREENSHOT=.build/screenshot-stage.png $(SUDO) bash Tests/browser/run.sh || browser_status=$$?; \
-	if [ $$swift_status -ne 0 ] || [ $$consumer_status -ne 0 ] || [ $$recipe_status -ne 0 ] || [ $$interop_status -ne 0 ] || [ $$browser_status -ne 0 ]; then \
-		echo "make test: FAILED (swift test exit $$swift_status, consumer exit $$consumer_status, shell recipe exit $$recipe_status, interop exit $$interop_status, browser exit $$browser_status)" >&2; \
+	echo "== fuzz check (Tests/Fuzz/run.sh $(FUZZ_CHECK_SECONDS): every target builds and runs; log .build/fuzz-check.log)"; \
+	wait $$fuzz_pid || fuzz_status=$$?; \
+	grep -E '^(build of|[a-z-]+ +(ok|FAILED) )|^    ' .build/fuzz-check.log || tail -20 .build/fuzz-check.log; \
+	if [ $$swift_status -ne 0 ] || [ $$consumer_status -ne 0 ] || [ $$recipe_status -ne 0 ] || [ $$interop_status -ne 0 ] || [ $$browser_status -ne 0 ] || [ $$fuzz_status -ne 0 ]; then \
+		echo "make test: FAILED (swift test exit $$swift_status, consumer exit $$consumer_status, shell recipe exit $$recipe_status, interop exit $$interop_status, browser exit $$browser_status, fuzz check exit $$fuzz_status)" >&2; \
 		exit 1; \
 	fi
 
@@ -109,6 +117,10 @@ browser: test-deps venv build
 FUZZ_SECONDS ?= 60
 fuzz: deps
 	bash Tests/Fuzz/run.sh $(FUZZ_SECONDS)
+
+FUZZ_CHECK_SECONDS ?= 3
+fuzz-check: deps
+	FUZZ_JOBS=2 bash Tests/Fuzz/run.sh $(FUZZ_CHECK_SECONDS)
 
 # Each sanitizer builds into its own directory, so neither disturbs the normal .build/debug.
 # Leak reports are off: at exit LeakSanitizer flags a few bytes XCTest and Foundation.Process keep (toolchain

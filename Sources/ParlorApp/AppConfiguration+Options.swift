@@ -21,7 +21,7 @@ public struct ConfigurationError: Error, CustomStringConvertible, Sendable {
 extension AppConfiguration {
     /// The documented options, in the order `parlor serve --help` and the README list them: the server's core
     /// options, then each concern's own group, kept in a file of its own.
-    public static let options: [ConfigurationOption] = coreOptions + webhookOptions + addressLimitOptions
+    public static let options: [ConfigurationOption] = coreOptions + hostsOptions + shutdownOptions + webhookOptions + addressLimitOptions
 
     static let coreOptions: [ConfigurationOption] = [
         ConfigurationOption(flag: "--dev", environment: "PARLOR_DEV", defaultValue: "off",
@@ -138,7 +138,7 @@ extension AppConfiguration {
         },
         option("--webhook-secret", "PARLOR_WEBHOOK_SECRET", "generated", "key of the HMAC-SHA256 in X-Parlor-Signature; when unset, a random one is kept in <data-dir>/webhook-secret (0600), or in the database with PostgreSQL") { $0.webhookSecret = $1 },
         option("--max-connections-per-ip", "PARLOR_MAX_CONNECTIONS_PER_IP", "1000", "open connections from one address (429 and close above); 0 = no limit") { $0.http.maxConnectionsPerIP = try int($1, "--max-connections-per-ip", 0...1_000_000) },
-        option("--trusted-proxies", "PARLOR_TRUSTED_PROXIES", "127.0.0.0/8,::1/128", "comma-separated CIDR blocks of reverse proxies whose Forwarded / X-Forwarded-For, -Proto, -Host give the client's address, scheme and host; none = trust no one") {
+        option("--trusted-proxies", "PARLOR_TRUSTED_PROXIES", "none", "comma-separated CIDR blocks of reverse proxies whose Forwarded / X-Forwarded-For, -Proto, -Host give the client's address, scheme and host (a proxy on this machine: 127.0.0.1/32); none = trust no one") {
             guard let proxies = TrustedProxies(list: $1) else { throw ConfigurationError(message: "--trusted-proxies must be comma-separated CIDR blocks (10.0.0.0/8, ::1/128) or none") }
             $0.http.trustedProxies = proxies
         },

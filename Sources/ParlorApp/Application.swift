@@ -164,16 +164,23 @@ public final class ParlorApplication: Sendable {
 
     /// Graceful stop: no new connections, in-flight requests finish, WebSockets get close 1001 and keep their
     /// memberships for the next start, then the database is closed cleanly. Safe to call more than once.
-    public func shutdown() {
+    /// `step` hears the name of each step as it starts, so whoever bounds the stop can say where it got stuck.
+    public func shutdown(step: (String) -> Void = { _ in }) {
         guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        step("closing connections")
         rooms.beginShutdown()
         metricsServer?.shutdown()
         server.shutdown()
+        step("finishing database work")
         executor.stop()  // after the servers: in-flight requests finished; before the database closes
+        step("stopping media")
         media?.stop()  // before the rooms thread: its last speaking-off events still find it running
+        step("stopping the rooms and giving up the node lease")
         rooms.stop()
+        step("stopping webhooks")
         webhooks?.stop()
         group.shutdown()
+        step("closing the database")
         storage.close()
     }
 

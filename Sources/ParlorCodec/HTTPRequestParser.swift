@@ -73,6 +73,9 @@ public struct HTTPRequestParser: Sendable {
         }
     }
 
+    /// The head of the request whose body is still arriving (to answer `Expect: 100-continue` before the body).
+    public var headAwaitingBody: HTTPRequestHead? { isInsideBody ? currentHead : nil }
+
     /// Bytes received but not parsed yet; the connection stops reading while this is large (pipelining).
     public var bufferedByteCount: Int { buffer.readableCount }
 

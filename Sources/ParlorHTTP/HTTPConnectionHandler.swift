@@ -142,6 +142,7 @@ final class HTTPConnectionHandler: ConnectionHandler {
                     if bodyStartedAt == nil {
                         bodyStartedAt = MonotonicClock.now()
                         armTimer()
+                        if let head = parser.headAwaitingBody { answerExpectation(before: head) }
                     }
                 } else if parser.isInsideHead, headStartedAt == nil {
                     headStartedAt = MonotonicClock.now()
@@ -162,6 +163,7 @@ final class HTTPConnectionHandler: ConnectionHandler {
         let forwarded = trustedProxyAddress.map {
             ForwardedRequest.resolve(trustedPeer: $0, headers: head.headers, trusted: context.configuration.trustedProxies)
         } ?? ForwardedRequest(clientIP: connection.peerIP)
+        if trustedProxyAddress == nil { warnIfForwarded(head.headers) }
         let flight = InFlight(number: requestCount, method: head.method, path: head.path, headOnly: head.method == "HEAD",
                               keepAlive: head.keepAlive && !closeWhenDone, origin: head.headers["Origin"],
                               startedAt: MonotonicClock.now(), requestID: RequestID.make(incoming: head.headers["X-Request-Id"]),
@@ -181,6 +183,10 @@ final class HTTPConnectionHandler: ConnectionHandler {
             }
         }
 
+        if let error = Self.unmetExpectation(head) ?? hostRefusal(head, forwardedHost: forwarded.host) {
+            complete(requestNumber: flight.number, response: error.response())
+            return
+        }
         if head.method == "OPTIONS" {
             if context.metrics != nil, let pattern = context.router.pattern(for: head.path) { inFlight?.route = pattern }
             complete(requestNumber: flight.number, response: preflight(request))
@@ -336,8 +342,8 @@ final class HTTPConnectionHandler: ConnectionHandler {
         response.headers.replaceOrAdd("Content-Length", String(response.body.count))
     }
 
-    func failAndClose(_ error: HTTPError) {
-        let flight = InFlight(number: requestCount + 1, method: "-", path: "-", headOnly: false, keepAlive: false,
+    func failAndClose(_ error: HTTPError, method: String = "-", path: String = "-") {
+        let flight = InFlight(number: requestCount + 1, method: method, path: path, headOnly: false, keepAlive: false,
                               origin: nil, startedAt: MonotonicClock.now(), requestID: RequestID.make(incoming: nil),
                               clientIP: connection.peerIP)
         requestCount += 1

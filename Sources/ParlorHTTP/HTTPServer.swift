@@ -39,7 +39,8 @@ public final class HTTPServer: Sendable {
     public var openConnectionCount: Int { context.openConnections.load(ordering: .relaxed) }
 
     /// Stops accepting, closes idle keep-alive connections, lets in-flight requests finish, closes WebSockets with
-    /// 1001, and after `shutdownTimeout` closes whatever is left. Returns when every connection is closed.
+    /// 1001, and after half of `shutdownTimeout` (the rest is for the rooms and the database) closes whatever is left.
+    /// Returns when every connection is closed.
     public func shutdown() {
         context.shuttingDown.store(true, ordering: .releasing)
         tcp.stopAccepting()
@@ -54,7 +55,7 @@ public final class HTTPServer: Sendable {
                 }
             }
         }
-        context.waitForConnectionsToClose(timeout: configuration.shutdownTimeout)
+        context.waitForConnectionsToClose(timeout: .seconds(configuration.shutdownTimeout.seconds / 2))
         for loop in group.loops {
             loop.submitAndWait { for connection in loop.openConnections() { connection.close() } }
         }
@@ -69,6 +70,8 @@ final class HTTPServerContext: Sendable {
     let metrics: ServerMetrics?
     let openConnections = Atomic<Int>(0)
     let shuttingDown = Atomic<Bool>(false)
+    /// Set by the first request that carried forwarding headers from a peer not trusted to send them.
+    let warnedOfUntrustedForwarding = Atomic<Bool>(false)
 
     init(configuration: HTTPServerConfiguration, router: Router, logger: Logger, metrics: ServerMetrics?) {
         self.configuration = configuration
@@ -129,6 +132,7 @@ final class HTTPServerContext: Sendable {
     func webSocketOriginAllowed(_ origin: String?, host: String?, scheme: String? = nil) -> Bool {
         guard let origin else { return true }
         if let host, Self.isSameOrigin(origin, host: host, scheme: scheme) { return true }
+        if let url = configuration.publicURL, Self.isSameOrigin(origin, host: url.authority, scheme: url.scheme) { return true }
         return allowedOrigin(for: origin) != nil
     }
 

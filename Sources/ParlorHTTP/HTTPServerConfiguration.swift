@@ -24,13 +24,20 @@ public struct HTTPServerConfiguration: Sendable {
     public var maxConnectionsPerIP = 1000
     /// Peers whose Forwarded / X-Forwarded-* headers give the client's address, scheme and host. Their own
     /// connections are capped at `maxConnectionsPerIP × proxyConnectionFactor`; each connection also counts
-    /// against the forwarded address of its first request.
-    public var trustedProxies = TrustedProxies.loopback
+    /// against the forwarded address of its first request. None by default: any local process (an ssh or socat
+    /// tunnel) would otherwise pick its own client address.
+    public var trustedProxies = TrustedProxies.none
     public static let proxyConnectionFactor = 64
+    /// The names accepted in the Host of WebSocket upgrades and state-changing requests (DNS rebinding): IP
+    /// literals always, `localhost`, this machine's name, and what `--public-url` / `--allowed-hosts` add.
+    public var allowedHosts = HostAllowlist()
+    /// `--public-url`: where people reach the server; its origin is the server's own on `/ws`.
+    public var publicURL: PublicURL?
     /// PEM certificate chain and private key: when both are set the server speaks only HTTPS/WSS (TLS 1.2+).
     public var tlsCertificatePath: String?
     public var tlsPrivateKeyPath: String?
-    /// How long shutdown waits for in-flight requests before closing what is left.
+    /// The whole stop (`--shutdown-timeout`): in-flight requests get half of it before what is left is closed; the
+    /// executable exits when it is over, done or not.
     public var shutdownTimeout = TimeSpan.seconds(5)
 
     public init() {}

@@ -76,6 +76,8 @@ public enum ErrorCode: String, CaseIterable, Sendable {
     case httpTooManyConnections = "http:error:too-many-connections"
     case httpOriginNotAllowed = "http:error:origin-not-allowed"
     case httpBodyTimeout = "http:error:body-timeout"
+    case httpExpectationFailed = "http:error:expectation-failed"
+    case httpHostNotAllowed = "http:error:host-not-allowed"
 
     // A WebSocket upgrade that RFC 6455 does not allow.
     case wsBadHandshake = "ws:error:bad-handshake"
@@ -110,6 +112,8 @@ public enum ErrorCode: String, CaseIterable, Sendable {
         case .httpTooManyConnections: 429
         case .httpOriginNotAllowed: 403
         case .httpBodyTimeout: 408
+        case .httpExpectationFailed: 417
+        case .httpHostNotAllowed: 421
         case .wsBadHandshake: 400
         case .wsUpgradeRequired, .wsUnsupportedVersion: 426
         }

@@ -58,11 +58,9 @@ public struct TokenService: Sendable {
         guard !token.isEmpty, token.utf8.count <= 8192 else { throw TokenError(reason: "the token is empty or too long") }
         // Parts are found on the token's bytes: Character-level splitting and decoding cost more than the HMAC.
         let bytes = Array(token.utf8)
-        // A token's header must name HS256 before libjwt sees it: "none" or another family is refused outright.
+        // A token's header must name HS256 and no crit before libjwt sees it: "none" or another family is refused outright.
         let headerEnd = bytes.firstIndex(of: UInt8(ascii: ".")) ?? bytes.endIndex
-        guard Self.headerAlgorithm(of: bytes[..<headerEnd]) == "HS256" else {
-            throw TokenError(reason: "the token must be signed with HS256")
-        }
+        try TokenHeader.check(bytes[..<headerEnd])
         var decoded: OpaquePointer?
         let status = secret.withUnsafeBufferPointer { jwt_decode(&decoded, token, $0.baseAddress, Int32($0.count)) }
         guard status == 0, let decoded else { throw TokenError(reason: "the token's signature is invalid") }
@@ -82,22 +80,6 @@ public struct TokenService: Sendable {
               let second = token[(first + 1)...].firstIndex(of: dot),
               !token[(second + 1)...].contains(dot) else { return nil }
         return (first + 1)..<second
-    }
-
-    /// The "alg" of the token's header (its base64url part), read without trusting anything else in it.
-    static func headerAlgorithm(of headerPart: ArraySlice<UInt8>) -> String? {
-        guard let header = Base64URL.decode(headerPart) else { return nil }
-        // The header is tiny JSON; find "alg":"…" without a full parse.
-        let key = Array(#""alg""#.utf8)
-        guard header.count >= key.count,
-              let start = (0...(header.count - key.count)).first(where: { header[$0..<($0 + key.count)].elementsEqual(key) })
-        else { return nil }
-        var index = start + key.count
-        while index < header.count, header[index] == UInt8(ascii: " ") || header[index] == UInt8(ascii: ":") { index += 1 }
-        guard index < header.count, header[index] == UInt8(ascii: "\"") else { return nil }
-        let valueStart = index + 1
-        let valueEnd = header[valueStart...].firstIndex(of: UInt8(ascii: "\"")) ?? header.endIndex
-        return String(decoding: header[valueStart..<valueEnd], as: UTF8.self)
     }
 }
 

@@ -54,7 +54,8 @@ enum Server {
         // The signal sources must outlive the wait: an optimized build would otherwise release them early.
         withExtendedLifetime(sources) { stop.wait() }
         app.logger.info("shutting down")
-        app.shutdown()
+        let deadline = ShutdownDeadline(seconds: configuration.http.shutdownTimeout.seconds, signals: stop, logger: app.logger)
+        withExtendedLifetime(sources) { app.shutdown(step: deadline.enter) }
         app.logger.info("stopped")
         exit(0)
     }

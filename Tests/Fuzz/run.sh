@@ -35,10 +35,12 @@ sources_for() {
     case $1 in
         http-parser) echo "ParlorCodec $root/Sources/ParlorCodec/*.swift $fuzz_dir/HTTPParserFuzz.swift" ;;
         websocket-decoder) echo "ParlorCodec $root/Sources/ParlorCodec/*.swift $fuzz_dir/WebSocketDecoderFuzz.swift" ;;
+        # JSONWriter scans strings with ParlorCodec's ByteWords, compiled in as part of the target's module.
         json) echo "ParlorJSON $root/Sources/ParlorProtocol/JSON/JSONParser.swift $root/Sources/ParlorProtocol/JSON/JSONValue.swift" \
-                   "$root/Sources/ParlorProtocol/JSON/JSONWriter.swift $fuzz_dir/JSONFuzz.swift" ;;
+                   "$root/Sources/ParlorProtocol/JSON/JSONWriter.swift $root/Sources/ParlorCodec/ByteWords.swift $fuzz_dir/JSONFuzz.swift" ;;
         jwt-claims) echo "ParlorJWTClaims $root/Sources/ParlorProtocol/JSON/JSONParser.swift $root/Sources/ParlorProtocol/JSON/JSONValue.swift" \
-                         "$root/Sources/ParlorProtocol/JSON/JSONWriter.swift $root/Sources/ParlorRooms/TokenClaims.swift" \
+                         "$root/Sources/ParlorProtocol/JSON/JSONWriter.swift $root/Sources/ParlorCodec/ByteWords.swift" \
+                         "$root/Sources/ParlorRooms/TokenClaims.swift" \
                          "$root/Sources/ParlorRooms/TextRules.swift $fuzz_dir/JWTClaimsFuzz.swift" ;;
         # ParlorMedia's parsers, each with only the files it needs; -I finds the COpenSSL module (HMAC-SHA1 for
         # STUN's MESSAGE-INTEGRITY, RAND_bytes for ICE credentials), which links libssl/libcrypto itself.

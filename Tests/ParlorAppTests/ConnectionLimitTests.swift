@@ -5,8 +5,8 @@ import ParlorApp
 /// Open connections per client address are capped; a refused one is told why, and room frees up on close.
 @Suite struct ConnectionLimitTests {
     @Test func connectionsPerAddressAreCapped() throws {
-        // Direct clients: with 127.0.0.1 a trusted proxy (the default), the cap would wait for the first request
-        // (TrustedProxyTests.connectionCapCountsTheForwardedAddressOnItsFirstRequest).
+        // Direct clients (trusting none is the default; were 127.0.0.1 a trusted proxy, the cap would wait for the first
+        // request: TrustedProxyTests.connectionCapCountsTheForwardedAddressOnItsFirstRequest).
         try withServer({ $0.http.maxConnectionsPerIP = 3; $0.http.trustedProxies = .none }) { app in
             var open = try (0..<3).map { _ in try RawConnection(port: app.port) }
             for connection in open {

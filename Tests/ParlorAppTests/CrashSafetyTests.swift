@@ -43,7 +43,7 @@ import ParlorStore
             let roomIDs = try (0..<4).map { index -> String in
                 let connection = try RawConnection(port: port)
                 let body = #"{"display_name":"crash \#(index)"}"#
-                try connection.send("POST /rooms HTTP/1.1\r\nHost: x\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+                try connection.send("POST /rooms HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
                 return try #require(try connection.readResponse().object["id"] as? String)
             }
             let clients = WorkerShared(try (0..<40).map { index in
@@ -117,7 +117,7 @@ import ParlorStore
             let database = directory + "/parlor.db"
             var (child, port) = try Self.start(database, in: directory, grace: "10")
             let connection = try RawConnection(port: port)
-            try connection.send("POST /rooms HTTP/1.1\r\nHost: x\r\nContent-Length: 20\r\n\r\n{\"display_name\":\"x\"}")
+            try connection.send("POST /rooms HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 20\r\n\r\n{\"display_name\":\"x\"}")
             let room = try #require(try connection.readResponse().object["id"] as? String)
             var sessions: [(name: String, claim: String, session: String, last: Int)] = []
             var sockets: [(claim: String, socket: TestWebSocket)] = []

@@ -17,7 +17,7 @@ import Testing
     }
 
     @Test func webSocketUpgradesFromOtherOriginsAreRefused() throws {
-        try withServer { app in
+        try withServer({ $0.http.allowedHosts.insert("parlor.example") }) { app in
             let foreign = try Self.upgradeStatus(app, origin: "https://evil.example")
             #expect(foreign.status == 403)
             #expect(foreign.errorCode == "http:error:origin-not-allowed")

@@ -35,14 +35,14 @@ import ParlorCodec
             #expect(app.baseURL.hasPrefix("https://"))
             let client = try TLSClient(port: app.port)
             #expect(client.protocolVersion == "TLSv1.3")
-            try client.send("POST /auth HTTP/1.1\r\nHost: x\r\nContent-Length: 16\r\n\r\n{\"name\":\"alice\"}")
+            try client.send("POST /auth HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 16\r\n\r\n{\"name\":\"alice\"}")
             let auth = try client.readHTTP()
             #expect(auth.hasPrefix("HTTP/1.1 200"))
             let jwt = try #require(auth.split(separator: "\"jwt\":\"").last?.split(separator: "\"").first.map(String.init))
 
             // Keep-alive on the same TLS connection, then an upgrade to WSS.
             let key = "dGhlIHNhbXBsZSBub25jZQ=="
-            try client.send("GET /ws?token=\(jwt) HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n\r\n")
+            try client.send("GET /ws?token=\(jwt) HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n\r\n")
             let upgrade = try client.readHTTP()
             #expect(upgrade.hasPrefix("HTTP/1.1 101"))
             var decoder = WebSocketDecoder(role: .client, maxFrameSize: 1 << 20, maxMessageSize: 1 << 20)

@@ -54,7 +54,7 @@ import Testing
     static func authToken(port: Int, name: String) throws -> String {
         let connection = try RawConnection(port: port)
         let body = #"{"name":"\#(name)"}"#
-        try connection.send("POST /auth HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+        try connection.send("POST /auth HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
         guard let jwt = try connection.readResponse().object["jwt"] as? String else { throw TestFailure("POST /auth gave no jwt") }
         return jwt
     }
@@ -174,7 +174,7 @@ import Testing
         var slow: [RawConnection] = []
         for _ in 0..<200 {
             let connection = try RawConnection(port: server.port, timeout: 5)
-            try connection.send("POST /auth HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 65536\r\n\r\n{")
+            try connection.send("POST /auth HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 65536\r\n\r\n{")
             slow.append(connection)
         }
         var peak = try server.residentBytes()

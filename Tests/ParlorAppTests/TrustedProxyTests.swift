@@ -5,7 +5,8 @@ import ParlorHTTP
 import Testing
 
 /// Behind a reverse proxy (issue 15): the per-address limits count the forwarded client, but only when the TCP peer
-/// is a trusted proxy; same-origin checks use the forwarded scheme and host.
+/// is a trusted proxy; same-origin checks use the forwarded scheme and host. Nobody is trusted by default (issue 34),
+/// so these tests name loopback, where their client plays the proxy.
 @Suite struct TrustedProxyTests {
     static func postAuth(_ app: ParlorApplication, _ name: String, _ headers: [String: String],
                          from source: String = "127.0.0.1") throws -> TestResponse {
@@ -24,7 +25,7 @@ import Testing
     }
 
     @Test func authRateCountsEachForwardedAddressBehindATrustedProxy() throws {
-        try withServer({ $0.authRatePerIP = 1 }) { (app) throws in  // burst of 3
+        try withServer({ $0.authRatePerIP = 1; $0.http.trustedProxies = .loopback }) { (app) throws in  // burst of 3
             let first = ["X-Forwarded-For": "203.0.113.7"]
             #expect(try Self.exhaustAuth(app, first) == 3)
             #expect(try Self.postAuth(app, "again", first).status == 429)
@@ -54,7 +55,7 @@ import Testing
     }
 
     @Test func forwardedWinsOverXForwardedForInTheLimits() throws {
-        try withServer({ $0.authRatePerIP = 1 }) { (app) throws in
+        try withServer({ $0.authRatePerIP = 1; $0.http.trustedProxies = .loopback }) { (app) throws in
             #expect(try Self.exhaustAuth(app, ["Forwarded": #"for="[2001:db8::1]:4711""#, "X-Forwarded-For": "198.51.100.1"]) == 3)
             // Same Forwarded client, another X-Forwarded-For: still limited.
             #expect(try Self.postAuth(app, "x", ["Forwarded": "for=\"[2001:db8::1]\"", "X-Forwarded-For": "198.51.100.2"]).status == 429)
@@ -64,7 +65,7 @@ import Testing
     }
 
     @Test func connectionCapCountsTheForwardedAddressOnItsFirstRequest() throws {
-        try withServer({ $0.http.maxConnectionsPerIP = 2 }) { (app) throws in
+        try withServer({ $0.http.maxConnectionsPerIP = 2; $0.http.trustedProxies = .loopback }) { (app) throws in
             func openWith(_ client: String?) throws -> (RawConnection, TestResponse) {
                 let connection = try RawConnection(port: app.port)
                 let forwarded = client.map { "X-Forwarded-For: \($0)\r\n" } ?? ""
@@ -89,7 +90,7 @@ import Testing
     }
 
     @Test func webSocketSameOriginUsesTheForwardedSchemeAndHost() throws {
-        try withServer { (app) throws in
+        try withServer({ $0.http.trustedProxies = .loopback; $0.http.allowedHosts.insert("parlor.example") }) { (app) throws in
             func upgrade(origin: String, _ extra: [String: String]) throws -> Int {
                 let connection = try RawConnection(port: app.port)
                 let key = Base64.encode((0..<16).map { _ in UInt8.random(in: 0...255) })

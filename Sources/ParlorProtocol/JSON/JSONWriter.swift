@@ -1,4 +1,7 @@
+// The fuzz targets (Tests/Fuzz/run.sh) compile ByteWords.swift into their own module instead.
+#if canImport(ParlorCodec)
 import ParlorCodec
+#endif
 
 /// Encodes JSONValue to compact UTF-8 bytes.
 extension JSONValue {
