@@ -90,10 +90,13 @@ public final class DTLSTransport {
     }
 
     /// The SHA-256 fingerprint of the peer's certificate, once it sent one.
-    public var remoteFingerprint: DTLSFingerprint? {
+    public var remoteFingerprint: DTLSFingerprint? { remoteFingerprint(algorithm: "sha-256") }
+
+    /// The peer certificate's fingerprint under `algorithm` ("sha-256", "sha-384", "sha-512"), once it sent one.
+    public func remoteFingerprint(algorithm: String) -> DTLSFingerprint? {
         guard let certificate = SSL_get1_peer_certificate(ssl) else { return nil }
         defer { X509_free(certificate) }
-        return DTLSCertificate.sha256(of: certificate).map { DTLSFingerprint(algorithm: "sha-256", digest: $0) }
+        return DTLSCertificate.digest(of: certificate, algorithm: algorithm).map { DTLSFingerprint(algorithm: algorithm, digest: $0) }
     }
 
     /// Sends close_notify; returns the datagram to send.
@@ -110,8 +113,8 @@ public final class DTLSTransport {
         let result = SSL_do_handshake(ssl)
         if result == 1 {
             retransmissionDeadline = nil
-            if let expected = expectedRemoteFingerprint, remoteFingerprint?.digest != expected.digest
-                || expected.algorithm != "sha-256" {
+            // Computed under the SDP's own hash function; one we cannot compute never matches.
+            if let expected = expectedRemoteFingerprint, remoteFingerprint(algorithm: expected.algorithm) != expected {
                 state = .failed
                 throw .fingerprintMismatch
             }

@@ -66,8 +66,8 @@ extension MediaServer {
             throw .missing("at most \(configuration.slots) receive m-lines after the microphone's (got \(offer.media.count - 1))")
         }
         guard let remoteICE = offer.remoteICE else { throw .missing("a=ice-ufrag/a=ice-pwd") }
-        guard let remoteFingerprint = offer.remoteFingerprint else { throw .missing("a=fingerprint") }
-        guard remoteFingerprint.algorithm == "sha-256" else { throw .missing("a sha-256 a=fingerprint") }
+        guard !offer.remoteFingerprints.isEmpty else { throw .missing("a=fingerprint") }
+        guard let remoteFingerprint = offer.remoteFingerprint else { throw .missing("a sha-256, sha-384 or sha-512 a=fingerprint") }
         var sources: [String: ServerSessionDescription.SendSource] = [:]
         var slots: [MediaSessionSetup.Slot] = []
         var usedSSRCs = Set(previous?.slots.map(\.ssrc) ?? [])
