@@ -16,9 +16,12 @@ public struct ICELiteResponder: Sendable {
     /// What to do with a STUN datagram.
     public struct Outcome: Sendable, Equatable {
         /// The response to send back to the source address, if any (nothing for indications, responses, and
-        /// requests that fail FINGERPRINT or are not STUN at all).
+        /// requests that fail FINGERPRINT, authentication or are not STUN at all).
         public var response: [UInt8]?
         public var event: Event?
+        /// A binding request dropped unanswered because it did not authenticate (no USERNAME or MESSAGE-INTEGRITY,
+        /// an unknown ufrag, a wrong password): the server counts these.
+        public var unauthenticated = false
     }
 
     struct Session: Sendable {
@@ -63,13 +66,13 @@ public struct ICELiteResponder: Sendable {
     public mutating func handle(_ datagram: [UInt8], from source: TransportAddress, now: UInt64) -> Outcome {
         guard let request = try? STUNMessage(parsing: datagram), request.type == .bindingRequest,
               request.hasValidFingerprint(in: datagram) else { return Outcome() }
-        guard let username = request.username, request.integrityOffset != nil else {
-            return Outcome(response: errorResponse(to: request, code: 400, reason: "Bad Request"))
-        }
+        // Unauthenticated requests are dropped without an answer (as mediasoup and other ICE-lite servers do): an
+        // error answer would be larger than the smallest request, a reflector for spoofed sources.
+        guard let username = request.username, request.integrityOffset != nil else { return Outcome(unauthenticated: true) }
         let parts = username.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
         guard parts.count == 2, var session = sessions[String(parts[0])], String(parts[1]) == session.remoteUsernameFragment,
               request.hasValidIntegrity(in: datagram, key: Array(session.local.password.utf8)) else {
-            return Outcome(response: errorResponse(to: request, code: 401, reason: "Unauthorized"))
+            return Outcome(unauthenticated: true)
         }
         let key = Array(session.local.password.utf8)
         // A lite agent is always controlled; a peer that says it is controlled too is in the wrong role (§7.3.1.1).
@@ -127,11 +130,5 @@ public struct ICELiteResponder: Sendable {
             session.nominated = false
         }
         sessions[owner] = session
-    }
-
-    /// Error responses to unauthenticated requests carry no MESSAGE-INTEGRITY (RFC 8489 §9.1.3).
-    private func errorResponse(to request: STUNMessage, code: Int, reason: String) -> [UInt8] {
-        STUNMessage(type: .bindingError, transactionID: request.transactionID, attributes: [.errorCode(code: code, reason: reason)])
-            .serialized(fingerprint: true)
     }
 }

@@ -10,6 +10,7 @@ extension MediaServer {
         case .stun:
             let outcome = responder.handle(datagram, from: source, now: now)
             if let response = outcome.response { queue.append(response, to: source) }
+            if outcome.unauthenticated { unauthenticatedRequests += 1 }
             if case .selected(let ufrag, let address, _)? = outcome.event, let session = sessionByUsernameFragment[ufrag] {
                 session.address = address
                 session.addressLostAt = nil
