@@ -23,6 +23,7 @@ extension MediaServer {
     func tick() {
         loop.assertInLoop()
         let now = MonotonicClock.now()
+        for request in responder.pendingRequests(now: now) { queue.append(request.bytes, to: request.address) }
         for ufrag in responder.expireConsent(now: now) {
             guard let session = sessionByUsernameFragment[ufrag] else { continue }
             session.address = nil

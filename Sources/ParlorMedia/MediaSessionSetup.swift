@@ -9,6 +9,8 @@ public struct MediaSessionSetup: Sendable, Equatable {
     public var member: String
     public var local: ICECredentials
     public var remoteUsernameFragment: String
+    /// The peer's ICE password: our own checks (consent, RFC 7675) are signed with it.
+    public var remotePassword: String
     public var remoteFingerprint: DTLSFingerprint
     /// The offer's first m-line (the microphone) sends: the client has a track.
     public var sends: Bool
@@ -23,6 +25,11 @@ public struct MediaSessionSetup: Sendable, Equatable {
         public var mid: String
         public var ssrc: UInt32
     }
+}
+
+extension MediaSessionSetup {
+    /// The peer's ICE credentials.
+    var remoteICE: ICECredentials { ICECredentials(usernameFragment: remoteUsernameFragment, password: remotePassword) }
 }
 
 /// One slot's assignment as the media loop reports it: the member whose audio the slot carries, or nil.
@@ -91,7 +98,8 @@ extension MediaServer {
         let sending = Set(answer.sections.filter { $0.direction.sends }.map(\.mid))
         slots.removeAll { !sending.contains($0.mid) }
         let setup = MediaSessionSetup(id: id, group: group, member: member, local: local,
-                                      remoteUsernameFragment: remoteICE.usernameFragment, remoteFingerprint: remoteFingerprint,
+                                      remoteUsernameFragment: remoteICE.usernameFragment, remotePassword: remoteICE.password,
+                                      remoteFingerprint: remoteFingerprint,
                                       sends: maySend && microphone.direction.sends,
                                       audioLevelExtensionID: microphone.audioLevelExtensionID,
                                       payloadType: (answer.sections.dropFirst().first ?? answer.sections[0]).opus.payloadType, slots: slots)
