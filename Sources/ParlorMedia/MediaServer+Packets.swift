@@ -15,6 +15,7 @@ extension MediaServer {
             if case .selected(let ufrag, let address, _)? = outcome.event, let session = sessionByUsernameFragment[ufrag] {
                 session.address = address
                 session.addressLostAt = nil
+                session.hadAddress = true
             }
         case .dtls:
             guard let session = session(at: source) else { return drop() }
@@ -51,6 +52,7 @@ extension MediaServer {
             // A failed handshake (wrong certificate) or close_notify: the session is over; a new offer starts again.
             logger.debug("media session ended by DTLS", ["error": "\(error)"])
             closeSession(session, notify: false)
+            emit(.ended(session: session.id, group: session.setup.group))
         }
     }
 

@@ -64,6 +64,11 @@ extension MediaServer {
         } else {
             reassignSlots(in: name)
         }
+        closedSinceTrim += 1
+        if closedSinceTrim >= configuration.trimAfterClosedSessions || sessions.isEmpty {
+            closedSinceTrim = 0
+            MallocArenas.trim()
+        }
     }
 
     func updateSenders(group name: String, members: Set<String>) {

@@ -37,11 +37,15 @@ extension MediaServer {
             if session.speaking.check(now: now) == false {
                 emit(.speaking(group: session.setup.group, member: session.member, on: false))
             }
-            if session.address == nil, now &- (session.addressLostAt ?? session.openedAt) >= configuration.addressGracePeriod.nanoseconds {
+            let limit = session.hadAddress ? configuration.addressGracePeriod : configuration.setupTimeout
+            if session.address == nil, now &- (session.addressLostAt ?? session.openedAt) >= limit.nanoseconds {
                 expired.append(session)
             }
         }
-        for session in expired { closeSession(session, notify: false) }
+        for session in expired {
+            closeSession(session, notify: false)
+            emit(.ended(session: session.id, group: session.setup.group))
+        }
         socket.send(&queue)
         if sessions.isEmpty { tickTimer = nil } else { armTick() }
     }

@@ -31,6 +31,7 @@ public final class MediaServer: @unchecked Sendable {  // mutable state is touch
     /// Reused for every forwarded packet and every batch: no allocation per subscriber.
     var queue = UDPSendQueue()
     var scratch: [UInt8] = []
+    var closedSinceTrim = 0
     var tickTimer: TimerID?
     var reportTimer: TimerID?
     /// Counters for tests (media loop); `metrics` gets them once per receive batch.

@@ -49,6 +49,9 @@ public enum MediaServerEvent: Sendable, Equatable {
     case speaking(group: String, member: String, on: Bool)
     /// Which member each of a session's slots carries changed.
     case slots(session: UInt64, group: String, [MediaSlotAssignment])
+    /// The media loop ended a session by itself: ICE never completed, its address was lost for too long, or DTLS
+    /// failed or was closed. The owner forgets it (the client may offer again).
+    case ended(session: UInt64, group: String)
 }
 
 extension MediaServer {
