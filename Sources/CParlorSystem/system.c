@@ -27,6 +27,8 @@ void parlor_release_free_memory(void) { malloc_trim(0); }
 
 int parlor_limit_malloc_arenas(int count) { return mallopt(M_ARENA_MAX, count); }
 
+int parlor_malloc_trim(void) { return malloc_trim(0); }
+
 // Bytes of a socket's output the peer has not acknowledged yet (SIOCOUTQ), or -1.
 int parlor_unacknowledged_output(int fd) {
     int bytes = 0;

@@ -30,6 +30,8 @@ extension AppConfiguration {
             let local = everywhere ? SelfSignedCertificate.localAddresses().compactMap { TransportAddress(host: $0, port: port) } : [bind]
             announced = local.isEmpty ? [TransportAddress(host: "127.0.0.1", port: port)!] : local
         }
-        return MediaServerConfiguration(bind: bind, announced: announced, slots: rooms.maxForwardedSpeakers)
+        var configuration = MediaServerConfiguration(bind: bind, announced: announced, slots: rooms.maxForwardedSpeakers)
+        configuration.setupTimeout = rooms.mediaSetupTimeout
+        return configuration
     }
 }

@@ -18,6 +18,10 @@ public enum MallocArenas {
         return defaultLimit
     }
 
+    /// Gives free heap memory back to the system (`malloc_trim`), after a burst of objects that has ended: glibc
+    /// otherwise keeps the peak's pages. Costs a walk of the heap: call it after bursts, not per object.
+    public static func trim() { _ = parlor_malloc_trim() }
+
     /// Applies `limit(environment:)`. glibc fixes the arena count the first time a second arena is needed, so this
     /// must run before the process starts threads (first thing in main). Returns the limit set, or nil.
     @discardableResult

@@ -48,10 +48,26 @@ public final class DTLSCertificate: @unchecked Sendable {  // immutable after in
     }
 
     /// The SHA-256 of a certificate's DER encoding, as `a=fingerprint:sha-256` names it.
-    static func sha256(of certificate: OpaquePointer) -> [UInt8]? {
+    static func sha256(of certificate: OpaquePointer) -> [UInt8]? { digest(of: certificate, algorithm: "sha-256") }
+
+    /// The digest of a certificate's DER encoding under an SDP hash function name ("sha-256", "sha-384", "sha-512");
+    /// nil for any other.
+    static func digest(of certificate: OpaquePointer, algorithm: String) -> [UInt8]? {
+        let function: OpaquePointer?
+        switch algorithm {
+        case "sha-256": function = EVP_sha256()
+        case "sha-384": function = EVP_sha384()
+        case "sha-512": function = EVP_sha512()
+        default: return nil
+        }
         var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0
-        guard X509_digest(certificate, EVP_sha256(), &digest, &length) == 1 else { return nil }
+        guard X509_digest(certificate, function, &digest, &length) == 1 else { return nil }
         return Array(digest.prefix(Int(length)))
+    }
+
+    /// This certificate's fingerprint under another hash function (tests: a peer that lists several).
+    public func fingerprint(algorithm: String) -> DTLSFingerprint? {
+        Self.digest(of: certificate, algorithm: algorithm).map { DTLSFingerprint(algorithm: algorithm, digest: $0) }
     }
 }

@@ -32,6 +32,7 @@ public final class DTLSContext: @unchecked Sendable {  // configured once in ini
         }
         // WebRTC certificates are self-signed: accept any chain here, the fingerprint is checked after the handshake.
         SSL_CTX_set_verify(context, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT) { _, _ in 1 }
+        if role == .server { DTLSCookie.install(on: context) }
     }
 
     deinit { SSL_CTX_free(context) }

@@ -23,6 +23,21 @@ public struct DTLSFingerprint: Sendable, Hashable, CustomStringConvertible {
         self.init(algorithm: String(parts[0]), digest: digest)
     }
 
+    /// The hash functions the DTLS handshake can check a peer's certificate with, strongest first, and their digest
+    /// lengths. Others (sha-1, md5) are parsed but never chosen.
+    public static let verifiableAlgorithms: [(name: String, length: Int)] = [("sha-512", 64), ("sha-384", 48), ("sha-256", 32)]
+
+    /// Whether the handshake can check this one: a hash function we have, with a digest of its length.
+    public var isVerifiable: Bool { Self.verifiableAlgorithms.contains { $0.name == algorithm && $0.length == digest.count } }
+
+    /// The strongest verifiable fingerprint of `fingerprints` (an SDP may list one per hash function, RFC 8122 §5).
+    public static func strongestVerifiable(in fingerprints: [DTLSFingerprint]) -> DTLSFingerprint? {
+        for (name, _) in verifiableAlgorithms {
+            if let match = fingerprints.first(where: { $0.algorithm == name && $0.isVerifiable }) { return match }
+        }
+        return nil
+    }
+
     /// "3B:93:58:…".
     public var hex: String {
         digest.map { byte in

@@ -14,6 +14,8 @@ public final class DTLSTransport {
     public private(set) var state: State = .handshaking
     /// When to call `handleTimeout(now:)` (monotonic nanoseconds), while a flight awaits its answer.
     public private(set) var retransmissionDeadline: UInt64?
+    /// What the server role's DTLS cookie is bound to: the source address of the datagram being handled.
+    var cookieSubject: [UInt8] = []
     private let ssl: OpaquePointer
     private let incoming: OpaquePointer
     private let outgoing: OpaquePointer
@@ -32,6 +34,7 @@ public final class DTLSTransport {
         SSL_set_bio(ssl, incoming, outgoing)  // the SSL owns both BIOs from here
         // Memory BIOs cannot tell OpenSSL the path MTU: we do.
         SSL_set_options(ssl, 0x1000)  // SSL_OP_NO_QUERY_MTU (a function-like macro Swift cannot import)
+        if context.role == .server { SSL_set_options(ssl, DTLSCookie.option) }
         SSL_ctrl(ssl, SSL_CTRL_SET_MTU, mtu - 28, nil)  // minus the IPv4 and UDP headers
         // OpenSSL's first retransmission waits 1 s; WebRTC stacks start at 50–100 ms and double (capped) from there.
         DTLS_set_timer_cb(ssl) { _, previous in previous == 0 ? 100_000 : min(previous * 2, 10_000_000) }
@@ -42,6 +45,8 @@ public final class DTLSTransport {
         self.ssl = ssl
         self.incoming = incoming
         self.outgoing = outgoing
+        // The cookie callbacks find the transport here (the SSL never outlives it: deinit frees it).
+        SSL_set_ex_data(ssl, 0, Unmanaged.passUnretained(self).toOpaque())
     }
 
     deinit { SSL_free(ssl) }
@@ -53,9 +58,11 @@ public final class DTLSTransport {
         return drainOutgoing()
     }
 
-    /// Takes one datagram from the peer; returns the datagrams to send back (handshake flights, alerts).
-    public func handle(_ datagram: [UInt8], now: UInt64) throws(DTLSError) -> [[UInt8]] {
+    /// Takes one datagram from the peer; returns the datagrams to send back (handshake flights, alerts). `source`:
+    /// where it came from, which the server role's cookie (HelloVerifyRequest) is bound to.
+    public func handle(_ datagram: [UInt8], from source: TransportAddress? = nil, now: UInt64) throws(DTLSError) -> [[UInt8]] {
         guard state == .handshaking || state == .connected else { return [] }
+        cookieSubject = source.map { Array($0.description.utf8) } ?? []
         guard !datagram.isEmpty else { return [] }
         _ = datagram.withUnsafeBytes { BIO_write(incoming, $0.baseAddress, Int32($0.count)) }
         if state == .handshaking {
@@ -90,10 +97,13 @@ public final class DTLSTransport {
     }
 
     /// The SHA-256 fingerprint of the peer's certificate, once it sent one.
-    public var remoteFingerprint: DTLSFingerprint? {
+    public var remoteFingerprint: DTLSFingerprint? { remoteFingerprint(algorithm: "sha-256") }
+
+    /// The peer certificate's fingerprint under `algorithm` ("sha-256", "sha-384", "sha-512"), once it sent one.
+    public func remoteFingerprint(algorithm: String) -> DTLSFingerprint? {
         guard let certificate = SSL_get1_peer_certificate(ssl) else { return nil }
         defer { X509_free(certificate) }
-        return DTLSCertificate.sha256(of: certificate).map { DTLSFingerprint(algorithm: "sha-256", digest: $0) }
+        return DTLSCertificate.digest(of: certificate, algorithm: algorithm).map { DTLSFingerprint(algorithm: algorithm, digest: $0) }
     }
 
     /// Sends close_notify; returns the datagram to send.
@@ -110,8 +120,8 @@ public final class DTLSTransport {
         let result = SSL_do_handshake(ssl)
         if result == 1 {
             retransmissionDeadline = nil
-            if let expected = expectedRemoteFingerprint, remoteFingerprint?.digest != expected.digest
-                || expected.algorithm != "sha-256" {
+            // Computed under the SDP's own hash function; one we cannot compute never matches.
+            if let expected = expectedRemoteFingerprint, remoteFingerprint(algorithm: expected.algorithm) != expected {
                 state = .failed
                 throw .fingerprintMismatch
             }

@@ -10,9 +10,12 @@ extension MediaServer {
         case .stun:
             let outcome = responder.handle(datagram, from: source, now: now)
             if let response = outcome.response { queue.append(response, to: source) }
+            if outcome.unauthenticated { unauthenticatedRequests += 1 }
+            if let request = outcome.request { queue.append(request.bytes, to: request.address) }
             if case .selected(let ufrag, let address, _)? = outcome.event, let session = sessionByUsernameFragment[ufrag] {
                 session.address = address
                 session.addressLostAt = nil
+                session.hadAddress = true
             }
         case .dtls:
             guard let session = session(at: source) else { return drop() }
@@ -40,7 +43,7 @@ extension MediaServer {
     private func handleDTLS(_ datagram: [UInt8], for session: MediaSession, from source: TransportAddress, now: UInt64) {
         let wasConnected = session.dtls.isConnected
         do {
-            for reply in try session.dtls.handle(datagram, now: now) { queue.append(reply, to: source) }
+            for reply in try session.dtls.handle(datagram, from: source, now: now) { queue.append(reply, to: source) }
             guard !wasConnected, session.dtls.isConnected else { return }
             let keys = try session.dtls.keyingMaterial().makeSessions()
             session.outbound = keys.outbound
@@ -49,6 +52,7 @@ extension MediaServer {
             // A failed handshake (wrong certificate) or close_notify: the session is over; a new offer starts again.
             logger.debug("media session ended by DTLS", ["error": "\(error)"])
             closeSession(session, notify: false)
+            emit(.ended(session: session.id, group: session.setup.group))
         }
     }
 

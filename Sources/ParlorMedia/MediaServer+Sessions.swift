@@ -23,18 +23,18 @@ extension MediaServer {
         startTimersIfStopped()
         metrics?.mediaSessions.set(sessions.count)
         sessionByUsernameFragment[setup.local.usernameFragment] = session
-        responder.addSession(local: setup.local, remoteUsernameFragment: setup.remoteUsernameFragment)
+        responder.addSession(local: setup.local, remote: setup.remoteICE)
         groups[setup.group, default: MediaGroup()].sessions.append(session)
         reassignSlots(in: setup.group)
     }
 
     private func renegotiate(_ session: MediaSession, _ setup: MediaSessionSetup) {
         let previous = session.setup
-        if previous.local != setup.local || previous.remoteUsernameFragment != setup.remoteUsernameFragment {
+        if previous.local != setup.local || previous.remoteICE != setup.remoteICE {
             sessionByUsernameFragment[previous.local.usernameFragment] = nil
             responder.removeSession(usernameFragment: previous.local.usernameFragment)
             sessionByUsernameFragment[setup.local.usernameFragment] = session
-            responder.addSession(local: setup.local, remoteUsernameFragment: setup.remoteUsernameFragment)
+            responder.addSession(local: setup.local, remote: setup.remoteICE)
         }
         session.update(setup)
         if !setup.sends, session.speaking.reset() == false { emit(.speaking(group: setup.group, member: setup.member, on: false)) }
@@ -63,6 +63,11 @@ extension MediaServer {
             groups[name] = nil
         } else {
             reassignSlots(in: name)
+        }
+        closedSinceTrim += 1
+        if closedSinceTrim >= configuration.trimAfterClosedSessions || sessions.isEmpty {
+            closedSinceTrim = 0
+            MallocArenas.trim()
         }
     }
 

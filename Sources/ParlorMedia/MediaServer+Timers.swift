@@ -23,6 +23,7 @@ extension MediaServer {
     func tick() {
         loop.assertInLoop()
         let now = MonotonicClock.now()
+        for request in responder.pendingRequests(now: now) { queue.append(request.bytes, to: request.address) }
         for ufrag in responder.expireConsent(now: now) {
             guard let session = sessionByUsernameFragment[ufrag] else { continue }
             session.address = nil
@@ -36,11 +37,15 @@ extension MediaServer {
             if session.speaking.check(now: now) == false {
                 emit(.speaking(group: session.setup.group, member: session.member, on: false))
             }
-            if session.address == nil, now &- (session.addressLostAt ?? session.openedAt) >= configuration.addressGracePeriod.nanoseconds {
+            let limit = session.hadAddress ? configuration.addressGracePeriod : configuration.setupTimeout
+            if session.address == nil, now &- (session.addressLostAt ?? session.openedAt) >= limit.nanoseconds {
                 expired.append(session)
             }
         }
-        for session in expired { closeSession(session, notify: false) }
+        for session in expired {
+            closeSession(session, notify: false)
+            emit(.ended(session: session.id, group: session.setup.group))
+        }
         socket.send(&queue)
         if sessions.isEmpty { tickTimer = nil } else { armTick() }
     }

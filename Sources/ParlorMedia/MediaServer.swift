@@ -31,12 +31,15 @@ public final class MediaServer: @unchecked Sendable {  // mutable state is touch
     /// Reused for every forwarded packet and every batch: no allocation per subscriber.
     var queue = UDPSendQueue()
     var scratch: [UInt8] = []
+    var closedSinceTrim = 0
     var tickTimer: TimerID?
     var reportTimer: TimerID?
     /// Counters for tests (media loop); `metrics` gets them once per receive batch.
     public internal(set) var forwardedPackets = 0
     public internal(set) var droppedPackets = 0
-    private var reportedForwarded = 0, reportedDropped = 0
+    /// STUN requests dropped unanswered because they did not authenticate.
+    public internal(set) var unauthenticatedRequests = 0
+    private var reportedForwarded = 0, reportedDropped = 0, reportedUnauthenticated = 0
 
     /// Binds the port and starts the media loop; nothing is answered until `start`. `metrics`: where the sessions and
     /// packet counts go (parlor_media_*).
@@ -135,8 +138,10 @@ public final class MediaServer: @unchecked Sendable {  // mutable state is touch
         if let metrics {  // before the send: whoever received a copy finds it counted
             metrics.mediaPacketsForwarded.add(forwardedPackets - reportedForwarded)
             metrics.mediaPacketsDropped.add(droppedPackets - reportedDropped)
+            metrics.mediaSTUNUnauthenticated.add(unauthenticatedRequests - reportedUnauthenticated)
             reportedForwarded = forwardedPackets
             reportedDropped = droppedPackets
+            reportedUnauthenticated = unauthenticatedRequests
         }
         socket.send(&queue)
     }

@@ -11,6 +11,11 @@ public struct MediaServerConfiguration: Sendable {
     public var slots: Int
     /// How long a session may have no usable address (consent expired, or never checked) before it is dropped.
     public var addressGracePeriod: TimeSpan = .seconds(30)
+    /// How long a new session may go without any address consenting (ICE never completed) before it is dropped.
+    public var setupTimeout: TimeSpan = .seconds(10)
+    /// After this many sessions ended, free memory goes back to the system (`malloc_trim`): a burst of sessions
+    /// (each with its OpenSSL objects) would otherwise leave the process at its peak size.
+    public var trimAfterClosedSessions = 32
     /// Receiver reports to senders, and the slot assignment reconsidered, this often.
     public var reportInterval: TimeSpan = .milliseconds(1000)
     /// Speaking changes and consent checked this often.

@@ -9,6 +9,8 @@ final class MediaSession {
     /// Where its media goes: the address ICE selected; nil before the first check and after consent expired.
     var address: TransportAddress?
     var addressLostAt: UInt64?
+    /// Whether an address ever consented: until then the session is still setting up (`setupTimeout`).
+    var hadAddress = false
     /// Set once DTLS connected: `outbound` protects what we send it, `inbound` unprotects what it sends.
     var outbound: SRTPSession?
     var inbound: SRTPSession?

@@ -9,6 +9,8 @@ public struct MediaSessionSetup: Sendable, Equatable {
     public var member: String
     public var local: ICECredentials
     public var remoteUsernameFragment: String
+    /// The peer's ICE password: our own checks (consent, RFC 7675) are signed with it.
+    public var remotePassword: String
     public var remoteFingerprint: DTLSFingerprint
     /// The offer's first m-line (the microphone) sends: the client has a track.
     public var sends: Bool
@@ -23,6 +25,11 @@ public struct MediaSessionSetup: Sendable, Equatable {
         public var mid: String
         public var ssrc: UInt32
     }
+}
+
+extension MediaSessionSetup {
+    /// The peer's ICE credentials.
+    var remoteICE: ICECredentials { ICECredentials(usernameFragment: remoteUsernameFragment, password: remotePassword) }
 }
 
 /// One slot's assignment as the media loop reports it: the member whose audio the slot carries, or nil.
@@ -42,6 +49,9 @@ public enum MediaServerEvent: Sendable, Equatable {
     case speaking(group: String, member: String, on: Bool)
     /// Which member each of a session's slots carries changed.
     case slots(session: UInt64, group: String, [MediaSlotAssignment])
+    /// The media loop ended a session by itself: ICE never completed, its address was lost for too long, or DTLS
+    /// failed or was closed. The owner forgets it (the client may offer again).
+    case ended(session: UInt64, group: String)
 }
 
 extension MediaServer {
@@ -66,8 +76,8 @@ extension MediaServer {
             throw .missing("at most \(configuration.slots) receive m-lines after the microphone's (got \(offer.media.count - 1))")
         }
         guard let remoteICE = offer.remoteICE else { throw .missing("a=ice-ufrag/a=ice-pwd") }
-        guard let remoteFingerprint = offer.remoteFingerprint else { throw .missing("a=fingerprint") }
-        guard remoteFingerprint.algorithm == "sha-256" else { throw .missing("a sha-256 a=fingerprint") }
+        guard !offer.remoteFingerprints.isEmpty else { throw .missing("a=fingerprint") }
+        guard let remoteFingerprint = offer.remoteFingerprint else { throw .missing("a sha-256, sha-384 or sha-512 a=fingerprint") }
         var sources: [String: ServerSessionDescription.SendSource] = [:]
         var slots: [MediaSessionSetup.Slot] = []
         var usedSSRCs = Set(previous?.slots.map(\.ssrc) ?? [])
@@ -91,7 +101,8 @@ extension MediaServer {
         let sending = Set(answer.sections.filter { $0.direction.sends }.map(\.mid))
         slots.removeAll { !sending.contains($0.mid) }
         let setup = MediaSessionSetup(id: id, group: group, member: member, local: local,
-                                      remoteUsernameFragment: remoteICE.usernameFragment, remoteFingerprint: remoteFingerprint,
+                                      remoteUsernameFragment: remoteICE.usernameFragment, remotePassword: remoteICE.password,
+                                      remoteFingerprint: remoteFingerprint,
                                       sends: maySend && microphone.direction.sends,
                                       audioLevelExtensionID: microphone.audioLevelExtensionID,
                                       payloadType: (answer.sections.dropFirst().first ?? answer.sections[0]).opus.payloadType, slots: slots)

@@ -81,7 +81,7 @@ public struct ServerSessionDescription: Sendable, Equatable {
         }
         guard !sections.isEmpty else { throw .missing("an audio m-line") }
         guard offer.media.allSatisfy({ ($0.ice ?? offer.ice) != nil }) else { throw .missing("a=ice-ufrag/a=ice-pwd") }
-        guard offer.media.allSatisfy({ ($0.fingerprint ?? offer.fingerprint) != nil }) else { throw .missing("a=fingerprint") }
+        guard offer.media.allSatisfy({ !$0.fingerprints.isEmpty || !offer.fingerprints.isEmpty }) else { throw .missing("a=fingerprint") }
         return ServerSessionDescription(sessionID: sessionID, ice: ice, fingerprint: fingerprint, setup: .passive,
                                         candidates: candidates, sections: sections)
     }

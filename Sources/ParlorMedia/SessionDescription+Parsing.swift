@@ -59,7 +59,7 @@ extension SessionDescription {
             return
         case "fingerprint":
             guard let fingerprint = DTLSFingerprint(sdpValue: value) else { throw .malformedLine(lineNumber) }
-            if media.isEmpty { self.fingerprint = fingerprint } else { media[media.count - 1].fingerprint = fingerprint }
+            if media.isEmpty { fingerprints.append(fingerprint) } else { media[media.count - 1].fingerprints.append(fingerprint) }
             return
         case "setup":
             guard let setup = DTLSSetup(rawValue: String(value)) else { throw .malformedLine(lineNumber) }

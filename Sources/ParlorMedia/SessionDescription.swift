@@ -7,7 +7,8 @@ public struct SessionDescription: Sendable, Equatable {
     public var iceLite = false
     /// Session-level values; each m-line may override them (`MediaDescription.ice` etc. fall back to these).
     public var ice: ICECredentials?
-    public var fingerprint: DTLSFingerprint?
+    /// Every `a=fingerprint` line, in order: RFC 8122 §5 allows one per hash function (aiortc lists three).
+    public var fingerprints: [DTLSFingerprint] = []
     public var setup: DTLSSetup?
     public var media: [MediaDescription] = []
 
@@ -16,8 +17,14 @@ public struct SessionDescription: Sendable, Equatable {
     /// The peer's ICE credentials: the first m-line's, else the session's (with BUNDLE all m-lines share them).
     public var remoteICE: ICECredentials? { media.first?.ice ?? ice }
 
-    /// The peer's certificate fingerprint, found the same way.
-    public var remoteFingerprint: DTLSFingerprint? { media.first?.fingerprint ?? fingerprint }
+    /// The peer's certificate fingerprints, found the same way.
+    public var remoteFingerprints: [DTLSFingerprint] {
+        if let first = media.first, !first.fingerprints.isEmpty { return first.fingerprints }
+        return fingerprints
+    }
+
+    /// The strongest of the peer's fingerprints the DTLS handshake can check (sha-512, sha-384, then sha-256), or nil.
+    public var remoteFingerprint: DTLSFingerprint? { DTLSFingerprint.strongestVerifiable(in: remoteFingerprints) }
 }
 
 /// One m-line and its attributes.
@@ -63,7 +70,7 @@ public struct MediaDescription: Sendable, Equatable {
     public var direction: MediaDirection = .sendrecv
     public var rtcpMux = false
     public var ice: ICECredentials?
-    public var fingerprint: DTLSFingerprint?
+    public var fingerprints: [DTLSFingerprint] = []
     public var setup: DTLSSetup?
     public var codecs: [Codec] = []
     public var headerExtensions: [HeaderExtension] = []

@@ -3,8 +3,8 @@ import ParlorMedia
 
 /// A browser's side of a peer connection with Parlor's forwarding unit, built from ParlorMedia's pieces over a real
 /// UDP socket: a Chromium-shaped offer, ICE checks with the answer's credentials (controlling, USE-CANDIDATE,
-/// repeated every 50 ms until answered, as a browser does; then a consent check every 5 s, RFC 7675, without which the
-/// server stops forwarding after 30 s), the OpenSSL DTLS client role, and SRTP both ways.
+/// repeated every 50 ms until answered, as a browser does; then a check every 5 s), answers to the server's own
+/// checks (consent, RFC 7675: without them the server sends it no media), the OpenSSL DTLS client role, and SRTP both ways.
 /// Shared by the tests (`MediaTestClient`) and the media benchmark (`parlor-media-bench`). After `connect` it
 /// belongs to `loop`: every call and callback is on that thread.
 public final class MediaPeer: @unchecked Sendable {  // loop-thread state once connecting; other threads reach it through `loop`
@@ -104,7 +104,9 @@ public final class MediaPeer: @unchecked Sendable {  // loop-thread state once c
         guard source == server, let socket, let dtls else { return }
         switch MediaPacketKind(datagram) {
         case .stun:
-            guard checking, let response = try? STUNMessage(parsing: datagram), response.type == .bindingSuccess else { return }
+            guard let message = try? STUNMessage(parsing: datagram) else { return }
+            if message.type == .bindingRequest { return answerCheck(message, datagram, from: source) }
+            guard checking, message.type == .bindingSuccess else { return }
             checking = false
             guard let hello = try? dtls.start(now: MonotonicClock.now()) else { return fail("DTLS would not start") }
             socket.send(hello.map { UDPDatagram(bytes: $0, destination: source) })
@@ -133,6 +135,15 @@ public final class MediaPeer: @unchecked Sendable {  // loop-thread state once c
         case .unknown:
             return
         }
+    }
+
+    /// The server's own checks (consent, RFC 7675): it forwards media to us only once we answered one, as a
+    /// browser does. USERNAME must be `ours:theirs` and MESSAGE-INTEGRITY under our password.
+    private func answerCheck(_ request: STUNMessage, _ datagram: [UInt8], from source: TransportAddress) {
+        guard let socket, let serverICE, request.username == "\(ice.usernameFragment):\(serverICE.usernameFragment)",
+              request.hasValidFingerprint(in: datagram), request.hasValidIntegrity(in: datagram, key: Array(ice.password.utf8)) else { return }
+        let response = STUNMessage(type: .bindingSuccess, transactionID: request.transactionID, attributes: [.xorMappedAddress(source)])
+        socket.send([UDPDatagram(bytes: response.serialized(integrityKey: Array(ice.password.utf8), fingerprint: true), destination: source)])
     }
 
     private func retransmit() {

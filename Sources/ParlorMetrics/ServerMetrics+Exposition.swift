@@ -43,6 +43,8 @@ extension ServerMetrics {
         out.family("parlor_media_packets_total", "counter", "RTP packets on the media port: forwarded (one per subscriber copy) or dropped")
         out.sample("parlor_media_packets_total", mediaPacketsForwarded.load(), labels: [("outcome", "forwarded")])
         out.sample("parlor_media_packets_total", mediaPacketsDropped.load(), labels: [("outcome", "dropped")])
+        out.family("parlor_media_stun_unauthenticated_total", "counter", "STUN requests on the media port dropped unanswered: unauthenticated or failing authentication")
+        out.sample("parlor_media_stun_unauthenticated_total", mediaSTUNUnauthenticated.load())
 
         let process = ProcessStatistics.current()
         if let cpu = process.cpuSeconds {

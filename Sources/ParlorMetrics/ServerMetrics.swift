@@ -26,6 +26,8 @@ public final class ServerMetrics: Sendable {
     public let mediaSessions = MetricCell()
     public let mediaPacketsForwarded = MetricCell()
     public let mediaPacketsDropped = MetricCell()
+    /// STUN binding requests on the media port dropped unanswered: no USERNAME/MESSAGE-INTEGRITY, or wrong ones.
+    public let mediaSTUNUnauthenticated = MetricCell()
     private let rateLimitedCells: [RateLimit: MetricCell]
     private let requestTables: [ObjectIdentifier: LoopRequestCounts]
     private let loops: [EventLoop]

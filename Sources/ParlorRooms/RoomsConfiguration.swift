@@ -27,6 +27,12 @@ public struct RoomsConfiguration: Sendable {
     public var mediaMode = MediaMode.sfu
     /// Receive slots per client peer connection in SFU mode: at most this many speakers reach one client at once.
     public var maxForwardedSpeakers = 8
+    /// Live media sessions (one per connection per room) one user may have, and one client address (an IPv6 /64)
+    /// may have whoever the users; 0: no limit. Each costs memory on the media port until it ends.
+    public var maxMediaSessionsPerUser = 20
+    public var maxMediaSessionsPerAddress = 200
+    /// A media session that has not completed ICE (no address answered the server's check) by then is ended.
+    public var mediaSetupTimeout: TimeSpan = .seconds(10)
     /// STUN/TURN servers handed to clients in session:success; none is needed on a LAN.
     public var iceServers: [ICEServer] = []
     /// Time-limited TURN credentials (coturn's shared secret), fresh in every session:success and session:resume.

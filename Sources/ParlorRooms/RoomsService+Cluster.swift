@@ -47,7 +47,7 @@ extension RoomsService {
             return (settlement.roomIDs.sorted(), true, nil)
         case .mediaEvent(.speaking(let roomID, _, _)):
             return ([roomID], false, nil)
-        case .mediaEvent(.slots):
+        case .mediaEvent(.slots), .mediaEvent(.ended):
             return ([], false, nil)
         case .cluster(.roomChanged(let roomID, _)):
             return ([roomID], false, nil)

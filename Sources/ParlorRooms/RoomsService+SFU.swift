@@ -25,13 +25,14 @@ extension RoomsService {
         let key = MediaSessionKey(handle: caller.client.handle, roomID: cid)
         if let home = try remoteMediaHome(of: cid, &step) { return try relayOffer(sdp, to: home, member: member, key: key, for: caller, &step) }
         forgetRemoteMedia(key)
-        let body = try answerOffer(sdp, key: key, member: member, in: room, &step)
+        let body = try answerOffer(sdp, key: key, member: member, in: room, address: caller.client.address, &step)
         step.batch.reply(to: caller, .mediaOffer, body: body)
     }
 
     /// Answers an offer of `member` from the connection `key` (here, or relayed by another node) and opens (or
     /// replaces) its session; returns media:offer's reply body.
-    func answerOffer(_ sdp: String, key: MediaSessionKey, member: LiveMember, in room: LiveRoom, _ step: inout Step) throws -> JSONValue {
+    func answerOffer(_ sdp: String, key: MediaSessionKey, member: LiveMember, in room: LiveRoom, address: String? = nil,
+                     _ step: inout Step) throws -> JSONValue {
         guard let media else { throw RoomError(.requestUnknownType, "this server forwards no audio (--media mesh)") }
         let cid = room.id
         let offer: SessionDescription
@@ -44,6 +45,7 @@ extension RoomsService {
         // from the same RTCPeerConnection (its certificate): a client that reconnected renegotiates it, keeping DTLS.
         let id = state.mediaSessionIDs[key] ?? detachedSession(of: member, in: room, fingerprint: offer.remoteFingerprint, for: key)
             ?? state.nextMediaSessionID
+        if state.mediaSessions[id] == nil { try checkMediaSessionLimits(user: member.user.id, address: address) }
         let maySend = StageRules.mayEnableAudio(room.role(of: member.user.id))
         let answer: (sdp: String, setup: MediaSessionSetup)
         let previous = state.mediaSessions[id].flatMap { $0.memberID == member.id ? $0 : nil }
@@ -60,7 +62,9 @@ extension RoomsService {
         let slots = answer.setup.slots.map { MediaSlotAssignment(mid: $0.mid, member: kept[$0.mid] ?? nil) }
         if id == state.nextMediaSessionID { state.nextMediaSessionID += 1 }
         state.mediaSessionIDs[key] = id
-        state.mediaSessions[id] = MediaSessionRecord(key: key, memberID: member.id, userID: member.user.id, setup: answer.setup, slots: slots)
+        let addressKey = address.map(ClientAddress.limitKey) ?? previous?.addressKey
+        state.mediaSessions[id] = MediaSessionRecord(key: key, memberID: member.id, userID: member.user.id, addressKey: addressKey,
+                                                     setup: answer.setup, slots: slots)
         state.mediaSessionsByRoom[cid, default: []].insert(id)
         // Now, not after the commit: a leave later in this batch must find the session open to close it.
         media.open(answer.setup)
@@ -165,6 +169,13 @@ extension RoomsService {
                 broadcast(frame, in: room, &step)
                 try announceSpeaking(memberID, on: on, in: roomID, &step)
             }
+        case .ended(let id, let roomID):
+            // Ended on the media loop (ICE never completed, DTLS failed): forget it, so it no longer counts.
+            guard let record = state.mediaSessions[id], record.key.roomID == roomID else { return }
+            state.mediaSessions[id] = nil
+            state.mediaSessionIDs[record.key] = nil
+            state.mediaSessionsByRoom[roomID]?.remove(id)
+            if state.mediaSessionsByRoom[roomID]?.isEmpty == true { state.mediaSessionsByRoom[roomID] = nil }
         case .slots(let id, let roomID, let assignments):
             guard let record = state.mediaSessions[id], record.key.roomID == roomID else { return }
             state.mediaSessions[id]?.slots = assignments

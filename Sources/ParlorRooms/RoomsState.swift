@@ -55,6 +55,8 @@ struct MediaSessionRecord {
     var key: MediaSessionKey
     let memberID: String
     let userID: String
+    /// The offering client's address as per-address limits count it (nil for an offer relayed by another node).
+    let addressKey: String?
     /// What its last offer set up, which a new offer of the same peer connection renegotiates.
     let setup: MediaSessionSetup
     /// The slots as the media thread last reported them (`media:slots`): a renegotiation's reply repeats them.

@@ -45,7 +45,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
 
     var responder = ICELiteResponder()
     responder.addSession(local: ICECredentials(usernameFragment: "fuzz", password: String(decoding: STUNFuzz.key, as: UTF8.self)),
-                         remoteUsernameFragment: "peer")
+                         remote: ICECredentials(usernameFragment: "peer", password: "peerpassword0123456789ab"))
     let source = TransportAddress(ip: .v4(0x7F00_0001), port: 5000)
     let outcome = responder.handle(bytes, from: source, now: 1)
     if let response = outcome.response {

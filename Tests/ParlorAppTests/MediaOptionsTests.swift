@@ -50,13 +50,11 @@ import Testing
             let port = try #require(line.hasPrefix(prefix) ? UInt16(line.dropFirst(prefix.count).prefix { $0.isNumber }) : nil, "line: \(line)")
             #expect(line == "media on udp port \(port), announced as 127.0.0.1:\(port)")
 
-            // The port answers STUN: a binding request without credentials gets 400 back.
+            // The port is open, and a binding request without credentials gets no answer (issue 34 item 4).
             let probe = try RawUDPSocket()
             try probe.send(STUNMessage(type: .bindingRequest, transactionID: Array(repeating: 9, count: 12)).serialized(fingerprint: true),
                            toPort: port)
-            let response = try STUNMessage(parsing: try probe.receive())
-            #expect(response.type == .bindingError)
-            #expect(response.transactionID == Array(repeating: 9, count: 12))
+            #expect(probe.receive(within: 0.3) == nil)
 
             #expect(kill(child.process.processIdentifier, SIGTERM) == 0)
             #expect(child.waitForExit() == 0, "stderr: \(child.errorOutput())")

@@ -23,7 +23,7 @@ import Testing
             context = try DTLSContext(role: .server, certificate: certificate)
             self.clientFingerprint = clientFingerprint
             self.events = events
-            responder.addSession(local: ice, remoteUsernameFragment: "brwU")
+            responder.addSession(local: ice, remote: ICECredentials(usernameFragment: "brwU", password: "browserpassword012345678"))
         }
 
         func receive(_ datagram: [UInt8], from source: TransportAddress) {
@@ -37,7 +37,7 @@ import Testing
                 guard responder.session(at: source) != nil else { return events.append(Array("dropped dtls".utf8), from: source) }
                 do {
                     if transport == nil { transport = try DTLSTransport(context: context, expectedRemoteFingerprint: clientFingerprint) }
-                    let replies = try transport!.handle(datagram, now: now)
+                    let replies = try transport!.handle(datagram, from: source, now: now)
                     socket.send(replies.map { UDPDatagram(bytes: $0, destination: source) })
                     if transport!.isConnected, inbound == nil { inbound = try transport!.keyingMaterial().makeSessions().inbound }
                 } catch {

@@ -56,7 +56,7 @@ import Testing
         #expect(audio.setup == .passive)
         #expect(audio.rtcpMux)
         #expect(audio.ice == Self.serverICE)
-        #expect(audio.fingerprint == Self.serverFingerprint)
+        #expect(audio.fingerprints == [Self.serverFingerprint])
         #expect(audio.payloadTypes == [111])
         #expect(audio.opus?.parameters == "minptime=10;useinbandfec=1")
         #expect(audio.audioLevelExtensionID == 1)

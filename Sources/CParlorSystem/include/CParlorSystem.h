@@ -31,6 +31,8 @@ int parlor_raise_nofile_limit(void);
 void parlor_release_free_memory(void);
 // mallopt(M_ARENA_MAX, count): 1 when glibc took it.
 int parlor_limit_malloc_arenas(int count);
+// Returns free heap memory to the system (glibc malloc_trim(0)); 1 if some was released.
+int parlor_malloc_trim(void);
 
 // Names the calling thread for `top -H`, perf and /proc (at most 15 bytes are kept); 0 on success.
 int parlor_name_current_thread(const char *name);

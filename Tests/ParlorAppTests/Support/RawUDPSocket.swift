@@ -27,9 +27,31 @@ final class RawUDPSocket {
 
     /// One datagram (throws after 5 s without).
     func receive() throws -> [UInt8] {
+        guard let datagram = receive(within: 5) else { throw TestFailure("nothing arrived") }
+        return datagram
+    }
+
+    /// One datagram, or nil when none arrives within `seconds`.
+    func receive(within seconds: Double) -> [UInt8]? {
+        var pollDescriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&pollDescriptor, 1, Int32(seconds * 1000)) == 1 else { return nil }
         var buffer = [UInt8](repeating: 0, count: 2048)
         let count = recv(fd, &buffer, buffer.count, 0)
-        guard count >= 0 else { throw TestFailure("nothing arrived") }
-        return Array(buffer.prefix(count))
+        return count >= 0 ? Array(buffer.prefix(count)) : nil
+    }
+
+    /// Every datagram that arrives until `seconds` pass without one: their sizes.
+    func drain(quietFor seconds: Double) -> [Int] {
+        var sizes: [Int] = []
+        while let datagram = receive(within: seconds) { sizes.append(datagram.count) }
+        return sizes
+    }
+
+    /// The port this socket is bound to (after its first send).
+    var localPort: UInt16 {
+        var address = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        return UInt16(bigEndian: address.sin_port)
     }
 }
