@@ -46,6 +46,8 @@ public enum ErrorCode: String, CaseIterable, Sendable {
     case mediaTooManySenders = "media:error:too-many-senders"
     /// WebSocket only: a user or client address has as many live media sessions as allowed.
     case mediaTooManySessions = "media:error:too-many-sessions"
+    /// WebSocket only: media:offer faster than --media-offer-rate.
+    case mediaRateLimited = "media:error:rate-limited"
     /// WebSocket only.
     case sessionNotFound = "session:error:not-found"
 
@@ -96,7 +98,7 @@ public enum ErrorCode: String, CaseIterable, Sendable {
         case .roomClosed: 410
         case .roomFull, .roomNameTaken, .mediaTooManySenders: 409
         case .roomForbidden, .memberNotJoined, .memberNotAllowed, .roomLocked, .roomBanned: 403
-        case .messageRateLimited, .reactionRateLimited, .mediaTooManySessions: 429
+        case .messageRateLimited, .reactionRateLimited, .mediaTooManySessions, .mediaRateLimited: 429
         case .messageInvalidText, .reactionInvalidEmoji: 400
         case .roomTooManyRooms, .roomRateLimited: 429
         case .roomServerFull, .serverUnavailable, .serverShuttingDown: 503

@@ -33,6 +33,10 @@ public struct RoomsConfiguration: Sendable {
     public var maxMediaSessionsPerAddress = 200
     /// A media session that has not completed ICE (no address answered the server's check) by then is ended.
     public var mediaSetupTimeout: TimeSpan = .seconds(10)
+    /// media:offer per connection: `mediaOfferRate` a second, bursts of `mediaOfferBurst`; per user twice both.
+    /// Each offer costs the rooms thread about half a millisecond. 0: no limit.
+    public var mediaOfferRate = 2.0
+    public var mediaOfferBurst = 5
     /// STUN/TURN servers handed to clients in session:success; none is needed on a LAN.
     public var iceServers: [ICEServer] = []
     /// Time-limited TURN credentials (coturn's shared secret), fresh in every session:success and session:resume.

@@ -22,6 +22,7 @@ extension RoomsService {
         guard let member = room.member(forUser: caller.user.id), room.connections(of: caller.user.id).contains(caller.client.handle) else {
             throw RoomError.notJoined(cid)
         }
+        try admitOffer(from: caller)
         let key = MediaSessionKey(handle: caller.client.handle, roomID: cid)
         if let home = try remoteMediaHome(of: cid, &step) { return try relayOffer(sdp, to: home, member: member, key: key, for: caller, &step) }
         forgetRemoteMedia(key)

@@ -38,6 +38,9 @@ final class RoomsState {
     var mediaSessionIDs: [MediaSessionKey: UInt64] = [:]
     var mediaSessionsByRoom: [String: Set<UInt64>] = [:]
     var nextMediaSessionID: UInt64 = 1
+    /// media:offer rate per connection and per user (RoomsService+MediaLimits.swift).
+    var mediaOfferBuckets: [ConnectionHandle: OfferBucket] = [:]
+    var mediaOfferUserBuckets: [String: OfferBucket] = [:]
     /// Per room, the senders last handed to the media loop.
     var mediaSenders: [String: Set<String>] = [:]
     /// With several nodes: this node's connections whose media session is on another node, the room's media home,

@@ -33,7 +33,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         SDPFuzz.check(parsed.iceLite, "ice-lite")
         for (answered, offered) in zip(parsed.media, offer.media) {
             SDPFuzz.check(answered.mid == offered.mid, "mid \(String(describing: answered.mid)) for \(String(describing: offered.mid))")
-            SDPFuzz.check(answered.ice == SDPFuzz.ice && answered.fingerprint == SDPFuzz.fingerprint, "credentials")
+            SDPFuzz.check(answered.ice == SDPFuzz.ice && answered.fingerprints == [SDPFuzz.fingerprint], "credentials")
             SDPFuzz.check(answered.setup == .passive && answered.rtcpMux, "setup or rtcp-mux")
             SDPFuzz.check(!answered.direction.sends || offered.direction.receives, "sends what the offer does not receive")
             SDPFuzz.check(!answered.direction.receives || offered.direction.sends, "receives what the offer does not send")

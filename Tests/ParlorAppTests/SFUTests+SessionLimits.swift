@@ -11,7 +11,8 @@ import Testing
 /// ICE end after --media-setup-timeout, and the memory they held is returned.
 @Suite struct SFUSessionLimitTests {
     @Test func mediaSessionsAreCappedPerUserAndAddressAndUnfinishedOnesExpire() throws {
-        let server = try ServerProcess(["--media-setup-timeout", "1", "--max-media-sessions-per-ip", "25", "--message-rate", "0"])
+        let server = try ServerProcess(["--media-setup-timeout", "1", "--max-media-sessions-per-ip", "25", "--message-rate", "0",
+                                        "--media-offer-rate", "0"])
         _ = try server.readMediaPort()
         let hogToken = try TransportAttackTests.authToken(port: server.port, name: "hog")
         let rooms = try (0..<8).map { _ in try SFUAttackTests.createRoom(server, token: hogToken) }
