@@ -8,10 +8,7 @@ extension SQLiteRoomReading {
             SELECT seq, type, from_member, body, created_at FROM events
             WHERE room_id = ? AND seq > ? ORDER BY seq LIMIT ?
             """, [.text(roomID), .integer(since), .integer(Int64(pageSize + 1))])
-        let events = rows.map { row in
-            EventRecord(roomID: roomID, id: row.int("seq") ?? 0, type: row.string("type") ?? "", from: row.string("from_member"),
-                        body: (try? JSONParser.parse(row.string("body") ?? "{}")) ?? .object([:]), createdAt: row.int("created_at") ?? 0)
-        }
+        let events = rows.map { $0.eventRecord(roomID: roomID) }
         return Page(items: events, pageSize: pageSize) { PageCursor(number: $0.id, id: "") }
     }
 }

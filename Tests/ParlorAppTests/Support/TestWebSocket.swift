@@ -24,8 +24,9 @@ final class TestWebSocket {
     private(set) var log: [[String: Any]] = []
 
     /// Upgrades a fresh connection; with `awaitSession` it also waits for session:success.
-    init(port: Int, token: String?, path: String = "/ws", awaitSession: Bool = true, timeout: Double = 5) throws {
-        connection = try RawConnection(port: port, timeout: timeout)
+    init(port: Int, token: String?, path: String = "/ws", awaitSession: Bool = true, timeout: Double = 5,
+         receiveBufferBytes: Int32? = nil) throws {
+        connection = try RawConnection(port: port, timeout: timeout, receiveBufferBytes: receiveBufferBytes)
         let key = Base64.encode((0..<16).map { _ in UInt8.random(in: 0...255) })
         var request = "GET \(path)\(token.map { "?token=\($0)" } ?? "") HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
         request += "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n\r\n"
