@@ -19,6 +19,8 @@ public struct RoomsConfiguration: Sendable {
     public var maxPageSize = 1000
     /// Events replayed on session:resume per room at most; a client further behind is told to rejoin.
     public var maxReplayEvents = 10_000
+    /// Events kept per room: past it the oldest are deleted as new ones come (the newest are always kept).
+    public var maxRoomEvents = 100_000
     /// A resume's replay is read and sent a page at a time, each at most this many bytes of frames, the next once
     /// the connection has drained it (RoomsService+Replay.swift).
     public var replayPageBytes = 64 * 1024

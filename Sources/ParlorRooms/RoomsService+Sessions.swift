@@ -41,15 +41,26 @@ extension RoomsService {
         guard try step.store.sessionOwner(sessionID: sessionID) == caller.user.id else { throw RoomError.sessionNotFound }
         var resumed: [JSONValue] = []
         var lost: [JSONValue] = []
+        var lostReasons = JSONObject()
         var replays: [ReplayCursor] = []
         for (cid, lastEventID) in lastEventIDs {
             guard let room = state.rooms[cid], let member = room.member(forUser: caller.user.id) else {
                 lost.append(.string(cid))
+                lostReasons[cid] = .string(LostReason.membershipEnded)
                 continue
             }
             if room.lastEventID - lastEventID > Int64(configuration.maxReplayEvents) {
                 // Too far behind to replay: the client must rejoin and read the member list afresh.
                 lost.append(.string(cid))
+                lostReasons[cid] = .string(LostReason.tooFarBehind)
+                continue
+            }
+            if room.lastEventID > Int64(configuration.maxRoomEvents), lastEventID < room.lastEventID,
+               let oldest = try step.store.events(roomID: cid, since: lastEventID, pageSize: 1).items.first?.id,
+               oldest > lastEventID + 1 {
+                // Events it missed were pruned (--max-room-events): the same answer, the rejoin reads what is kept.
+                lost.append(.string(cid))
+                lostReasons[cid] = .string(LostReason.historyPruned)
                 continue
             }
             if member.disconnectedAt != nil { try markPresent(member.id, in: room, &step) }
@@ -61,7 +72,7 @@ extension RoomsService {
         takeOver(sessionID, for: caller.client, &step)
         step.batch.reply(to: caller, .sessionResume,
                          body: ["session_id": .string(caller.client.sessionID), "resumed": .array(resumed), "lost": .array(lost),
-                                "ice_servers": configuration.iceServersJSON(for: caller.user.id)])
+                                "lost_reasons": .object(lostReasons), "ice_servers": configuration.iceServersJSON(for: caller.user.id)])
         startReplay(replays, for: caller.client, &step)
     }
 
@@ -88,4 +99,14 @@ extension RoomsService {
         }
         endReplay(of: handle, &step)
     }
+}
+
+/// Why a room of a session:resume is in `lost` (`lost_reasons`, by room id).
+enum LostReason {
+    /// The membership ended (the grace period passed, the member left or was removed) or the room is gone.
+    static let membershipEnded = "membership-ended"
+    /// More than `maxReplayEvents` events behind: the membership is still there, a join returns it.
+    static let tooFarBehind = "too-far-behind"
+    /// Events after the client's last id were deleted by the history cap (`maxRoomEvents`); a join returns it.
+    static let historyPruned = "history-pruned"
 }

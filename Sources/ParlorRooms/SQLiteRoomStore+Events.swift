@@ -32,4 +32,13 @@ extension SQLiteRoomTransaction {
         }
         return EventRecord(roomID: roomID, id: id, type: type, from: from, encodedBody: encodedBody, createdAt: time)
     }
+
+    /// The oldest first, by the primary key: a bounded delete whatever the room's history. Never the room's newest
+    /// event (the caller keeps at least one), from which the next id comes.
+    func pruneEvents(roomID: String, through: Int64, limit: Int) throws -> Int {
+        try db.run("""
+            DELETE FROM events WHERE room_id = ?1 AND seq IN
+                (SELECT seq FROM events WHERE room_id = ?1 AND seq <= ?2 ORDER BY seq LIMIT ?3)
+            """, [.text(roomID), .integer(through), .integer(Int64(limit))])
+    }
 }
