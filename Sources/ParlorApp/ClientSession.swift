@@ -151,6 +151,10 @@ final class ClientSession: WebSocketDelegate {
         }
     }
 
+    func webSocketWantsReplayPage(_ socket: WebSocketConnection) {
+        if let client { rooms.replayNext(client) }
+    }
+
     /// Answers to requests read before the violation are already decided: let them out first, then close.
     func webSocket(_ socket: WebSocketConnection, violatedProtocolWith code: UInt16, reason: String) {
         guard let client else { return socket.close(code: code, reason: reason) }

@@ -25,7 +25,10 @@ struct WebSocketDelivery: DeliveryChannel {
                 case .frame(let frame): socket.send(frame: frame, writeNow: false)
                 case .pacedFrame(let frame): socket.sendPaced(frame: frame)
                 case .reply(let frame): socket.sendReply(frame: frame, writeNow: false)
+                case .replayPageEnd(let more, let stallTimeout): socket.replayPageEnded(more: more, stallTimeout: stallTimeout)
                 case .close(let code, let reason):
+                    // A session taken over: what this connection had not read is the new one's to replay.
+                    if code == ParlorCloseCode.sessionTakenOver { socket.connection.discardUnsentOutput() }
                     socket.writeQueued()
                     socket.close(code: code, reason: reason)
                 case .drop: break

@@ -24,10 +24,13 @@ public protocol WebSocketDelegate: AnyObject {
     func webSocket(_ socket: WebSocketConnection, violatedProtocolWith code: UInt16, reason: String)
     /// A reply to one of the peer's requests was queued (see `sendReply`).
     func webSocketDidSendReply(_ socket: WebSocketConnection)
+    /// The page of a replay ended by `replayPageEnded` has drained: time to ask for the next.
+    func webSocketWantsReplayPage(_ socket: WebSocketConnection)
 }
 
 extension WebSocketDelegate {
     public func webSocketDidSendReply(_ socket: WebSocketConnection) {}
+    public func webSocketWantsReplayPage(_ socket: WebSocketConnection) {}
 
     public func webSocket(_ socket: WebSocketConnection, violatedProtocolWith code: UInt16, reason: String) {
         socket.close(code: code, reason: reason)
@@ -48,7 +51,7 @@ public final class WebSocketConnection: ConnectionHandler {
     private var decoder: WebSocketDecoder
     private var frameRate: FrameRateLimiter
     private var framesCharged = 0
-    private var delegate: WebSocketDelegate?
+    private(set) var delegate: WebSocketDelegate?
     private var lastHeardFrom = MonotonicClock.now()
     /// Something went to the peer since the heartbeat last looked: a flag, not a clock read per frame sent.
     private var sentSinceHeartbeat = false
@@ -67,6 +70,14 @@ public final class WebSocketConnection: ConnectionHandler {
     private var backlog: [[UInt8]] = []
     private var backlogHead = 0
     private var backlogBytes = 0
+    var backlogIsEmpty: Bool { backlogHead == backlog.count }
+    /// While a replay has pages to come, frames sent meanwhile (live events, replies) wait here, after them in order.
+    var holdingForReplay = false
+    var held: [[UInt8]] = []
+    var heldBytes = 0
+    /// A replay page ended: ask for the next once output drains, unless `replayStall` fires first.
+    var replayDrainWanted = false
+    var replayStall: TimerID?
     /// Set by a delivery batch that queued frames here without writing them; its one writeQueued clears it.
     public var awaitsBatchWrite = false
 
@@ -105,6 +116,10 @@ public final class WebSocketConnection: ConnectionHandler {
         connection.loop.assertInLoop()
         guard isOpen else { return }
         sentSinceHeartbeat = true
+        if holdingForReplay {
+            hold(frame)
+            return
+        }
         if backlogHead < backlog.count {
             addToBacklog(frame)
             return
@@ -170,12 +185,19 @@ public final class WebSocketConnection: ConnectionHandler {
 
     public func connectionOutputDidDrain(_ connection: Connection) {
         feedBacklog()
+        checkReplayDrained()
     }
 
     private func dropBacklog() {
         backlog = []
         backlogHead = 0
         backlogBytes = 0
+        held = []
+        heldBytes = 0
+        holdingForReplay = false
+        replayDrainWanted = false
+        if let replayStall { connection.loop.cancelTimer(replayStall) }
+        replayStall = nil
     }
 
     /// Queues the reply to one of the peer's requests and tells the delegate, which may be counting them.

@@ -84,8 +84,8 @@ public struct EventRecord: Sendable {
     public let type: String
     public let from: String?
     public let createdAt: Int64
-    /// `body` as the JSON bytes the store just wrote, when the record comes from an append: the event's frame
-    /// splices them instead of encoding the body a second time. Nil for events read back.
+    /// `body` as the JSON bytes the store wrote or read back: the event's frame splices them instead of encoding
+    /// the body a second time. Nil for a record made from a tree alone.
     public var encodedBody: [UInt8]?
     /// The body as a tree, when the record was made from one.
     private let tree: JSONValue?

@@ -7,6 +7,11 @@ public enum Delivery: Sendable {
     case pacedFrame([UInt8])
     /// The one answer to a request (success or error), which the connection counts.
     case reply([UInt8])
+    /// The end of a page of a resume's replay (RoomsService+Replay.swift). `more`: frames sent from here on wait
+    /// behind the pages still to come; else they go out after this one. `stallTimeout`: once the page drains the
+    /// connection asks for the next (`RoomsService.replayNext`), and a peer that does not read it within this time
+    /// is closed as a slow consumer; nil: the rooms thread sends the next page itself when the replay budget allows.
+    case replayPageEnd(more: Bool, stallTimeout: TimeSpan?)
     /// A close frame with `code` after the frames queued before it.
     case close(code: UInt16, reason: String)
     /// The connection is cut without a close frame, like a network failure (test mode).
@@ -48,6 +53,10 @@ struct Outbox {
 
     mutating func reply(_ frame: [UInt8], to handle: ConnectionHandle) {
         add(.reply(frame), to: handle)
+    }
+
+    mutating func replayPageEnd(to handle: ConnectionHandle, more: Bool, stallTimeout: TimeSpan?) {
+        add(.replayPageEnd(more: more, stallTimeout: stallTimeout), to: handle)
     }
 
     mutating func close(_ handle: ConnectionHandle, code: UInt16, reason: String) {

@@ -54,6 +54,8 @@ public protocol RoomTransaction: RoomReader {
     /// Stores the room's next event (its id is the room's last plus one, allocated here) and returns it.
     /// `encodedBody` is a JSON object's bytes (see `appendEvent(roomID:type:from:body:at:)` for a tree).
     func appendEvent(roomID: String, type: String, from: String?, encodedBody: [UInt8], at time: Int64) throws -> EventRecord
+    /// Deletes at most `limit` of the room's oldest events with ids up to `through`; returns how many.
+    func pruneEvents(roomID: String, through: Int64, limit: Int) throws -> Int
 
     // Stage rooms
     func setLocked(roomID: String, _ locked: Bool) throws

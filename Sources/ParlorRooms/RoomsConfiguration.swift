@@ -19,6 +19,15 @@ public struct RoomsConfiguration: Sendable {
     public var maxPageSize = 1000
     /// Events replayed on session:resume per room at most; a client further behind is told to rejoin.
     public var maxReplayEvents = 10_000
+    /// Events kept per room: past it the oldest are deleted as new ones come (the newest are always kept).
+    public var maxRoomEvents = 100_000
+    /// A resume's replay is read and sent a page at a time, each at most this many bytes of frames, the next once
+    /// the connection has drained it (RoomsService+Replay.swift).
+    public var replayPageBytes = 64 * 1024
+    /// Bytes of replay pages held at once across all connections; over it, a replay waits for others to drain.
+    public var replayBudgetBytes = 64 * 1024 * 1024
+    /// A connection that does not read a replay page within this time is closed (1008, slow consumer).
+    public var replayStallTimeout = TimeSpan.seconds(30)
 
     /// Members of one room that may send audio at once: a mesh costs every sender n-1 uplinks, so past a handful
     /// of senders a browser's upload and CPU give out. Members beyond it join as listeners.
@@ -91,6 +100,8 @@ public enum ParlorCloseCode {
     public static let tokenRevoked: UInt16 = 4003
     /// An admin reset the server (test mode, POST /admin/reset): every session and room is gone; start over.
     public static let serverReset: UInt16 = 4004
+    /// Another connection resumed this connection's session: the session is there now (one live resume per session).
+    public static let sessionTakenOver: UInt16 = 4005
 }
 
 /// One entry of RTCConfiguration.iceServers.

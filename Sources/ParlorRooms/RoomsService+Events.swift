@@ -7,6 +7,7 @@ extension RoomsService {
         loop.assertInLoop()
         let event = try step.store.appendEvent(roomID: room.id, type: type, from: from, body: body, at: now)
         room.lastEventID = event.id
+        try pruneHistory(of: room, after: event.id, &step)
         return event
     }
 
@@ -16,8 +17,20 @@ extension RoomsService {
         loop.assertInLoop()
         let event = try step.store.appendEvent(roomID: room.id, type: type, from: from, encodedBody: encodedBody, at: now)
         room.lastEventID = event.id
+        try pruneHistory(of: room, after: event.id, &step)
         return event
     }
+
+    /// Keeps the room's newest `maxRoomEvents` (issue 34): each event past the cap deletes the oldest beyond it, in
+    /// the same transaction, a few at most (so a cap lowered since the last run is caught up a little per event and
+    /// the work per event stays bounded). The newest event is never deleted: SQLite's next id comes from it.
+    func pruneHistory(of room: LiveRoom, after newest: Int64, _ step: inout Step) throws {
+        let cap = Int64(configuration.maxRoomEvents)
+        guard newest > cap else { return }
+        _ = try step.store.pruneEvents(roomID: room.id, through: newest - cap, limit: Self.eventsPrunedPerAppend)
+    }
+
+    static let eventsPrunedPerAppend = 4
 
     func appendMemberJoined(_ member: LiveMember, to room: LiveRoom, at now: Int64, _ step: inout Step) throws -> EventRecord {
         loop.assertInLoop()

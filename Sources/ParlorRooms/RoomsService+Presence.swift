@@ -8,6 +8,7 @@ extension RoomsService {
         try step.store.openSession(id: client.sessionID, userID: client.user.id, at: clock.now())
         state.clients[client.handle] = ClientState(ref: client)
         state.recentAddresses.record(client.address, for: client.user.id, at: clock.now())
+        holdSession(client.sessionID, on: client.handle)
         liveUsers.connectionOpened(client.user.id)
         let body: JSONValue = [
             "session_id": .string(client.sessionID), "user": client.user.json,
@@ -21,6 +22,8 @@ extension RoomsService {
     /// starts the grace period; the member drops only if no connection of the user is back when it ends.
     func clientDisconnected(_ client: ClientRef, _ step: inout Step) throws {
         loop.assertInLoop()
+        guard state.clients[client.handle] != nil else { return }
+        releaseSessions(of: client.handle, &step)
         guard let clientState = state.clients.removeValue(forKey: client.handle) else { return }
         for roomID in clientState.watching { state.rooms[roomID]?.unwatch(client.handle) }
         step.batch.mediaRooms.formUnion(clientState.rooms)
@@ -63,38 +66,6 @@ extension RoomsService {
         member.dropTimer = nil
         step.batch.touchedRooms.insert(roomID)
         try end(member, in: room, reason: .dropped, &step)
-    }
-
-    /// session:resume: re-attaches the rooms where the user is still a member (no event: nobody saw them leave),
-    /// then replays what the client missed, in order. Rooms where the membership ended are listed as `lost`.
-    func resume(_ sessionID: String, lastEventIDs: [(cid: String, lastEventID: Int64)], for caller: Caller,
-                _ step: inout Step) throws {
-        loop.assertInLoop()
-        guard try step.store.sessionOwner(sessionID: sessionID) == caller.user.id else { throw RoomError.sessionNotFound }
-        var resumed: [JSONValue] = []
-        var lost: [JSONValue] = []
-        var replay: [[UInt8]] = []
-        for (cid, lastEventID) in lastEventIDs {
-            guard let room = state.rooms[cid], let member = room.member(forUser: caller.user.id) else {
-                lost.append(.string(cid))
-                continue
-            }
-            let missed = try step.store.events(roomID: cid, since: lastEventID, pageSize: configuration.maxReplayEvents)
-            if missed.next != nil {
-                // Too far behind to replay: the client must rejoin and read the member list afresh.
-                lost.append(.string(cid))
-                continue
-            }
-            if member.disconnectedAt != nil { try markPresent(member.id, in: room, &step) }
-            step.batch.touchedRooms.insert(cid)
-            try attach(caller.client, to: room, member: member.id, &step)
-            resumed.append(["cid": .string(cid), "member_id": .string(member.id), "last_event_id": JSONValue(room.lastEventID)])
-            replay += missed.items.map(ProtocolFrame.event)
-        }
-        step.batch.reply(to: caller, .sessionResume,
-                         body: ["session_id": .string(caller.client.sessionID), "resumed": .array(resumed), "lost": .array(lost),
-                                "ice_servers": configuration.iceServersJSON(for: caller.user.id)])
-        for frame in replay { step.batch.sendPacedEvent(frame, to: caller.client) }  // up to maxReplayEvents a room: paced
     }
 
     /// At start: load open rooms, give every JOINED member a fresh grace period, and arm room expiry.

@@ -18,7 +18,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
     /// Wall-clock time and timers (the rooms loop's, or a test's manual clock); rooms thread only.
     let clock: any RoomsClock
     /// Where committed deliveries go (ParlorApp: the WebSocket connections).
-    private let delivery: any DeliveryChannel
+    let delivery: any DeliveryChannel
     let configuration: RoomsConfiguration
     let logger: Logger
     /// Records joins, leaves and room lifecycle in each batch's transaction (the webhook outbox); rooms thread.

@@ -10,10 +10,11 @@ extension Row {
     /// A member row with `user_name`, `role` and `hand_raised_at` (see `SQLiteRoomReading.memberColumns`).
     public var memberRecord: MemberRecord { SQLiteRoomReader.member(from: self) }
 
-    /// An events row (`seq`, `type`, `from_member`, `body`, `created_at`) of room `roomID`.
+    /// An events row (`seq`, `type`, `from_member`, `body`, `created_at`) of room `roomID`. The body stays the
+    /// JSON text stored (always an object the server wrote): a replay splices it into frames without a parse.
     public func eventRecord(roomID: String) -> EventRecord {
         EventRecord(roomID: roomID, id: int("seq") ?? 0, type: string("type") ?? "", from: string("from_member"),
-                    body: (try? JSONParser.parse(string("body") ?? "{}")) ?? .object([:]), createdAt: int("created_at") ?? 0)
+                    encodedBody: Array((string("body") ?? "{}").utf8), createdAt: int("created_at") ?? 0)
     }
 
     /// A room row with `empty_since` and `created_from` as well, and its JOINED members.

@@ -8,10 +8,7 @@ extension SQLiteRoomReading {
             SELECT seq, type, from_member, body, created_at FROM events
             WHERE room_id = ? AND seq > ? ORDER BY seq LIMIT ?
             """, [.text(roomID), .integer(since), .integer(Int64(pageSize + 1))])
-        let events = rows.map { row in
-            EventRecord(roomID: roomID, id: row.int("seq") ?? 0, type: row.string("type") ?? "", from: row.string("from_member"),
-                        body: (try? JSONParser.parse(row.string("body") ?? "{}")) ?? .object([:]), createdAt: row.int("created_at") ?? 0)
-        }
+        let events = rows.map { $0.eventRecord(roomID: roomID) }
         return Page(items: events, pageSize: pageSize) { PageCursor(number: $0.id, id: "") }
     }
 }
@@ -34,5 +31,14 @@ extension SQLiteRoomTransaction {
             throw RoomError.notFound(roomID)
         }
         return EventRecord(roomID: roomID, id: id, type: type, from: from, encodedBody: encodedBody, createdAt: time)
+    }
+
+    /// The oldest first, by the primary key: a bounded delete whatever the room's history. Never the room's newest
+    /// event (the caller keeps at least one), from which the next id comes.
+    func pruneEvents(roomID: String, through: Int64, limit: Int) throws -> Int {
+        try db.run("""
+            DELETE FROM events WHERE room_id = ?1 AND seq IN
+                (SELECT seq FROM events WHERE room_id = ?1 AND seq <= ?2 ORDER BY seq LIMIT ?3)
+            """, [.text(roomID), .integer(through), .integer(Int64(limit))])
     }
 }

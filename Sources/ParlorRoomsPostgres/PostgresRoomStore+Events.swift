@@ -37,6 +37,15 @@ extension PostgresRoomTransaction {
         return EventRecord(roomID: roomID, id: id, type: type, from: from, encodedBody: encodedBody, createdAt: time)
     }
 
+    /// The oldest first, by the primary key: a bounded delete whatever the room's history (ids come from the room's
+    /// counter here, so pruning never changes them).
+    func pruneEvents(roomID: String, through: Int64, limit: Int) throws -> Int {
+        try db.run("""
+            DELETE FROM events WHERE room_id = $1 AND seq IN
+                (SELECT seq FROM events WHERE room_id = $1 AND seq <= $2 ORDER BY seq LIMIT $3)
+            """, [.text(roomID), .integer(through), .integer(Int64(limit))])
+    }
+
     func openSession(id: String, userID: String, at time: Int64) throws {
         try db.run("INSERT INTO sessions (id, user_id, created_at, node_id) VALUES ($1, $2, $3, $4)",
                    [.text(id), .text(userID), .integer(time), .text(nodeID)])

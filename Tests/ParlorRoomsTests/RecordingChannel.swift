@@ -21,11 +21,13 @@ final class RecordingChannel: DeliveryChannel, @unchecked Sendable {  // `replie
     func deliver(_ deliveries: [(ConnectionHandle, Delivery)], on loop: EventLoop) {
         received.withLock { received in
             for (handle, delivery) in deliveries {
-                let item: Received = switch delivery {
-                case .frame(let frame), .pacedFrame(let frame): .message(Self.decode(frame), isReply: false)
-                case .reply(let frame): .message(Self.decode(frame), isReply: true)
-                case .close(let code, _): .close(code: code)
-                case .drop: .drop
+                let item: Received
+                switch delivery {
+                case .frame(let frame), .pacedFrame(let frame): item = .message(Self.decode(frame), isReply: false)
+                case .reply(let frame): item = .message(Self.decode(frame), isReply: true)
+                case .close(let code, _): item = .close(code: code)
+                case .drop: item = .drop
+                case .replayPageEnd: continue  // a page of a replay ended: nothing a client sees
                 }
                 received[handle, default: []].append(item)
             }

@@ -15,9 +15,14 @@ final class RawConnection {
     private(set) var buffer: [UInt8] = []
 
     /// `source` binds the client end to another loopback address (127.0.0.2, …) to play a second client address.
-    init(port: Int, timeout: Double = 5, source: String? = nil) throws {
+    /// `receiveBufferBytes`: SO_RCVBUF set before connecting, so the window offered stays that small (a client
+    /// that reads nothing then holds next to nothing of what the server sends it: the server holds the rest).
+    init(port: Int, timeout: Double = 5, source: String? = nil, receiveBufferBytes: Int32? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw TestFailure("socket failed") }
+        if var bytes = receiveBufferBytes {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, socklen_t(MemoryLayout<Int32>.size))
+        }
         if let source {
             var local = sockaddr_in()
             local.sin_family = sa_family_t(AF_INET)

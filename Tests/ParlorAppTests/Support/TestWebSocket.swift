@@ -25,8 +25,9 @@ final class TestWebSocket {
 
     /// Upgrades a fresh connection; with `awaitSession` it also waits for session:success. `source` binds the client
     /// end to another loopback address (127.0.0.2, …) to play a second client address.
-    init(port: Int, token: String?, path: String = "/ws", awaitSession: Bool = true, timeout: Double = 5, source: String? = nil) throws {
-        connection = try RawConnection(port: port, timeout: timeout, source: source)
+    init(port: Int, token: String?, path: String = "/ws", awaitSession: Bool = true, timeout: Double = 5, source: String? = nil,
+         receiveBufferBytes: Int32? = nil) throws {
+        connection = try RawConnection(port: port, timeout: timeout, source: source, receiveBufferBytes: receiveBufferBytes)
         let key = Base64.encode((0..<16).map { _ in UInt8.random(in: 0...255) })
         var request = "GET \(path)\(token.map { "?token=\($0)" } ?? "") HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
         request += "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n\r\n"
