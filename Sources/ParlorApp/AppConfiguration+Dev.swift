@@ -27,6 +27,10 @@ extension AppConfiguration {
         rooms.maxRoomsPerUser = 1_000_000
         rooms.messagesPerAddressPerSecond = 0
         rooms.reactionsPerAddressPerSecond = 0
+        // Every client of a dev server comes from 127.0.0.1: the per-address and per-user media limits would be the test's own.
+        rooms.maxMediaSessionsPerUser = 0
+        rooms.maxMediaSessionsPerAddress = 0
+        rooms.mediaOfferRate = 0
         rooms.gracePeriod = .seconds(Self.devGracePeriodSeconds)
     }
 

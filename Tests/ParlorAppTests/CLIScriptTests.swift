@@ -67,6 +67,9 @@ import ParlorRooms
         #expect(dev.authRatePerIP == 0 && dev.messagesPerSecond == 0 && dev.http.webSocket.framesPerSecond == 0)
         #expect(dev.http.maxConnectionsPerIP == 0 && dev.roomCreationsPerMinute == 0 && dev.rooms.maxRoomsPerAddress == 0)
         #expect(dev.rooms.gracePeriod.seconds == AppConfiguration.devGracePeriodSeconds)
+        // Every dev client comes from 127.0.0.1: the per-address and per-user limits of issue 34 are off too.
+        #expect(dev.rooms.messagesPerAddressPerSecond == 0 && dev.rooms.reactionsPerAddressPerSecond == 0)
+        #expect(dev.rooms.maxMediaSessionsPerUser == 0 && dev.rooms.maxMediaSessionsPerAddress == 0 && dev.rooms.mediaOfferRate == 0)
         // Flags after --dev win; flags before it are overridden by the preset.
         let after = try AppConfiguration.parse(arguments: ["--dev", "--database", "/tmp/x.db", "--grace-period", "5"], environment: [:])
         #expect(after.resolvedDatabasePath == "/tmp/x.db" && after.rooms.gracePeriod.seconds == 5)
