@@ -56,7 +56,8 @@ fi
 # ---- tools, from Debian
 missing=""
 for package in podman runc catatonit debootstrap python3; do
-    dpkg -s "$package" 2>/dev/null | grep -q '^Status: install ok installed' || missing="$missing $package"
+    # Not `dpkg -s | grep -q`: grep exiting at the first match can fail dpkg with SIGPIPE under pipefail.
+    [ "$(dpkg-query -W -f '${Status}' "$package" 2>/dev/null)" = "install ok installed" ] || missing="$missing $package"
 done
 if [ -n "$missing" ]; then
     say "installing$missing"
@@ -65,6 +66,13 @@ if [ -n "$missing" ]; then
 fi
 
 # ---- cleanup: only what this script makes, by name (and the build's own intermediate images, by ID)
+remove_work_dir() {
+    # debootstrap bind-mounts /dev entries into its target when it finds itself in a container (/.dockerenv), and a
+    # debootstrap killed outright leaves them mounted: unmount what is under the work dir first, and never let rm
+    # cross into another file system.
+    awk -v dir="$work_dir/" 'index($2, dir) == 1 { print $2 }' /proc/self/mounts | sort -r | xargs -r -n 1 umount -l || true
+    rm -rf --one-file-system "$work_dir"
+}
 remove_what_was_made() {
     podman rm --force --time 0 --ignore "$container" >/dev/null 2>&1 || true
     podman volume rm --force "$volume" >/dev/null 2>&1 || true
@@ -74,7 +82,7 @@ remove_what_was_made() {
     for name in "$image" "$swift_image" "$base_image"; do
         podman rmi --force "$name" >/dev/null 2>&1 || true
     done
-    rm -rf "$work_dir"
+    remove_work_dir
 }
 on_exit() {
     local status=$?
@@ -87,6 +95,7 @@ on_exit() {
 [ -f "$work_dir/containers.conf" ] && export CONTAINERS_CONF=$work_dir/containers.conf
 remove_what_was_made
 unset CONTAINERS_CONF
+# bash runs these after the foreground command (debootstrap, podman build) has ended, so cleanup never races it.
 trap on_exit EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
@@ -143,11 +152,12 @@ Dir::Cache::srcpkgcache "";
 Acquire::Languages "none";
 EOF
 find "$rootfs/usr/share/doc" -mindepth 1 -not -name copyright -not -type d -delete
-rm -rf "$rootfs"/usr/share/man/* "$rootfs"/usr/share/info/* "$rootfs"/usr/share/locale/* \
+rm -rf --one-file-system "$rootfs"/usr/share/man/* "$rootfs"/usr/share/info/* "$rootfs"/usr/share/locale/* \
     "$rootfs"/var/cache/apt/* "$rootfs"/var/lib/apt/lists/* "$rootfs"/var/log/*.log "$rootfs"/dev/*
 tar -C "$rootfs" --numeric-owner -c . \
-    | podman import --change 'CMD ["bash"]' - "$base_image" >/dev/null
-rm -rf "$rootfs"
+    | podman import --change 'CMD ["bash"]' - "$base_image" >"$work_dir/import.log" 2>&1 \
+    || { tail -n 20 "$work_dir/import.log" >&2; fail "podman import of the base image (log above)"; }
+rm -rf --one-file-system "$rootfs"
 
 # The build stage's base, as the official swift image: the Debian packages the toolchain needs, and the toolchain
 # itself copied in (the toolchain directory is the build context). Mounting it into the build instead leaves its
@@ -188,8 +198,11 @@ fi
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 url=http://127.0.0.1:$port
 podman volume create "$volume" >/dev/null
-podman run --detach --init --name "$container" -p "127.0.0.1:$port:8080" -p "127.0.0.1:$port:8080/udp" \
-    -v "$volume:/data" "$image" >/dev/null
+# podman runs HEALTHCHECK on a systemd timer, and without systemd it logs an error at every start and stop: its
+# stderr is shown only when the step fails. The health check itself is run below (podman healthcheck run).
+quiet_podman() { podman "$@" >/dev/null 2>"$work_dir/podman.err" || { cat "$work_dir/podman.err" >&2; return 1; }; }
+quiet_podman run --detach --init --name "$container" -p "127.0.0.1:$port:8080" -p "127.0.0.1:$port:8080/udp" \
+    -v "$volume:/data" "$image" || fail "podman run"
 published=$(podman port "$container")
 echo "   published: $(echo "$published" | tr '\n' ' ')"
 echo "$published" | grep -v -q '127\.0\.0\.1:' && fail "a port is published beyond 127.0.0.1: $published"
@@ -205,7 +218,7 @@ wait_healthy() {
 }
 stop_timed() {
     local start; start=$(date +%s%N)
-    podman stop --time "$stop_limit_seconds" "$container" >/dev/null
+    quiet_podman stop --time "$stop_limit_seconds" "$container" || fail "podman stop"
     stop_ms=$((($(date +%s%N) - start) / 1000000))
     stop_seconds=$((stop_ms / 1000)).$(printf '%03d' $((stop_ms % 1000)))
     local code; code=$(podman inspect --format '{{.State.ExitCode}}' "$container")
@@ -228,7 +241,7 @@ podman exec "$container" ls -ln /data
 say "restart: the data and the JWT secret stay in the volume"
 stop_timed
 first_stop_seconds=$stop_seconds
-podman start "$container" >/dev/null
+quiet_podman start "$container" || fail "podman start"
 wait_healthy
 secret_after=$(podman exec "$container" sha256sum /data/jwt-secret)
 [ "$secret_before" = "$secret_after" ] || fail "the JWT secret changed across the restart"
