@@ -3,11 +3,12 @@
 #
 # Needs root and Debian (apt). It installs podman, runc, catatonit (podman's --init) and debootstrap from Debian,
 # makes its own base image from the Debian mirror apt uses (no other registry is asked), builds the image with the
-# Swift toolchain on this machine (copied into a builder image), runs it with its ports published on
-# 127.0.0.1 only and checks: /healthz and the image's HEALTHCHECK, POST /auth, POST and GET /rooms, a WebSocket
-# join, uid 10001, the data and the JWT secret kept across a restart (a token issued before still works), and the
-# time a SIGTERM stop takes. Everything it made (containers, volume, images, temp dir) is removed on exit, by name or
-# ID; a run interrupted by SIGKILL is cleaned up by the next one. Settings, all optional:
+# Swift toolchain on this machine (copied into a builder image), runs it with its ports published on 127.0.0.1 only
+# and checks: /healthz and the image's HEALTHCHECK, POST /auth, POST and GET /rooms, a WebSocket join, uid 10001,
+# the data and the JWT secret kept across a restart (a token issued before still works), and the time a SIGTERM
+# stop takes with a WebSocket open (which must get close code 1001). Everything it made (containers, volume,
+# images, temp dir) is removed on exit, by name or ID; a run killed outright is cleaned up by the next one.
+# Settings, all optional:
 #
 #   PARLOR_CHECK_SWIFT_ROOT  toolchain directory holding usr/bin/swift (default: from `readlink -f $(which swift)`)
 #   PARLOR_CHECK_MIRROR      Debian mirror (default: the first one in apt's sources)
@@ -239,8 +240,15 @@ secret_before=$(podman exec "$container" sha256sum /data/jwt-secret)
 podman exec "$container" ls -ln /data
 
 say "restart: the data and the JWT secret stay in the volume"
+# The first stop has a member's WebSocket open: the graceful shutdown must close it with 1001 within the limit.
+python3 "$repo/docker/smoke.py" hold "$url" "$work_dir/smoke-state.json" "$work_dir/holding" & hold_pid=$!
+until [ -e "$work_dir/holding" ]; do
+    kill -0 "$hold_pid" 2>/dev/null || { wait "$hold_pid" || true; fail "the WebSocket to hold open did not join"; }
+    sleep 0.1
+done
 stop_timed
 first_stop_seconds=$stop_seconds
+wait "$hold_pid" || fail "the open WebSocket was not closed with 1001 on SIGTERM"
 quiet_podman start "$container" || fail "podman start"
 wait_healthy
 secret_after=$(podman exec "$container" sha256sum /data/jwt-secret)

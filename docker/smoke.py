@@ -5,6 +5,9 @@
     smoke.py before URL STATE_FILE   POST /auth, POST /rooms, GET /rooms, a WebSocket join; keeps the token and room
     smoke.py after URL STATE_FILE    after a restart: the token from before still works, the room is still there
                                      (GET /rooms and a WebSocket join with the old token)
+    smoke.py hold URL STATE_FILE READY_FILE
+                                     joins the room on a WebSocket, creates READY_FILE, and waits for the server
+                                     to close it with 1001 (going away) when it is stopped
 """
 
 import base64
@@ -111,6 +114,22 @@ class WebSocket:
             elif opcode == 0x8:
                 fail(f"/ws: closed by the server: {payload!r}")
 
+    def close_code(self):
+        """Reads until the server's close frame and returns its status code (None when it sent none)."""
+        while True:
+            first, second = self._read(2)
+            length = second & 0x7F
+            if length == 126:
+                length = struct.unpack("!H", self._read(2))[0]
+            elif length == 127:
+                length = struct.unpack("!Q", self._read(8))[0]
+            payload = self._read(length)
+            opcode = first & 0x0F
+            if opcode == 0x9:
+                self._send(0xA, payload)
+            elif opcode == 0x8:
+                return struct.unpack("!H", payload[:2])[0] if len(payload) >= 2 else None
+
     def reply_to(self, tid):
         while True:
             message = self.receive()
@@ -122,7 +141,7 @@ class WebSocket:
         self.sock.close()
 
 
-def join(base, token, room_id):
+def join(base, token, room_id, keep_open=False):
     ws = WebSocket(base, token)
     first = ws.receive()
     if first.get("type") != "session:success":
@@ -131,6 +150,8 @@ def join(base, token, room_id):
     reply = ws.reply_to("join-1")
     if reply.get("type") != "conversation:join:success" or reply["body"].get("cid") != room_id:
         fail(f"conversation:join: {reply}")
+    if keep_open:
+        return ws
     ws.close()
     return reply["body"]["member_id"]
 
@@ -168,8 +189,20 @@ def after(base, state_file):
     print(f"   the token from before the restart works: {state['room']} still listed; WebSocket join again as {same}")
 
 
+def hold(base, state_file, ready_file):
+    with open(state_file) as file:
+        state = json.load(file)
+    ws = join(base, state["token"], state["room"], keep_open=True)
+    ws.sock.settimeout(60)
+    open(ready_file, "w").close()
+    code = ws.close_code()
+    if code != 1001:
+        fail(f"the server closed the WebSocket with {code} on shutdown, not 1001")
+    print("   the open WebSocket was closed with 1001 (going away)")
+
+
 if __name__ == "__main__":
-    commands = {"healthz": (healthz, 1), "before": (before, 2), "after": (after, 2)}
+    commands = {"healthz": (healthz, 1), "before": (before, 2), "after": (after, 2), "hold": (hold, 3)}
     if len(sys.argv) < 2 or sys.argv[1] not in commands or len(sys.argv) != 2 + commands[sys.argv[1]][1]:
         sys.exit(__doc__)
     command, _ = commands[sys.argv[1]]
