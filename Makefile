@@ -47,6 +47,7 @@ help:
 	@echo "make asan     swift test under AddressSanitizer"
 	@echo "make tsan     swift test under ThreadSanitizer"
 	@echo "make readme-options  regenerate README.md's configuration table from parlor serve --help"
+	@echo "make docker-check  build docker/Dockerfile with podman on Debian base images made here, smoke-test the image, remove it (root; not part of make test)"
 	@echo "make clean    remove .build and $(VENV) (./data is left alone)"
 
 # Quick when everything is there: dpkg is asked, apt only runs for what is missing.
@@ -130,6 +131,11 @@ asan: deps
 
 tsan: deps
 	PARLOR_SANITIZER=thread $(SWIFT) test --sanitize=thread --scratch-path .build/tsan $(SWIFT_TEST_FLAGS)
+
+# Needs root and a container runtime, which make test does not: installs podman, runc and debootstrap from Debian.
+.PHONY: docker-check
+docker-check:
+	bash docker/check.sh
 
 # The README's configuration table comes from the binary's own option list.
 readme-options: build
