@@ -97,7 +97,8 @@ class WebSocket:
     def send(self, message):
         self._send(0x1, json.dumps(message).encode())
 
-    def receive(self):
+    def _frame(self):
+        """The next frame from the server, as (opcode, payload); pings are answered on the way."""
         while True:
             first, second = self._read(2)
             length = second & 0x7F
@@ -107,27 +108,24 @@ class WebSocket:
                 length = struct.unpack("!Q", self._read(8))[0]
             payload = self._read(length)
             opcode = first & 0x0F
-            if opcode == 0x1:
-                return json.loads(payload)
             if opcode == 0x9:
                 self._send(0xA, payload)
-            elif opcode == 0x8:
+            else:
+                return opcode, payload
+
+    def receive(self):
+        while True:
+            opcode, payload = self._frame()
+            if opcode == 0x1:
+                return json.loads(payload)
+            if opcode == 0x8:
                 fail(f"/ws: closed by the server: {payload!r}")
 
     def close_code(self):
         """Reads until the server's close frame and returns its status code (None when it sent none)."""
         while True:
-            first, second = self._read(2)
-            length = second & 0x7F
-            if length == 126:
-                length = struct.unpack("!H", self._read(2))[0]
-            elif length == 127:
-                length = struct.unpack("!Q", self._read(8))[0]
-            payload = self._read(length)
-            opcode = first & 0x0F
-            if opcode == 0x9:
-                self._send(0xA, payload)
-            elif opcode == 0x8:
+            opcode, payload = self._frame()
+            if opcode == 0x8:
                 return struct.unpack("!H", payload[:2])[0] if len(payload) >= 2 else None
 
     def reply_to(self, tid):
