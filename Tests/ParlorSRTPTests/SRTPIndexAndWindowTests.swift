@@ -3,25 +3,33 @@ import Testing
 
 /// The index estimate of RFC 3711 Appendix A and the 128-packet replay window, on their own.
 @Suite struct SRTPIndexAndWindowTests {
+    /// "No index": the estimate compared as a plain UInt64, since swift-testing's comparison of a `UInt64?` under a
+    /// comment trips AddressSanitizer in the runtime's AnyHashable conversion (a read of 9 bytes from an 8-byte slot).
+    static let none = UInt64.max
+
+    func index(_ estimator: RTPIndexEstimator, _ sequence: UInt16) -> UInt64 {
+        estimator.estimate(sequence: sequence) ?? Self.none
+    }
+
     @Test func theEstimateTakesTheRollOverClosestToTheHighestIndex() {
         var estimator = RTPIndexEstimator(firstSequence: 65530)
-        #expect(estimator.estimate(sequence: 65531) == 65531)
-        #expect(estimator.estimate(sequence: 2) == 65536 + 2, "just past 65535: the next roll-over")
-        #expect(estimator.estimate(sequence: 30000) == 65536 + 30000, "35530 behind or 30006 ahead: ahead is closer")
-        #expect(estimator.estimate(sequence: 40000) == 40000, "25530 behind: the same roll-over")
+        #expect(index(estimator, 65531) == 65531)
+        #expect(index(estimator, 2) == 65536 + 2, "just past 65535: the next roll-over")
+        #expect(index(estimator, 30000) == 65536 + 30000, "35530 behind or 30006 ahead: ahead is closer")
+        #expect(index(estimator, 40000) == 40000, "25530 behind: the same roll-over")
         estimator.accept(index: 65536 + 2)
         #expect(estimator.rolloverCounter == 1 && estimator.highestSequence == 2)
-        #expect(estimator.estimate(sequence: 65535) == 65535, "a late packet from before the roll-over")
-        #expect(estimator.estimate(sequence: 40000) == 40000, "far behind, still the previous roll-over")
-        #expect(estimator.estimate(sequence: 30000) == 65536 + 30000)
+        #expect(index(estimator, 65535) == 65535, "a late packet from before the roll-over")
+        #expect(index(estimator, 40000) == 40000, "far behind, still the previous roll-over")
+        #expect(index(estimator, 30000) == 65536 + 30000)
         estimator.accept(index: 65535)
         #expect(estimator.rolloverCounter == 1 && estimator.highestSequence == 2, "accepting an older index moves nothing")
     }
 
     @Test func aStreamWithCounterZeroHasNoIndexBeforeZero() {
         let estimator = RTPIndexEstimator(firstSequence: 10)
-        #expect(estimator.estimate(sequence: 65000) == nil)
-        #expect(estimator.estimate(sequence: 32778) == 32778)
+        #expect(index(estimator, 65000) == Self.none)
+        #expect(index(estimator, 32778) == 32778)
     }
 
     @Test func theWindowRefusesReplaysAndIndicesOlderThan128() throws {
