@@ -23,6 +23,8 @@ import Testing
         try socket.send(bare, toPort: mediaPort)
         try socket.send(wrong, toPort: mediaPort)
         #expect(socket.receive(within: 0.5) == nil)
+        // The two, sent alone, are each counted.
+        #expect(try server.metric("parlor_media_stun_unauthenticated_total", admin: Self.admin) == 2)
 
         // A bounded flood: 20,000 requests, then whatever comes back.
         let cpuBefore = try server.cpuSeconds()
@@ -34,9 +36,10 @@ import Testing
         let replies = socket.drain(quietFor: 0.5)
         let cpu = try server.cpuSeconds() - cpuBefore
         #expect(replies.isEmpty, "\(replies.count) replies, \(replies.reduce(0, +)) bytes")
-        // Counted (the kernel may drop some of the burst before the server reads it).
+        // Counted: how much of the burst the kernel keeps before the server reads it depends on the machine's load
+        // (a quarter of it and more on a quiet one, under a sixth under AddressSanitizer beside another test run).
         let counted = try server.metric("parlor_media_stun_unauthenticated_total", admin: Self.admin)
-        #expect(counted > sent / 4, "\(counted) of \(sent) counted")
+        #expect(counted > 2, "\(counted) of \(sent) counted")
         #expect(counted <= sent)
         #expect(cpu < 1.5, "\(cpu) s of CPU for \(sent) datagrams")
     }
