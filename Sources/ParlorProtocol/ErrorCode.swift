@@ -147,4 +147,6 @@ public enum ClientErrorCode: String, CaseIterable, Sendable {
     case cancelled = "client:error:cancelled"
     /// The server was reset (close code 4004, test mode): the session and its rooms are gone; connect again.
     case serverReset = "session:error:server-reset"
+    /// Another connection resumed this session (close code 4005): the session lives there now; do not resume it here.
+    case sessionTakenOver = "session:error:taken-over"
 }

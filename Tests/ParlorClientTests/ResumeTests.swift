@@ -171,3 +171,26 @@ import Testing
         #expect(failure?.code == ParlorError.Code.reconnectFailed)
     }
 }
+
+extension ResumeTests {
+    /// Close code 4005 means another connection resumed this session: reconnecting would take it back and forth, so
+    /// the session ends at once with `session:error:taken-over`.
+    @Test func aTakenOverSessionEndsWithoutReconnecting() async throws {
+        let (app, server) = try startServer()
+        defer { app.shutdown() }
+        let token = try await server.auth(name: "alice").jwt
+        let alice = try await server.connect(token: token)
+        let states = Collector.consuming(alice.connectionStates)
+        let other = try await server.connect(token: token)
+        defer { Task { await other.close() } }
+        let sessionID = await alice.sessionID
+        _ = try await other.send(RequestType.sessionResume.rawValue, ["session_id": .string(sessionID), "last_event_ids": .object(JSONObject())])
+
+        let closed = try await states.first("closed") { $0.isClosed }
+        guard case .closed(let error) = closed else { return }
+        #expect(error?.code == ParlorError.Code.sessionTakenOver)
+        #expect(await states.items.filter(\.isReconnecting).isEmpty)
+        let failure = await parlorError { try await alice.ping() }
+        #expect(failure?.code == ParlorError.Code.sessionTakenOver)
+    }
+}

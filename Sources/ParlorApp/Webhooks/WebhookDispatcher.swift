@@ -2,7 +2,6 @@ import Foundation
 import ParlorLoop
 import ParlorMetrics
 import ParlorRooms
-import Synchronization
 
 /// Delivers the outbox's webhooks to the configured URLs. Each URL has its own thread, so a slow receiver delays
 /// only itself and never an event loop. A thread reads a page of its URL's rows (oldest first), POSTs them strictly
@@ -35,11 +34,11 @@ final class WebhookDispatcher: Sendable {
 
 /// The oldest undelivered webhook's time per URL, for parlor_webhook_oldest_age_seconds (the oldest of them).
 final class WebhookQueueHeads: Sendable {
-    private let heads: Mutex<[Int64]>
+    private let heads: Locked<[Int64]>
     private let metrics: ServerMetrics
 
     init(count: Int, metrics: ServerMetrics) {
-        heads = Mutex([Int64](repeating: 0, count: count))
+        heads = Locked([Int64](repeating: 0, count: count))
         self.metrics = metrics
     }
 
@@ -67,12 +66,12 @@ final class WebhookQueue: Sendable {
     private let logger: Logger
     private let metrics: ServerMetrics
     /// Commits since the start (a wake that comes while a page is read is not lost), and whether to stop.
-    private let state = Mutex<(wakes: Int, stopped: Bool)>((0, false))
+    private let state = Locked<(wakes: Int, stopped: Bool)>((0, false))
     private let condition = NSCondition()
     private let finished = DispatchSemaphore(value: 0)
     /// The connection of the POST in progress (-1: none), shut down by `stop` so a stalled receiver does not hold
     /// the shutdown for the request's timeout.
-    private let connection = Mutex<Int32>(-1)
+    private let connection = Locked<Int32>(-1)
     static let pageSize = 32
 
     init(url: String, target: WebhookHTTPClient.Target, outbox: WebhookOutbox, secret: [UInt8], tls: WebhookTLS, retryFor: Double,

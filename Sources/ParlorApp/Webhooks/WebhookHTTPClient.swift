@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import Foundation
-import Synchronization
+import ParlorLoop
 
 /// A blocking HTTP/1.1 POST for webhook delivery threads: one request per connection, every step under a timeout;
 /// https:// through `WebhookTLS` (verified).
@@ -37,7 +37,7 @@ enum WebhookHTTPClient {
     /// runs (-1 otherwise), and the descriptor is closed under its lock: a `shutdown` under that lock ends a request
     /// in progress and can never reach a descriptor reused since.
     static func post(_ target: Target, tls: WebhookTLS, body: [UInt8], headers: [(String, String)], timeout: Double,
-                     socket: borrowing Mutex<Int32>) throws -> Int {
+                     socket: Locked<Int32>) throws -> Int {
         let fd = try connect(to: target, timeout: timeout)
         socket.withLock { $0 = fd }
         defer {

@@ -1,3 +1,4 @@
+import ParlorLoop
 import ParlorMetrics
 import ParlorRooms
 import Synchronization
@@ -13,9 +14,9 @@ final class WebhookOutbox: RoomNoticeRecorder {
     private let metrics: ServerMetrics
     private let rows: Atomic<Int>
     /// The batch in progress (rooms thread only; a lock because the recorder is shared with the delivery threads).
-    private let uncommitted = Mutex<(inserted: Int, dropped: Int)>((0, 0))
+    private let uncommitted = Locked<(inserted: Int, dropped: Int)>((0, 0))
     /// Wakes the delivery threads after a commit.
-    private let wake: Mutex<(@Sendable () -> Void)?> = Mutex(nil)
+    private let wake = Locked<(@Sendable () -> Void)?>(nil)
 
     init(urls: [String], store: any WebhookOutboxStore, maxRows: Int, metrics: ServerMetrics, initialRows: Int) {
         self.urls = urls

@@ -63,6 +63,8 @@ public struct ParlorError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let cancelled = ClientErrorCode.cancelled.rawValue
         /// The server was reset (close code 4004, test mode): the session and its rooms are gone; connect again.
         public static let serverReset = ClientErrorCode.serverReset.rawValue
+        /// Another connection resumed this session (close code 4005): the session lives there now; do not resume it here.
+        public static let sessionTakenOver = ClientErrorCode.sessionTakenOver.rawValue
     }
 
     static func connectionFailed(_ detail: String) -> ParlorError { ParlorError(code: Code.connectionFailed, detail: detail) }
@@ -77,7 +79,7 @@ public struct ParlorError: Error, Sendable, Hashable, CustomStringConvertible {
     var isAuthenticationFailure: Bool { status == 401 || code.hasPrefix("auth:error:") }
 
     /// A close that ends the session for good: reconnecting cannot bring it back.
-    var endsSession: Bool { isAuthenticationFailure || code == Code.serverReset }
+    var endsSession: Bool { isAuthenticationFailure || code == Code.serverReset || code == Code.sessionTakenOver }
 
     /// The server's JSON error body `{"code","title","detail"}` (HTTP) or `{"code","detail"}` (WebSocket).
     init(body: JSONValue?, status: Int?, requestType: String? = nil) {

@@ -139,6 +139,9 @@ final class WebSocketTransport: Sendable {
                         let weClosed = sendClose(code: code ?? WebSocketCloseCode.normal)
                         if weClosed { return .closedByClient }
                         if code == 4004 { return ParlorError(code: ParlorError.Code.serverReset, detail: "the server was reset (4004) \(reason)") }
+                        if code == 4005 {
+                            return ParlorError(code: ParlorError.Code.sessionTakenOver, detail: "another connection resumed this session (4005) \(reason)")
+                        }
                         return .connectionLost("the server closed the connection (\(code.map(String.init) ?? "no code")) \(reason)")
                     case .binary, .pong:
                         continue
