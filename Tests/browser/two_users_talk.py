@@ -8,7 +8,8 @@ plays its own notes: browser_support.py), mute shows on the other side and silen
 resumes, and leaving removes the tile. The talk runs twice: through the server's forwarding unit (the default, one
 peer connection per page) and through the browser mesh (`--media mesh`). Saves docs/screenshot-room.png. A server that lets one member send
 checks a listener (receive only); another checks that a shared room link asks before joining and turning the
-microphone on; the last serves HTTPS with --tls-self-signed, as on a LAN, and two people open it and talk.
+microphone on; one has another connection take the page's session over (close 4005) and checks the page stops
+rather than taking it back; the last serves HTTPS with --tls-self-signed, as on a LAN, and two people open it and talk.
 Ends with `browser: N passed, M failed`. The pieces every script uses are in browser_support.py.
 """
 import os
@@ -197,6 +198,45 @@ def shared_link(server):
     return people
 
 
+def taken_over(server):
+    """Close 4005: another connection resumes the page's session. The page stops, offline and saying why, instead of
+    reconnecting: its resume would take the session back, and the two would trade it forever."""
+    alice = Person("alice", server.url)
+    people = [alice]
+    try:
+        if not alice.sign_in():
+            check("taken over: alice signs in", False)
+            return people
+        alice.find("#create-name").send_keys("Taken", Keys.ENTER)
+        wait_for("alice in the room", lambda: alice.visible("#room-view") and alice.hook("roomId"))
+        # A second socket with alice's token resumes the page's session, as a copied session would.
+        alice.js("""
+            const socket = new WebSocket(`ws://${location.host}/ws?token=${encodeURIComponent(sessionStorage.getItem('parlor.jwt'))}`);
+            window.takeover = { socket, closeCode: null, resumed: false };
+            socket.onclose = (event) => { window.takeover.closeCode = event.code; };
+            socket.onmessage = (message) => {
+              const reply = JSON.parse(message.data);
+              if (reply.type === 'session:success' && reply.tid == null) {
+                socket.send(JSON.stringify({ type: 'session:resume', tid: 'take', body: {
+                  session_id: window.parlor.sessionId, last_event_ids: {} } }));
+              } else if (reply.tid === 'take') {
+                window.takeover.resumed = reply.type !== 'error';
+              }
+            };""")
+        ended = wait_for("alice's page to stop", lambda: alice.hook("state") == "offline" and alice.hook("endReason"))
+        check("taken over: the page goes offline and says why", ended and alice.js("return window.takeover.resumed"),
+              f"state {alice.hook('state')}, reason {alice.hook('endReason')}")
+        # Had the page reconnected (its first retry comes after about half a second), its resume would close the
+        # other socket with 4005.
+        taken_back = wait_for("the other socket to be closed", lambda: alice.js("return window.takeover.closeCode"), timeout=3)
+        check("taken over: the page does not take the session back", taken_back is None and alice.hook("state") == "offline",
+              f"other socket closed with {taken_back}, page {alice.hook('state')}")
+    except Exception:
+        traceback.print_exc()
+        check("the taken over scenario ran to the end", False, "exception above")
+    return people
+
+
 def lan_talk(server):
     """The LAN promise: a server with --tls-self-signed, two people open its https:// page (in one browser, a window
     each; the certificate warning accepted as a person would) and talk."""
@@ -237,6 +277,7 @@ def main():
             ("mesh", lambda server: talk(server, "mesh: ", screenshot=False), ("--media", "mesh")),
             ("listener", listen, ("--max-audio-senders", "1")),
             ("shared link", shared_link, ()),
+            ("taken over", taken_over, ()),
             ("lan", lan_talk, ("--tls-self-signed", "--data-dir", data_dir))):
         try:
             server = Server(*extra)

@@ -28,6 +28,12 @@ export async function api(method, path, { token, body } = {}) {
 }
 
 const BACKOFF_MS = [500, 1000, 2000, 4000, 8000, 8000, 8000, 8000];  // then give up: "offline"
+// Closes after which reconnecting on our own cannot help: the server was reset (4004), or another connection resumed
+// this session (4005) — resuming it here would take it back, and two such clients would trade it forever.
+const FINAL_CLOSES = new Map([
+  [4004, 'The server was reset.'],
+  [4005, 'This session continued in another window or device.'],
+]);
 const REQUEST_TIMEOUT_MS = 10000;
 const PING_EVERY_MS = 20000;
 
@@ -50,6 +56,7 @@ export class Connection {
     this.closedByUs = false;
     this.retryTimer = null;
     this.pingTimer = null;
+    this.endReason = null;  // why the server ended the session (FINAL_CLOSES), until the next open()
   }
 
   get url() {
@@ -66,6 +73,7 @@ export class Connection {
   open() {
     clearTimeout(this.retryTimer);
     this.closedByUs = false;
+    this.endReason = null;
     if (this.socket) {  // a retry while a socket is still opening: forget that one
       const old = this.socket;
       this.socket = null;
@@ -76,7 +84,7 @@ export class Connection {
     const socket = new WebSocket(this.url);
     this.socket = socket;
     socket.onmessage = (message) => this.receive(message.data);
-    socket.onclose = () => { if (this.socket === socket) this.lost(); };
+    socket.onclose = (event) => { if (this.socket === socket) this.lost(event.code); };
   }
 
   /** Reconnect now, e.g. from an "offline" Retry button or when the browser comes back online. */
@@ -97,11 +105,16 @@ export class Connection {
     this.setState('offline');
   }
 
-  lost() {
+  lost(code) {
     this.socket = null;
     clearInterval(this.pingTimer);
     this.failPending(new ApiError('connection:lost', 'The connection to the server was lost.'));
     if (this.closedByUs) return;
+    if (FINAL_CLOSES.has(code)) {
+      this.endReason = FINAL_CLOSES.get(code);
+      this.setState('offline');
+      return;
+    }
     if (this.attempt >= BACKOFF_MS.length) {
       this.setState('offline');
       return;

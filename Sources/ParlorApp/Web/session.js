@@ -53,6 +53,7 @@ function showConnection(connectionState) {
   $('connection').dataset.state = connectionState;
   $('connection-text').textContent = connectionState;
   $('reconnect').hidden = connectionState !== 'offline' || !connection;
+  if (connectionState === 'offline' && connection?.endReason) announce(`${connection.endReason} Reconnect to continue here.`);
   if (connectionState === 'reconnecting' || connectionState === 'offline') checkToken();
 }
 

@@ -8,6 +8,9 @@ window.parlor = {
   get sending() { return !!state.room?.sending; },
   get muted() { return !!state.room?.muted; },
   get resumes() { return state.resumes; },
+  get sessionId() { return state.session.id; },
+  /** Why the server ended the session (close 4004/4005), or null. */
+  get endReason() { return state.connection?.endReason || null; },
   get iceServers() { return state.session.iceServers; },
   /** 'sfu' or 'mesh', as session:success said. */
   get mediaMode() { return state.session.media.mode; },
