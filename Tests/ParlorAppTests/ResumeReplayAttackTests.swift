@@ -60,3 +60,48 @@ import Testing
         #expect(holder.eventIDs[room] == Array(1...newest), "replayed \(holder.eventIDs[room]?.count ?? 0) of \(newest)")
     }
 }
+
+extension ResumeReplayAttackTests {
+    /// `--replay-stall-timeout`: a resume whose replay page sits unread that long is a slow consumer (1008), so a
+    /// replay cannot hold its share of the budget forever. The socket is not read while the test waits (reading would
+    /// drain the page): the close shows in parlor_rate_limited_total{limit="output"}. With the default (30 s), nothing
+    /// is closed within the same wait.
+    @Test(arguments: [(stallSeconds: 1, closes: true), (stallSeconds: 30, closes: false)])
+    func aReplayLeftUnreadIsClosedAfterTheStallTimeout(stallSeconds: Int, closes: Bool) throws {
+        let server = try ServerProcess(["--message-rate", "0", "--frame-rate", "0", "--grace-period", "300",
+                                        "--admin-token", AddressFloodTests.admin, "--replay-stall-timeout", String(stallSeconds)])
+        let mallory = try TransportAttackTests.authToken(port: server.port, name: "mallory")
+        let (session, room, _) = try Self.roomFilledAfterADrop(server, mallory: mallory, events: 10)
+        // 10,000 events of about 550 bytes (joins and leaves of a member whose name is 256 bytes): 5.5 MB, more than
+        // the kernel's socket buffers take in (tcp_wmem's 4 MiB here), so the replay cannot all leave the server unread.
+        let churn = try TestWebSocket(port: server.port, token: try TransportAttackTests.authToken(port: server.port, name: String(repeating: "🎙", count: 64)))
+        for _ in 0..<50 {
+            for _ in 0..<100 {
+                try churn.sendText(#"{"type":"conversation:join","tid":"j","body":{"cid":"\#(room)"}}"#)
+                try churn.sendText(#"{"type":"conversation:leave","tid":"l","body":{"cid":"\#(room)"}}"#)
+            }
+            try churn.sync()
+        }
+        // Replayed from just inside --max-replay-events' reach (10,000 behind).
+        let newest = try #require(churn.lastEventIDs[room])
+        let socket = try TestWebSocket(port: server.port, token: mallory, timeout: 3, receiveBufferBytes: 4096)
+        let reply = try socket.request("session:resume", ["session_id": session, "last_event_ids": [room: newest - 9_999]])
+        #expect((reply["body"] as? [String: Any])?["lost"] as? [String] == [], "\(reply)")
+        let before = try AddressFloodTests.rateLimited(server.port, "output") ?? 0
+
+        let deadline = Date().addingTimeInterval(5)
+        var closedAsSlow = false
+        while !closedAsSlow && Date() < deadline {
+            closedAsSlow = try (AddressFloodTests.rateLimited(server.port, "output") ?? 0) > before
+            if !closedAsSlow { usleep(50_000) }  // polling a counter: no event to wait on from outside the server
+        }
+        #expect(closedAsSlow == closes, "stall timeout \(stallSeconds) s: closed as a slow consumer: \(closedAsSlow)")
+        if closes {
+            // Reading now drains what the kernel holds, then the close frame.
+            #expect(try TransportAttackTests.closeCode(socket, within: 10) == 1008)
+        } else {
+            try socket.sync()  // the whole replay, then the ping's reply
+            #expect(socket.eventIDs[room] == Array((newest - 9_998)...newest), "replayed \(socket.eventIDs[room]?.count ?? 0) of 9,999")
+        }
+    }
+}
