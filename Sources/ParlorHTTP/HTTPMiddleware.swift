@@ -73,6 +73,12 @@ public struct HTTPExchange {
         if countsRoutes, let pattern = router.pattern(for: path) { route = pattern }
     }
 
+    /// The pattern of the route the router will give this request, or nil for a 404 or 405.
+    public func routePattern() -> String? {
+        guard case .success(let (route, _)) = router.match(method: method, path: path) else { return nil }
+        return route.pattern
+    }
+
     /// Methods the request's path accepts (for OPTIONS and Allow); empty when the path is unknown.
     public func allowedMethods() -> [String] { router.allowedMethods(path: path) }
 

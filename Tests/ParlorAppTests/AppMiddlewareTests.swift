@@ -41,4 +41,18 @@ import ParlorApp
                     "a listed origin reaches the route's token check")
         }
     }
+
+    @Test func authIsRateLimitedPerClientAddressBeforeItsRoute() throws {
+        try withServer({ $0.authRatePerIP = 1 }) { app in  // a burst of 3
+            for index in 0..<3 {
+                #expect(try routed(app, "POST", "/auth", json: #"{"name":"u\#(index)"}"#, from: "127.0.0.5").status == 200)
+            }
+            let limited = try routed(app, "POST", "/auth", json: #"{"name":"u9"}"#, from: "127.0.0.5")
+            expectProblem(limited, 429, "auth:error:rate-limited")
+            #expect(limited.header("Retry-After").flatMap(Int.init).map { $0 >= 1 } == true)
+            #expect(try routed(app, "POST", "/auth", json: "{", from: "127.0.0.5").status == 429, "refused before the body is read")
+            #expect(try routed(app, "POST", "/auth", json: #"{"name":"u9"}"#, from: "127.0.0.6").status == 200, "another address")
+            #expect(try routed(app, "GET", "/auth", from: "127.0.0.5").status == 405, "only POST /auth counts")
+        }
+    }
 }
