@@ -59,4 +59,21 @@ import Testing
         #expect(try appOrderPipeline().answer(request("GET", "/ws", headers: Array(headers.dropLast()))).status == 421)
         #expect(try appOrderPipeline().answer(request("GET", "/ws", headers: upgradeHeaders(origin: "https://evil.example"))).status == 403)
     }
+
+    /// What a middleware that guards one route (the app's `--auth-rate`) sees before the router runs.
+    @Test func aMiddlewareKnowsWhichRouteTheRequestWillReach() throws {
+        struct Peek: HTTPMiddleware {
+            let trail: Trail
+            func request(_ request: HTTPRequest, _ exchange: inout HTTPExchange) -> HTTPResponse? {
+                trail.add("\(exchange.method) \(exchange.path) → \(exchange.routePattern() ?? "none")")
+                return nil
+            }
+        }
+        let trail = Trail()
+        let pipeline = HTTPPipeline(middleware: [Peek(trail: trail)], router: testRouter())
+        for (method, target) in [("POST", "//rooms/"), ("GET", "/rooms/r1?x=1"), ("PUT", "/rooms/r1"), ("GET", "/nowhere")] {
+            _ = try pipeline.answer(request(method, target))
+        }
+        #expect(trail.all == ["POST //rooms/ → /rooms", "GET /rooms/r1 → /rooms/{id}", "PUT /rooms/r1 → none", "GET /nowhere → none"])
+    }
 }
