@@ -3,9 +3,10 @@ import ParlorLoop
 import ParlorMetrics
 import ParlorProtocol
 
-/// Speaks HTTP/1.1 on one connection: parses requests as bytes arrive, answers them strictly in order (a pipelined
-/// request waits until the one before it is answered), enforces header and idle timeouts, and hands the connection
-/// over to a WebSocket when a route upgrades it.
+/// Speaks HTTP/1.1 on one connection: parses requests as bytes arrive, counts the connection against the caps per
+/// address, runs each request through the app's `HTTPPipeline` (middleware, then router), writes the answers
+/// strictly in order (a pipelined request waits until the one before it is answered), enforces header, body and idle
+/// timeouts, and hands the connection over to a WebSocket when a route upgrades it.
 final class HTTPConnectionHandler: ConnectionHandler {
     /// Strong on purpose (a failed write closes the connection mid-call); Connection.close clears its handler,
     /// which breaks the cycle.
@@ -179,6 +180,8 @@ final class HTTPConnectionHandler: ConnectionHandler {
 
         let result = context.pipeline.handle(request, &flight.exchange,
                                              responder: ResponseSink(.connection(connection.handle, requestNumber: flight.number)),
+                                             // A route may answer from inside, on this thread: its answer
+                                             // needs the id and route label the middleware gave.
                                              beforeRoute: { inFlight?.exchange = $0 })
         if inFlight?.number == flight.number { inFlight?.exchange = flight.exchange }
         finish(request, result, inFlight ?? flight)
