@@ -95,6 +95,8 @@ let package = Package(
         // The rooms logic without sockets: in-memory SQLite and PostgreSQL stores, a manual clock, deliveries recorded per client.
         .testTarget(name: "ParlorRoomsTests", dependencies: ["ParlorRooms", "ParlorStore", "ParlorProtocol", "ParlorLoop",
                                                            "ParlorRoomsPostgres", "ParlorPostgres", "PostgresTestCluster"]),
+        // The router, the middleware and the whole chain through `HTTPPipeline.respond`, without sockets.
+        .testTarget(name: "ParlorHTTPTests", dependencies: ["ParlorHTTP", "ParlorCodec", "ParlorProtocol", "ParlorLoop"]),
         .testTarget(name: "ParlorClientTests", dependencies: ["ParlorClient", "ParlorApp", "ParlorTesting", "ParlorTestServer"]),
         .testTarget(name: "ParlorAppTests", dependencies: ["ParlorApp", "ParlorClient", "ParlorCodec", "ParlorProtocol", "ParlorStore", "ParlorRooms",
                                                          "ParlorLoop", "ParlorMedia", "ParlorMediaClient", "COpenSSL", "ParlorPostgres", "PostgresTestCluster"]),

@@ -20,6 +20,9 @@ public final class ParlorApplication: Sendable {
     public let users: UserDirectory
     public let tokens: TokenService
     public let server: HTTPServer
+    /// The main listener's middleware and routes: `pipeline.respond(to:)` answers a request as the listener would,
+    /// without a socket (tests).
+    public let pipeline: HTTPPipeline
     /// The --metrics-address listener, when set.
     public let metricsServer: HTTPServer?
     public let metrics: ServerMetrics
@@ -139,9 +142,11 @@ public final class ParlorApplication: Sendable {
         self.executor = executor
         let routes = Routes(configuration: configuration, storage: storage, executor: executor, rooms: rooms, users: users,
                             tokens: tokens, logger: logger, authLimiter: authLimiter, roomCreationLimiter: roomCreationLimiter)
+        let pipeline = routes.pipeline()
+        self.pipeline = pipeline
         var mainServer: HTTPServer?
         do {
-            let server = try HTTPServer(configuration: configuration.http, group: group, router: routes.router(), logger: logger,
+            let server = try HTTPServer(configuration: configuration.http, group: group, pipeline: pipeline, logger: logger,
                                         metrics: metrics)
             mainServer = server
             self.server = server

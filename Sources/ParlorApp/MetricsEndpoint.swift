@@ -33,6 +33,7 @@ enum MetricsEndpoint {
         configuration.tlsCertificatePath = nil
         configuration.tlsPrivateKeyPath = nil
         configuration.corsAllowedOrigins = []
-        return try HTTPServer(configuration: configuration, group: group, router: router, logger: logger)
+        let pipeline = HTTPPipeline(middleware: Routes.middleware(configuration, logger: logger), router: router)
+        return try HTTPServer(configuration: configuration, group: group, pipeline: pipeline, logger: logger)
     }
 }

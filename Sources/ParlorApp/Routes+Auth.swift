@@ -1,19 +1,15 @@
 import ParlorCodec
 import ParlorHTTP
+import ParlorMetrics
 import ParlorRooms
 
 extension Routes {
     /// POST /auth `{"name":"alice"}` → `{"name":"alice","jwt":"…"}` (the tutorial app's contract), plus extras:
     /// `user_id`, `expires_at` and `claim`, the secret that gets this identity back while it is in live use
     /// (send it as `"claim"` on the next /auth; see UserDirectory.AuthRequest for the rules). The input is checked and
-    /// the token signed on the loop; the user row is written on the write thread.
+    /// the token signed on the loop; the user row is written on the write thread. `--auth-rate` is checked before,
+    /// by `AuthRateLimitMiddleware`.
     func auth(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
-        if let wait = authLimiter?.check(context.clientAddress) {
-            rooms.metrics.rateLimited(.auth)
-            throw HTTPError(.authRateLimited, title: "Too many requests",
-                            detail: "too many token requests from your address; retry in \(wait) s",
-                            headers: HTTPHeaders([("Retry-After", String(wait))]))
-        }
         switch configuration.access {
         case .open: break
         case .closed:
@@ -65,5 +61,21 @@ extension Routes {
         }
         authWrites.submit(entry, executor: executor, users: users, isLive: { liveUsers.contains($0) })
         return .pending
+    }
+}
+
+/// `--auth-rate`: POST /auth per client address; above it, 429 with Retry-After before the route runs.
+struct AuthRateLimitMiddleware: HTTPMiddleware {
+    let limiter: AddressRateLimiter
+    let metrics: ServerMetrics
+
+    func request(_ request: HTTPRequest, _ exchange: inout HTTPExchange) -> HTTPResponse? {
+        guard request.head.method == "POST", exchange.routePattern() == "/auth",
+              let wait = limiter.check(exchange.clientAddress) else { return nil }
+        metrics.rateLimited(.auth)
+        exchange.nameRoute()  // counted under /auth, as when the route itself refused
+        return HTTPError(.authRateLimited, title: "Too many requests",
+                         detail: "too many token requests from your address; retry in \(wait) s",
+                         headers: HTTPHeaders([("Retry-After", String(wait))])).response()
     }
 }

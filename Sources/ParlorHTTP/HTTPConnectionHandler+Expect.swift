@@ -2,16 +2,10 @@ import ParlorCodec
 import ParlorProtocol
 
 /// `Expect` (RFC 9110 §10.1.1): a client that sends `Expect: 100-continue` waits for `100 Continue` before it
-/// sends the body, so it learns of a refusal without uploading the body first.
+/// sends the body, so it learns of a refusal without uploading the body first. (The 417 for a request that arrived
+/// whole is `ExpectationMiddleware`'s.)
 extension HTTPConnectionHandler {
     static let continueResponse = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
-
-    /// The 417 for an expectation other than `100-continue`, the only one this server can meet.
-    static func unmetExpectation(_ head: HTTPRequestHead) -> HTTPError? {
-        guard head.headers.contains("Expect"), head.headers.tokens("Expect") != ["100-continue"] else { return nil }
-        return HTTPError(.httpExpectationFailed, title: "Expectation failed",
-                         detail: "the only expectation this server meets is \"Expect: 100-continue\"")
-    }
 
     /// Called once the head of a request with a body is complete and the body has not all arrived: sends
     /// `100 Continue`, or instead the final error the request will get whatever its body (and closes, since the body
@@ -19,7 +13,7 @@ extension HTTPConnectionHandler {
     /// Content-Length with 413.
     func answerExpectation(before head: HTTPRequestHead) {
         guard head.headers.contains("Expect") else { return }
-        if let error = Self.unmetExpectation(head) ?? refusalBeforeBody(head) {
+        if let error = ExpectationMiddleware.unmetExpectation(head) ?? refusalBeforeBody(head) {
             failAndClose(error, method: head.method, path: head.path)
             return
         }
@@ -29,7 +23,7 @@ extension HTTPConnectionHandler {
 
     /// What the request is refused with for its head alone: no route for its method and path.
     private func refusalBeforeBody(_ head: HTTPRequestHead) -> HTTPError? {
-        if case .failure(let error) = context.router.match(method: head.method, path: head.path) { return error }
+        if case .failure(let error) = context.pipeline.router.match(method: head.method, path: head.path) { return error }
         return nil
     }
 }

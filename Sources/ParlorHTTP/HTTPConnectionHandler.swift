@@ -3,9 +3,10 @@ import ParlorLoop
 import ParlorMetrics
 import ParlorProtocol
 
-/// Speaks HTTP/1.1 on one connection: parses requests as bytes arrive, answers them strictly in order (a pipelined
-/// request waits until the one before it is answered), enforces header and idle timeouts, and hands the connection
-/// over to a WebSocket when a route upgrades it.
+/// Speaks HTTP/1.1 on one connection: parses requests as bytes arrive, counts the connection against the caps per
+/// address, runs each request through the app's `HTTPPipeline` (middleware, then router), writes the answers
+/// strictly in order (a pipelined request waits until the one before it is answered), enforces header, body and idle
+/// timeouts, and hands the connection over to a WebSocket when a route upgrades it.
 final class HTTPConnectionHandler: ConnectionHandler {
     /// Strong on purpose (a failed write closes the connection mid-call); Connection.close clears its handler,
     /// which breaks the cycle.
@@ -37,21 +38,14 @@ final class HTTPConnectionHandler: ConnectionHandler {
         .flatMap { context.configuration.trustedProxies.contains($0) ? $0.description : nil }
     private var peerIsTrustedProxy: Bool { trustedProxyAddress != nil }
     private var forwardedAddressCounted = false
-    /// `addressFields`' bytes and the client address they were written for.
-    var loggedAddress: (client: String, fields: [UInt8])?
+    /// What every exchange on this connection shares (its peer, its loop, the access log's cached fields).
+    private lazy var facts = HTTPConnectionFacts(peer: connection.peer, peerIP: connection.peerIP, loop: connection.loop)
 
     struct InFlight {
         let number: UInt64
-        let method: String
-        let path: String
-        /// The route pattern for parlor_requests_total, once the router has matched one.
-        var route = "unmatched"
         let headOnly: Bool
         let keepAlive: Bool
-        let origin: String?
-        let startedAt: UInt64
-        let requestID: String
-        let clientIP: String
+        var exchange: HTTPExchange
     }
 
     init(connection: Connection, context: HTTPServerContext) {
@@ -164,10 +158,11 @@ final class HTTPConnectionHandler: ConnectionHandler {
             ForwardedRequest.resolve(trustedPeer: $0, headers: head.headers, trusted: context.configuration.trustedProxies)
         } ?? ForwardedRequest(clientIP: connection.peerIP)
         if trustedProxyAddress == nil { warnIfForwarded(head.headers) }
-        let flight = InFlight(number: requestCount, method: head.method, path: head.path, headOnly: head.method == "HEAD",
-                              keepAlive: head.keepAlive && !closeWhenDone, origin: head.headers["Origin"],
-                              startedAt: MonotonicClock.now(), requestID: RequestID.make(incoming: head.headers["X-Request-Id"]),
-                              clientIP: forwarded.clientIP)
+        var flight = InFlight(number: requestCount, headOnly: head.method == "HEAD", keepAlive: head.keepAlive && !closeWhenDone,
+                              exchange: HTTPExchange(connection: facts, head: head, method: head.method, path: head.path,
+                                                     clientAddress: forwarded.clientIP, forwardedHost: forwarded.host,
+                                                     forwardedScheme: forwarded.scheme, startedAt: MonotonicClock.now(),
+                                                     router: context.pipeline.router, countsRoutes: context.metrics != nil))
         inFlight = flight
 
         if peerIsTrustedProxy, !forwardedAddressCounted {
@@ -183,45 +178,13 @@ final class HTTPConnectionHandler: ConnectionHandler {
             }
         }
 
-        if let error = Self.unmetExpectation(head) ?? hostRefusal(head, forwardedHost: forwarded.host) {
-            complete(requestNumber: flight.number, response: error.response())
-            return
-        }
-        if head.method == "OPTIONS" {
-            if context.metrics != nil, let pattern = context.router.pattern(for: head.path) { inFlight?.route = pattern }
-            complete(requestNumber: flight.number, response: preflight(request))
-            return
-        }
-        if head.headers["Upgrade"]?.lowercased() == "websocket",
-           !context.webSocketOriginAllowed(head.headers["Origin"], host: forwarded.host ?? head.headers["Host"],
-                                           scheme: forwarded.scheme) {
-            // Refused before the route runs: a page of another site must not even reach token checks.
-            if context.metrics != nil, let pattern = context.router.pattern(for: head.path) { inFlight?.route = pattern }
-            complete(requestNumber: flight.number, response: HTTPError(
-                .httpOriginNotAllowed, title: "Origin not allowed",
-                detail: "WebSocket connections are accepted from this server's own pages and the configured origins").response())
-            return
-        }
-        switch context.router.match(method: head.method, path: head.path) {
-        case .failure(let error):
-            // A 405 names a known route; a 404 stays "unmatched".
-            if context.metrics != nil, error.status == 405, let pattern = context.router.pattern(for: head.path) {
-                inFlight?.route = pattern
-            }
-            complete(requestNumber: flight.number, response: error.response())
-        case .success(let (route, parameters)):
-            inFlight?.route = route.pattern
-            let requestContext = RequestContext(peerIP: connection.peerIP, clientAddress: forwarded.clientIP,
-                                                requestID: flight.requestID, pathParameters: parameters,
-                                                responder: ResponseSink(connection: connection.handle, requestNumber: flight.number))
-            let result: Result<RouteResult, any Error>
-            do {
-                result = .success(try route.handler(request, requestContext))
-            } catch {
-                result = .failure(error)
-            }
-            finish(request, result, inFlight ?? flight)
-        }
+        let result = context.pipeline.handle(request, &flight.exchange,
+                                             responder: ResponseSink(.connection(connection.handle, requestNumber: flight.number)),
+                                             // A route may answer from inside, on this thread: its answer
+                                             // needs the id and route label the middleware gave.
+                                             beforeRoute: { inFlight?.exchange = $0 })
+        if inFlight?.number == flight.number { inFlight?.exchange = flight.exchange }
+        finish(request, result, inFlight ?? flight)
     }
 
     /// Acts on what a route returned or threw, at once or later (`complete(requestNumber:result:)`).
@@ -235,7 +198,7 @@ final class HTTPConnectionHandler: ConnectionHandler {
         case .failure(let error as HTTPError): complete(requestNumber: flight.number, response: error.response())
         case .failure(let error):
             context.logger.error("handler failed", ["path": LogRedaction.path(request.head.path), "error": "\(error)",
-                                                    "request_id": flight.requestID])
+                                                    "request_id": flight.exchange.requestID])
             complete(requestNumber: flight.number, response: HTTPError.internalError().response())
         }
     }
@@ -249,30 +212,16 @@ final class HTTPConnectionHandler: ConnectionHandler {
         finish(request, result, flight)
     }
 
-    private func preflight(_ request: HTTPRequest) -> HTTPResponse {
-        let methods = context.router.allowedMethods(path: request.head.path)
-        guard !methods.isEmpty || request.head.target == "*" else {
-            return HTTPError.notFound(.httpNotFound, "no route for \(request.head.path)").response()
-        }
-        var headers = HTTPHeaders()
-        let allow = Router.allowHeader(methods)
-        headers.add("Allow", allow)
-        headers.add("Access-Control-Allow-Methods", allow)
-        headers.add("Access-Control-Allow-Headers", request.head.headers["Access-Control-Request-Headers"] ?? "Authorization, Content-Type")
-        headers.add("Access-Control-Max-Age", "600")
-        return HTTPResponse(status: 204, headers: headers)
-    }
-
     /// Writes the response to request `requestNumber` (ignored if that request is no longer the one in flight).
     func complete(requestNumber: UInt64, response: HTTPResponse) {
         connection.loop.assertInLoop()
-        guard let flight = inFlight, flight.number == requestNumber, connection.isOpen else { return }
+        guard var flight = inFlight, flight.number == requestNumber, connection.isOpen else { return }
         let keepAlive = flight.keepAlive && !closeWhenDone
         var response = response
-        finalize(&response, flight: flight, keepAlive: keepAlive)
+        context.pipeline.finalize(&response, &flight.exchange, keepAlive: keepAlive)
         connection.write(response.serialized(headOnly: flight.headOnly))
-        accessLog(flight, status: response.status, bytes: response.body.count)
-        countRequest(flight, status: response.status)
+        context.pipeline.responded(status: response.status, bytes: response.body.count, flight.exchange)
+        countRequest(flight.exchange, status: response.status)
         inFlight = nil
         pendingRequest = nil
         lastActivity = MonotonicClock.now()
@@ -299,56 +248,18 @@ final class HTTPConnectionHandler: ConnectionHandler {
         connection.setReading(!outputBlocked && parser.bufferedByteCount < bufferLimit)
     }
 
-    /// Headers the server sets, replacing a route's own (Content-Type is the route's, when it sets one).
-    private static let serverHeaders = ["Date", "Content-Length", "Access-Control-Allow-Origin",
-                                        "Access-Control-Expose-Headers", "Vary", "Connection", "X-Request-Id"]
-
-    private func finalize(_ response: inout HTTPResponse, flight: InFlight, keepAlive: Bool) {
-        // Routes set Content-Type, now and then Link or Retry-After, and none sets one of the server's headers: then
-        // appending is enough, without a search per header.
-        let hasContentType = response.headers.contains("Content-Type")
-        let replacing = response.headers.count > (hasContentType ? 1 : 0)
-            && Self.serverHeaders.contains { response.headers.contains($0) }
-        // At most eight more below (Date, Content-Type, Content-Length, three for CORS, Connection, X-Request-Id): one
-        // allocation, not a reallocation at the second and fourth field (a route's headers start empty or with one).
-        response.headers.reserveCapacity(response.headers.count + 8)
-        func set(_ name: String, _ value: String) {
-            if replacing { response.headers.replaceOrAdd(name, value) } else { response.headers.add(name, value) }
-        }
-        set("Date", HTTPDateCache.current())
-        if !hasContentType {
-            response.headers.add("Content-Type", response.body.isEmpty ? "text/plain" : "application/json; charset=utf-8")
-        }
-        set("Content-Length", String(response.body.count))
-        if let origin = context.allowedOrigin(for: flight.origin) {
-            set("Access-Control-Allow-Origin", origin)
-            set("Access-Control-Expose-Headers", "Link, Retry-After, X-Request-Id")
-            if origin != "*" { set("Vary", "Origin") }
-        }
-        if !keepAlive { set("Connection", "close") }
-        set("X-Request-Id", flight.requestID)
-        Self.addRequestID(flight.requestID, toErrorBody: &response)
-    }
-
-    /// Adds `"request_id"` to a JSON error body `{"code",…}`; the id's characters need no escaping.
-    static func addRequestID(_ id: String, toErrorBody response: inout HTTPResponse) {
-        guard response.status >= 400 else { return }
-        let prefix: [UInt8] = Array(#"{"code":"#.utf8)
-        guard response.body.count > prefix.count, response.body.last == 0x7D, response.body.starts(with: prefix) else { return }
-        response.body.removeLast()
-        response.body.append(contentsOf: #","request_id":""#.utf8)
-        response.body.append(contentsOf: id.utf8)
-        response.body.append(contentsOf: #""}"#.utf8)
-        response.headers.replaceOrAdd("Content-Length", String(response.body.count))
-    }
-
     func failAndClose(_ error: HTTPError, method: String = "-", path: String = "-") {
-        let flight = InFlight(number: requestCount + 1, method: method, path: path, headOnly: false, keepAlive: false,
-                              origin: nil, startedAt: MonotonicClock.now(), requestID: RequestID.make(incoming: nil),
-                              clientIP: connection.peerIP)
+        let flight = InFlight(number: requestCount + 1, headOnly: false, keepAlive: false,
+                              exchange: HTTPExchange(connection: facts, head: nil, method: method, path: path,
+                                                     clientAddress: connection.peerIP, startedAt: MonotonicClock.now(),
+                                                     router: context.pipeline.router, countsRoutes: context.metrics != nil))
         requestCount += 1
         inFlight = flight
         complete(requestNumber: flight.number, response: error.response())
+    }
+
+    private func countRequest(_ exchange: HTTPExchange, status: Int) {
+        context.metrics?.recordRequest(RequestKey(route: exchange.route, method: exchange.method, status: status), on: connection.loop)
     }
 
     // MARK: Upgrade
@@ -366,8 +277,8 @@ final class HTTPConnectionHandler: ConnectionHandler {
         headers.add("Connection", "Upgrade")
         headers.add("Sec-WebSocket-Accept", accept)
         connection.write(HTTPResponse(status: 101, headers: headers).serialized())
-        accessLog(flight, status: 101, bytes: 0)
-        countRequest(flight, status: 101)
+        context.pipeline.responded(status: 101, bytes: 0, flight.exchange)
+        countRequest(flight.exchange, status: 101)
         inFlight = nil
         upgraded = true
         context.metrics?.httpConnections.subtract()

@@ -16,12 +16,13 @@ public final class HTTPServer: Sendable {
     public var host: String { configuration.host }
     public var usesTLS: Bool { configuration.tlsCertificatePath != nil && configuration.tlsPrivateKeyPath != nil }
 
-    /// With `metrics`, connections, requests and refusals are counted there (the metrics listener itself passes nil).
-    public init(configuration: HTTPServerConfiguration, group: EventLoopGroup, router: Router, logger: Logger,
+    /// Each request goes through `pipeline`, the app's middleware and router. With `metrics`, connections, requests
+    /// and refusals are counted there (the metrics listener itself passes nil).
+    public init(configuration: HTTPServerConfiguration, group: EventLoopGroup, pipeline: HTTPPipeline, logger: Logger,
                 metrics: ServerMetrics? = nil) throws {
         self.configuration = configuration
         self.group = group
-        let context = HTTPServerContext(configuration: configuration, router: router, logger: logger, metrics: metrics)
+        let context = HTTPServerContext(configuration: configuration, pipeline: pipeline, logger: logger, metrics: metrics)
         self.context = context
         var tls: TLSContext?
         if let certificate = configuration.tlsCertificatePath, let key = configuration.tlsPrivateKeyPath {
@@ -65,7 +66,7 @@ public final class HTTPServer: Sendable {
 /// What every connection of one server shares.
 final class HTTPServerContext: Sendable {
     let configuration: HTTPServerConfiguration
-    let router: Router
+    let pipeline: HTTPPipeline
     let logger: Logger
     let metrics: ServerMetrics?
     let openConnections = Atomic<Int>(0)
@@ -73,9 +74,9 @@ final class HTTPServerContext: Sendable {
     /// Set by the first request that carried forwarding headers from a peer not trusted to send them.
     let warnedOfUntrustedForwarding = Atomic<Bool>(false)
 
-    init(configuration: HTTPServerConfiguration, router: Router, logger: Logger, metrics: ServerMetrics?) {
+    init(configuration: HTTPServerConfiguration, pipeline: HTTPPipeline, logger: Logger, metrics: ServerMetrics?) {
         self.configuration = configuration
-        self.router = router
+        self.pipeline = pipeline
         self.logger = logger
         self.metrics = metrics
     }
@@ -115,46 +116,5 @@ final class HTTPServerContext: Sendable {
         closedCondition.lock()
         while openConnections.load(ordering: .relaxed) > 0, closedCondition.wait(until: deadline) {}
         closedCondition.unlock()
-    }
-
-    /// CORS: the Access-Control-Allow-Origin value for this request's Origin, or nil when it is not allowed.
-    func allowedOrigin(for origin: String?) -> String? {
-        guard let origin else { return nil }
-        if configuration.corsAllowedOrigins.contains("*") { return "*" }
-        return configuration.corsAllowedOrigins.contains(origin) ? origin : nil
-    }
-
-    /// Whether a WebSocket upgrade from `origin` may proceed: no Origin (not a browser), the request's own host,
-    /// or a configured origin. Browsers let any page open a WebSocket anywhere, so this is the only guard against
-    /// another site using a visitor's network position (or cookies, some day) to talk to us.
-    /// Behind a trusted proxy `host` and `scheme` are the forwarded ones; `scheme` is nil when no proxy said it,
-    /// and then any scheme of the Origin is taken as ours (TLS may end at a proxy that does not say so).
-    func webSocketOriginAllowed(_ origin: String?, host: String?, scheme: String? = nil) -> Bool {
-        guard let origin else { return true }
-        if let host, Self.isSameOrigin(origin, host: host, scheme: scheme) { return true }
-        if let url = configuration.publicURL, Self.isSameOrigin(origin, host: url.authority, scheme: url.scheme) { return true }
-        return allowedOrigin(for: origin) != nil
-    }
-
-    /// `http://h:p` or `https://h:p` against the Host header `h:p`, default ports and case ignored.
-    static func isSameOrigin(_ origin: String, host: String, scheme: String? = nil) -> Bool {
-        let origin = origin.lowercased()
-        if let scheme, !origin.hasPrefix(scheme + "://") { return false }
-        let authority: Substring
-        let defaultPort: String
-        if origin.hasPrefix("http://") {
-            authority = origin.dropFirst(7)
-            defaultPort = ":80"
-        } else if origin.hasPrefix("https://") {
-            authority = origin.dropFirst(8)
-            defaultPort = ":443"
-        } else {
-            return false
-        }
-        func normalized<S: StringProtocol>(_ value: S) -> Substring {
-            let text = Substring(value)
-            return text.hasSuffix(defaultPort) ? text.dropLast(defaultPort.count) : text
-        }
-        return !authority.isEmpty && normalized(authority) == normalized(host.lowercased())
     }
 }

@@ -38,42 +38,61 @@ public struct RequestContext: Sendable {
     public func complete(onLoop body: @escaping @Sendable () throws -> RouteResult) { responder.send(body) }
 }
 
-/// Delivers a late response to its connection's loop; a connection that has gone away drops it.
+/// Delivers a late response to its connection's loop (a connection that has gone away drops it), or to the
+/// `HTTPPipeline.respond` waiting for it.
 struct ResponseSink: Sendable {
-    let connection: ConnectionHandle
-    let requestNumber: UInt64
+    enum Target: Sendable {
+        case connection(ConnectionHandle, requestNumber: UInt64)
+        case local(LocalAnswer)
+    }
+
+    let target: Target
+
+    init(_ target: Target) { self.target = target }
 
     func send(_ response: HTTPResponse) {
-        let requestNumber = self.requestNumber
-        if let live = connection.resolve(), let handler = live.handler as? HTTPConnectionHandler {
-            handler.complete(requestNumber: requestNumber, response: response)
-            return
-        }
-        connection.withConnection { live in
-            (live.handler as? HTTPConnectionHandler)?.complete(requestNumber: requestNumber, response: response)
+        switch target {
+        case .local(let answer): answer.send(.success(.response(response)))
+        case .connection(let connection, let requestNumber):
+            if let live = connection.resolve(), let handler = live.handler as? HTTPConnectionHandler {
+                handler.complete(requestNumber: requestNumber, response: response)
+                return
+            }
+            connection.withConnection { live in
+                (live.handler as? HTTPConnectionHandler)?.complete(requestNumber: requestNumber, response: response)
+            }
         }
     }
 
     /// Always a task on the loop, even from the loop itself: the route has returned `.pending` by the time it runs.
     func send(_ result: Result<RouteResult, any Error>) {
-        let requestNumber = self.requestNumber
-        connection.withConnection { live in
-            (live.handler as? HTTPConnectionHandler)?.complete(requestNumber: requestNumber, result: result)
+        switch target {
+        case .local(let answer): answer.send(result)
+        case .connection(let connection, let requestNumber):
+            connection.withConnection { live in
+                (live.handler as? HTTPConnectionHandler)?.complete(requestNumber: requestNumber, result: result)
+            }
         }
     }
 
-    /// Runs `body` as a task on the loop and completes the request with what it returns or throws.
+    /// Runs `body` as a task on the loop (without a connection, here and now) and completes the request with what it
+    /// returns or throws.
     func send(_ body: @escaping @Sendable () throws -> RouteResult) {
-        let requestNumber = self.requestNumber
-        connection.withConnection { live in
-            guard let handler = live.handler as? HTTPConnectionHandler else { return }
-            let result: Result<RouteResult, any Error>
-            do {
-                result = .success(try body())
-            } catch {
-                result = .failure(error)
+        switch target {
+        case .local(let answer): answer.send(Self.run(body))
+        case .connection(let connection, let requestNumber):
+            connection.withConnection { live in
+                guard let handler = live.handler as? HTTPConnectionHandler else { return }
+                handler.complete(requestNumber: requestNumber, result: Self.run(body))
             }
-            handler.complete(requestNumber: requestNumber, result: result)
+        }
+    }
+
+    private static func run(_ body: () throws -> RouteResult) -> Result<RouteResult, any Error> {
+        do {
+            return .success(try body())
+        } catch {
+            return .failure(error)
         }
     }
 }

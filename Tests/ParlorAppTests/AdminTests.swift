@@ -15,12 +15,12 @@ import ParlorApp
     @Test func adminRoutesAreOffWithoutAToken() throws {
         try withServer { app in
             let room = try createRoom(app)
-            #expect(try http(app, "POST", "/rooms/\(room)/members/MEM-x/kick").status == 404)
-            #expect(try http(app, "POST", "/admin/reset").status == 404)
+            #expect(try routed(app, "POST", "/rooms/\(room)/members/MEM-x/kick").status == 404)
+            #expect(try routed(app, "POST", "/admin/reset").status == 404)
             // Closing needs the creator's token; an anonymous room has no creator, so nobody but an admin may.
-            #expect(try http(app, "DELETE", "/rooms/\(room)").status == 401)
+            #expect(try routed(app, "DELETE", "/rooms/\(room)").status == 401)
             let stranger = try token(app, "stranger")
-            #expect(try http(app, "DELETE", "/rooms/\(room)", headers: ["Authorization": "Bearer \(stranger)"]).errorCode == "room:error:forbidden")
+            #expect(try routed(app, "DELETE", "/rooms/\(room)", headers: ["Authorization": "Bearer \(stranger)"]).errorCode == "room:error:forbidden")
         }
     }
 

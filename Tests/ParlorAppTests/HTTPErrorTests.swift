@@ -164,18 +164,18 @@ import ParlorApp
 
     @Test func knownPathWrongMethodIs405WithAllow() throws {
         try withServer { app in
-            let rooms = try http(app, "DELETE", "/rooms")
+            let rooms = try routed(app, "DELETE", "/rooms")
             let detail = expectProblem(rooms, 405, "http:error:method-not-allowed")
             #expect(detail.contains("DELETE"))
             let allow = Set((rooms.header("Allow") ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
             #expect(allow.isSuperset(of: ["GET", "POST", "HEAD", "OPTIONS"]))
             #expect(!allow.contains("DELETE"))
 
-            let auth = try http(app, "GET", "/auth")
+            let auth = try routed(app, "GET", "/auth")
             expectProblem(auth, 405, "http:error:method-not-allowed")
             #expect(auth.header("Allow") == "POST, OPTIONS")
 
-            let room = try http(app, "PUT", "/rooms/RM-1")
+            let room = try routed(app, "PUT", "/rooms/RM-1")
             expectProblem(room, 405, "http:error:method-not-allowed")
             let roomAllow = Set((room.header("Allow") ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
             #expect(roomAllow.isSuperset(of: ["GET", "HEAD", "OPTIONS"]))
@@ -186,7 +186,7 @@ import ParlorApp
     @Test func unknownPathIs404() throws {
         try withServer { app in
             for path in ["/nope", "/rooms/a/b/c", "/authx", "/rooms/a/members/b"] {
-                let detail = expectProblem(try http(app, "GET", path), 404, "http:error:not-found")
+                let detail = expectProblem(try routed(app, "GET", path), 404, "http:error:not-found")
                 #expect(!detail.isEmpty)
             }
         }
@@ -208,21 +208,21 @@ import ParlorApp
 
     @Test func applicationErrorsHaveTheSameShape() throws {
         try withServer { app in
-            expectProblem(try http(app, "POST", "/auth", json: "{"), 400, "request:error:invalid-json")
-            expectProblem(try http(app, "GET", "/rooms", token: "x"), 401, "auth:error:invalid-token")
-            expectProblem(try http(app, "GET", "/rooms/none"), 404, "room:error:not-found")
-            expectProblem(try http(app, "GET", "/ws"), 401, "auth:error:missing-token")
+            expectProblem(try routed(app, "POST", "/auth", json: "{"), 400, "request:error:invalid-json")
+            expectProblem(try routed(app, "GET", "/rooms", token: "x"), 401, "auth:error:invalid-token")
+            expectProblem(try routed(app, "GET", "/rooms/none"), 404, "room:error:not-found")
+            expectProblem(try routed(app, "GET", "/ws"), 401, "auth:error:missing-token")
         }
     }
 
     @Test func successfulResponsesHaveTheMandatoryHeaders() throws {
         try withServer { app in
-            expectWellFormed(try http(app, "GET", "/healthz"))
-            expectWellFormed(try http(app, "POST", "/auth", json: #"{"name":"alice"}"#))
-            expectWellFormed(try http(app, "GET", "/rooms"))
-            expectWellFormed(try http(app, "POST", "/rooms", json: #"{"display_name":"x"}"#))
-            expectWellFormed(try http(app, "HEAD", "/rooms"), headOnly: true)
-            expectWellFormed(try http(app, "OPTIONS", "/rooms", headers: ["Origin": "https://example.com"]))
+            expectWellFormed(try routed(app, "GET", "/healthz"))
+            expectWellFormed(try routed(app, "POST", "/auth", json: #"{"name":"alice"}"#))
+            expectWellFormed(try routed(app, "GET", "/rooms"))
+            expectWellFormed(try routed(app, "POST", "/rooms", json: #"{"display_name":"x"}"#))
+            expectWellFormed(try routed(app, "HEAD", "/rooms"), headOnly: true)
+            expectWellFormed(try routed(app, "OPTIONS", "/rooms", headers: ["Origin": "https://example.com"]))
         }
     }
 }

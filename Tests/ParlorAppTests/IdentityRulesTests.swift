@@ -31,19 +31,19 @@ import ParlorRooms
     @Test func namesWithHiddenOrReorderingCharactersAreRefused() throws {
         try withServer { app in
             for name in Self.refusedNames {
-                let response = try http(app, "POST", "/auth", json: #"{"name":"\#(name.json)"}"#)
+                let response = try routed(app, "POST", "/auth", json: #"{"name":"\#(name.json)"}"#)
                 #expect(response.status == 400, "\(name.label): \(response.status)")
                 #expect(response.errorCode == "request:error:invalid-field", "\(name.label)")
                 #expect((response.object["detail"] as? String)?.contains(name.rule) == true, "\(name.label): \(response.text)")
-                let room = try http(app, "POST", "/rooms", json: #"{"display_name":"\#(name.json)"}"#)
+                let room = try routed(app, "POST", "/rooms", json: #"{"display_name":"\#(name.json)"}"#)
                 if name.label != "65 characters" && name.label != "30 characters of 11 bytes" {
                     #expect(room.status == 400, "display name with \(name.label): \(room.status)")
                 }
             }
             // Within the caps: 64 emoji are 256 bytes; a display name of 100 such characters is 400 bytes.
-            #expect(try http(app, "POST", "/auth", json: #"{"name":"\#(String(repeating: "😀", count: 64))"}"#).status == 200)
-            #expect(try http(app, "POST", "/rooms", json: #"{"display_name":"\#(String(repeating: "😀", count: 100))"}"#).status == 201)
-            #expect(try http(app, "POST", "/rooms", json: #"{"display_name":"\#(String(repeating: "😀", count: 101))"}"#).status == 400)
+            #expect(try routed(app, "POST", "/auth", json: #"{"name":"\#(String(repeating: "😀", count: 64))"}"#).status == 200)
+            #expect(try routed(app, "POST", "/rooms", json: #"{"display_name":"\#(String(repeating: "😀", count: 100))"}"#).status == 201)
+            #expect(try routed(app, "POST", "/rooms", json: #"{"display_name":"\#(String(repeating: "😀", count: 101))"}"#).status == 400)
         }
     }
 
@@ -52,18 +52,18 @@ import ParlorRooms
             // 60,002 bytes but one character (a letter with 30,000 combining accents): a character count alone lets it in.
             let huge = "a" + String(repeating: "\u{0301}", count: 30_000)
             #expect(huge.count == 1)
-            let auth = try http(app, "POST", "/auth", json: #"{"name":"\#(huge)"}"#)
+            let auth = try routed(app, "POST", "/auth", json: #"{"name":"\#(huge)"}"#)
             #expect(auth.status == 400)
             #expect(auth.errorCode == "request:error:invalid-field")
-            #expect(try http(app, "POST", "/rooms", json: #"{"display_name":"\#(huge)"}"#).status == 400)
-            #expect(try http(app, "GET", "/rooms").text == "[]")
+            #expect(try routed(app, "POST", "/rooms", json: #"{"display_name":"\#(huge)"}"#).status == 400)
+            #expect(try routed(app, "GET", "/rooms").text == "[]")
         }
     }
 
     @Test func namesAreNFCNormalised() throws {
         try withServer { app in
-            let decomposed = try http(app, "POST", "/auth", json: #"{"name":"Cafe\u0301"}"#)
-            let composed = try http(app, "POST", "/auth", json: #"{"name":"Caf\u00E9"}"#)
+            let decomposed = try routed(app, "POST", "/auth", json: #"{"name":"Cafe\u0301"}"#)
+            let composed = try routed(app, "POST", "/auth", json: #"{"name":"Caf\u00E9"}"#)
             #expect(decomposed.object["name"] as? String == "Caf\u{E9}")
             #expect(Array((decomposed.object["name"] as? String ?? "").unicodeScalars) == Array("Caf\u{E9}".unicodeScalars))
             #expect(composed.object["user_id"] as? String == decomposed.object["user_id"] as? String, "one user, however the name is encoded")
@@ -76,24 +76,24 @@ import ParlorRooms
         let code = "open-sesame"
         try withServer({ $0.access = .code; $0.accessCode = code }) { app in
             let padded = code + String(repeating: #"\u0000"#, count: 256)
-            let forged = try http(app, "POST", "/auth", json: #"{"name":"mallory","code":"\#(padded)"}"#)
+            let forged = try routed(app, "POST", "/auth", json: #"{"name":"mallory","code":"\#(padded)"}"#)
             #expect(forged.status == 403)
             #expect(forged.errorCode == "auth:error:invalid-code")
             let longer = code + String(repeating: #"\u0000"#, count: 512)
-            #expect(try http(app, "POST", "/auth", json: #"{"name":"mallory","code":"\#(longer)"}"#).status == 403)
-            #expect(try http(app, "POST", "/auth", json: #"{"name":"alice","code":"\#(code)"}"#).status == 200)
+            #expect(try routed(app, "POST", "/auth", json: #"{"name":"mallory","code":"\#(longer)"}"#).status == 403)
+            #expect(try routed(app, "POST", "/auth", json: #"{"name":"alice","code":"\#(code)"}"#).status == 200)
         }
     }
 
     @Test func theAdminTokenCountsOnlyInTheAuthorizationHeader() throws {
         try withServer({ $0.adminToken = Self.admin }) { app in
             _ = try token(app, "mallory")
-            let inQuery = try http(app, "POST", "/users/mallory/revoke?token=\(Self.admin)")
+            let inQuery = try routed(app, "POST", "/users/mallory/revoke?token=\(Self.admin)")
             #expect(inQuery.status == 403)
             #expect(inQuery.errorCode == "auth:error:admin-required")
             let room = try createRoom(app)
-            #expect(try http(app, "DELETE", "/rooms/\(room)?token=\(Self.admin)").status == 401)
-            #expect(try http(app, "DELETE", "/rooms/\(room)", headers: ["Authorization": "Bearer \(Self.admin)"]).status == 204)
+            #expect(try routed(app, "DELETE", "/rooms/\(room)?token=\(Self.admin)").status == 401)
+            #expect(try routed(app, "DELETE", "/rooms/\(room)", headers: ["Authorization": "Bearer \(Self.admin)"]).status == 204)
         }
     }
 

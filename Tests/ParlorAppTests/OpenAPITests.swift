@@ -6,7 +6,7 @@ import Testing
 @Suite struct OpenAPITests {
     @Test func everyRouteIsDescribedWithItsErrors() throws {
         try withServer({ $0.adminToken = "admin-token-for-tests-0123456789"; $0.testMode = true }) { app in
-            let served = try http(app, "GET", "/openapi.json")
+            let served = try routed(app, "GET", "/openapi.json")
             #expect(served.status == 200)
             #expect(served.object["openapi"] as? String == "3.1.0")
             let paths = try #require(served.object["paths"] as? [String: [String: Any]])

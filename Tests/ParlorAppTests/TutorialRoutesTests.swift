@@ -2,13 +2,14 @@ import Foundation
 import Testing
 import ParlorApp
 
-/// The HTTP routes the tutorial app calls, with their exact JSON shapes, and their input validation.
+/// The HTTP routes the tutorial app calls, with their exact JSON shapes, and their input validation: through the
+/// app's middleware and routes without a socket (`routed`), but for the rooms created pipelined on a connection.
 @Suite struct TutorialRoutesTests {
     // MARK: The tutorial's contract
 
     @Test func authAnswersNameAndJWT() throws {
         try withServer { app in
-            let response = try http(app, "POST", "/auth", json: #"{"name":"alice"}"#)
+            let response = try routed(app, "POST", "/auth", json: #"{"name":"alice"}"#)
             #expect(response.status == 200)
             #expect(response.header("Content-Type")?.hasPrefix("application/json") == true)
             expectWellFormed(response)
@@ -21,10 +22,10 @@ import ParlorApp
 
     @Test func sameNameIsAlwaysTheSameUser() throws {
         try withServer { app in
-            let first = try http(app, "POST", "/auth", json: #"{"name":"alice"}"#)
-            let second = try http(app, "POST", "/auth", json: #"{"name":"alice"}"#)
-            let padded = try http(app, "POST", "/auth", json: #"{"name":"  alice "}"#)
-            let other = try http(app, "POST", "/auth", json: #"{"name":"bob"}"#)
+            let first = try routed(app, "POST", "/auth", json: #"{"name":"alice"}"#)
+            let second = try routed(app, "POST", "/auth", json: #"{"name":"alice"}"#)
+            let padded = try routed(app, "POST", "/auth", json: #"{"name":"  alice "}"#)
+            let other = try routed(app, "POST", "/auth", json: #"{"name":"bob"}"#)
             let aliceID = try #require(first.object["user_id"] as? String)
             #expect(second.object["user_id"] as? String == aliceID)
             #expect(padded.object["name"] as? String == "alice", "names are trimmed")
@@ -36,14 +37,14 @@ import ParlorApp
 
     @Test func createListAndGetARoom() throws {
         try withServer { app in
-            let created = try http(app, "POST", "/rooms", json: #"{"display_name":"Friday chat"}"#)
+            let created = try routed(app, "POST", "/rooms", json: #"{"display_name":"Friday chat"}"#)
             #expect(created.status == 201)
             expectWellFormed(created)
             let id = try #require(created.object["id"] as? String)
             #expect(created.object["display_name"] as? String == "Friday chat")
             #expect(created.header("Location") == "/rooms/\(id)")
 
-            let list = try http(app, "GET", "/rooms")
+            let list = try routed(app, "GET", "/rooms")
             #expect(list.status == 200)
             let array = try #require(list.json as? [Any], "GET /rooms must be a bare JSON array: \(list.text)")
             #expect(array.count == 1)
@@ -51,7 +52,7 @@ import ParlorApp
             #expect(room["id"] as? String == id)
             #expect(room["display_name"] as? String == "Friday chat")
 
-            let fetched = try http(app, "GET", "/rooms/\(id)")
+            let fetched = try routed(app, "GET", "/rooms/\(id)")
             #expect(fetched.status == 200)
             #expect(fetched.object["id"] as? String == id)
             #expect(fetched.object["display_name"] as? String == "Friday chat")
@@ -60,9 +61,9 @@ import ParlorApp
 
     @Test func unknownRoomIs404() throws {
         try withServer { app in
-            let detail = expectProblem(try http(app, "GET", "/rooms/RM-00000000000000000000000000000000"), 404, "room:error:not-found")
+            let detail = expectProblem(try routed(app, "GET", "/rooms/RM-00000000000000000000000000000000"), 404, "room:error:not-found")
             #expect(detail.contains("RM-00000000000000000000000000000000"))
-            expectProblem(try http(app, "GET", "/rooms/RM-nope/members"), 404, "room:error:not-found")
+            expectProblem(try routed(app, "GET", "/rooms/RM-nope/members"), 404, "room:error:not-found")
         }
     }
 
@@ -86,7 +87,7 @@ import ParlorApp
         try withServer { app in
             // Rooms created within the same millisecond must still list newest first.
             let ids = try Self.createRoomsQuickly(app, count: 20)
-            let listed = try http(app, "GET", "/rooms").array.compactMap { $0["id"] as? String }
+            let listed = try routed(app, "GET", "/rooms").array.compactMap { $0["id"] as? String }
             #expect(listed == ids.reversed())
         }
     }
@@ -94,12 +95,12 @@ import ParlorApp
     @Test func paginationFollowsLinkToTheEnd() throws {
         try withServer { app in
             let ids = try Self.createRoomsQuickly(app, count: 7)
-            let unpaged = try http(app, "GET", "/rooms").array.compactMap { $0["id"] as? String }
+            let unpaged = try routed(app, "GET", "/rooms").array.compactMap { $0["id"] as? String }
             var seen: [String] = []
             var pageSizes: [Int] = []
             var path: String? = "/rooms?page_size=3"
             while let next = path {
-                let page = try http(app, "GET", next)
+                let page = try routed(app, "GET", next)
                 #expect(page.status == 200, "\(next): \(page.text)")
                 let pageIDs = page.array.compactMap { $0["id"] as? String }
                 seen += pageIDs
@@ -118,7 +119,7 @@ import ParlorApp
     @Test func exactlyFullLastPageHasNoNextLink() throws {
         try withServer { app in
             for index in 0..<2 { _ = try createRoom(app, "Room \(index)") }
-            let page = try http(app, "GET", "/rooms?page_size=2")
+            let page = try routed(app, "GET", "/rooms?page_size=2")
             #expect(page.array.count == 2)
             #expect(page.header("Link") == nil)
         }
@@ -127,14 +128,14 @@ import ParlorApp
     @Test(arguments: ["0", "-1", "abc", "1001", "1.5", ""])
     func invalidPageSizeIs400(_ value: String) throws {
         try withServer { app in
-            let detail = expectProblem(try http(app, "GET", "/rooms?page_size=\(value)"), 400, "request:error:invalid-field")
+            let detail = expectProblem(try routed(app, "GET", "/rooms?page_size=\(value)"), 400, "request:error:invalid-field")
             #expect(detail.contains("page_size"))
         }
     }
 
     @Test func invalidCursorIs400() throws {
         try withServer { app in
-            let detail = expectProblem(try http(app, "GET", "/rooms?cursor=%21%21not-a-cursor"), 400, "request:error:invalid-field")
+            let detail = expectProblem(try routed(app, "GET", "/rooms?cursor=%21%21not-a-cursor"), 400, "request:error:invalid-field")
             #expect(detail.contains("cursor"))
         }
     }
@@ -158,7 +159,7 @@ import ParlorApp
     @Test(arguments: badNames)
     func invalidNameIs400(_ body: String, _ code: String) throws {
         try withServer { app in
-            let detail = expectProblem(try http(app, "POST", "/auth", json: body), 400, code)
+            let detail = expectProblem(try routed(app, "POST", "/auth", json: body), 400, code)
             #expect(detail.contains("name"), "detail must name the field: \(detail)")
         }
     }
@@ -166,7 +167,7 @@ import ParlorApp
     @Test func nameOf64CharactersIsAccepted() throws {
         try withServer { app in
             let name = String(repeating: "é", count: 64)
-            let response = try http(app, "POST", "/auth", json: #"{"name":"\#(name)"}"#)
+            let response = try routed(app, "POST", "/auth", json: #"{"name":"\#(name)"}"#)
             #expect(response.status == 200)
             #expect(response.object["name"] as? String == name)
         }
@@ -185,7 +186,7 @@ import ParlorApp
     @Test(arguments: badDisplayNames)
     func invalidDisplayNameIs400(_ body: String, _ code: String) throws {
         try withServer { app in
-            let detail = expectProblem(try http(app, "POST", "/rooms", json: body), 400, code)
+            let detail = expectProblem(try routed(app, "POST", "/rooms", json: body), 400, code)
             #expect(detail.contains("display_name"), "detail must name the field: \(detail)")
         }
     }
@@ -193,21 +194,21 @@ import ParlorApp
     @Test(arguments: [#"{"name":"#, "not json", "[]", #""alice""#, "", #"{"name":"alice"} trailing"#])
     func invalidJSONIs400(_ body: String) throws {
         try withServer { app in
-            expectProblem(try http(app, "POST", "/auth", json: body), 400, "request:error:invalid-json")
-            expectProblem(try http(app, "POST", "/rooms", json: body), 400, "request:error:invalid-json")
+            expectProblem(try routed(app, "POST", "/auth", json: body), 400, "request:error:invalid-json")
+            expectProblem(try routed(app, "POST", "/rooms", json: body), 400, "request:error:invalid-json")
         }
     }
 
     @Test func duplicateRoomNameIs409() throws {
         try withServer { app in
-            let first = try http(app, "POST", "/rooms", json: #"{"display_name":"One","name":"friday-chat"}"#)
+            let first = try routed(app, "POST", "/rooms", json: #"{"display_name":"One","name":"friday-chat"}"#)
             #expect(first.status == 201)
             #expect(first.object["name"] as? String == "friday-chat")
-            expectProblem(try http(app, "POST", "/rooms", json: #"{"display_name":"Two","name":"friday-chat"}"#), 409, "room:error:name-taken")
-            let detail = expectProblem(try http(app, "POST", "/rooms", json: #"{"display_name":"Three","name":"has space"}"#),
+            expectProblem(try routed(app, "POST", "/rooms", json: #"{"display_name":"Two","name":"friday-chat"}"#), 409, "room:error:name-taken")
+            let detail = expectProblem(try routed(app, "POST", "/rooms", json: #"{"display_name":"Three","name":"has space"}"#),
                                        400, "request:error:invalid-field")
             #expect(detail.contains("name"))
-            #expect(try http(app, "GET", "/rooms").array.count == 1)
+            #expect(try routed(app, "GET", "/rooms").array.count == 1)
         }
     }
 
@@ -225,7 +226,7 @@ import ParlorApp
     @Test(arguments: badProperties)
     func invalidPropertiesAre400(_ fragment: String, _ field: String) throws {
         try withServer { app in
-            let detail = expectProblem(try http(app, "POST", "/rooms", json: #"{"display_name":"P",\#(fragment)}"#),
+            let detail = expectProblem(try routed(app, "POST", "/rooms", json: #"{"display_name":"P",\#(fragment)}"#),
                                        400, "request:error:invalid-field")
             #expect(detail.contains(field), "detail must name \(field): \(detail)")
         }
@@ -234,11 +235,11 @@ import ParlorApp
     @Test func validPropertiesAreStored() throws {
         try withServer { app in
             let id = try createRoom(app, "Props", properties: #"{"ttl":60,"max_members":10}"#)
-            let room = try http(app, "GET", "/rooms/\(id)").object
+            let room = try routed(app, "GET", "/rooms/\(id)").object
             let properties = try #require(room["properties"] as? [String: Any])
             #expect(properties["ttl"] as? Int == 60)
             #expect(properties["max_members"] as? Int == 10)
-            let defaults = try http(app, "GET", "/rooms/\(try createRoom(app, "Defaults"))").object["properties"] as? [String: Any]
+            let defaults = try routed(app, "GET", "/rooms/\(try createRoom(app, "Defaults"))").object["properties"] as? [String: Any]
             #expect(defaults?["ttl"] as? Int == 300)
         }
     }
@@ -249,28 +250,28 @@ import ParlorApp
         try withServer { app in
             let id = try createRoom(app)
             for (method, path, body) in [("GET", "/rooms", nil), ("POST", "/rooms", #"{"display_name":"x"}"#), ("GET", "/rooms/\(id)", nil)] {
-                let response = try http(app, method, path, json: body, token: "not.a.jwt")
+                let response = try routed(app, method, path, json: body, token: "not.a.jwt")
                 expectProblem(response, 401, "auth:error:invalid-token")
                 #expect(response.header("WWW-Authenticate") == "Bearer")
             }
-            #expect(try http(app, "GET", "/rooms").array.count == 1, "the refused POST created nothing")
+            #expect(try routed(app, "GET", "/rooms").array.count == 1, "the refused POST created nothing")
         }
     }
 
     @Test func createdByIsTheTokensUser() throws {
         try withServer { app in
-            let auth = try http(app, "POST", "/auth", json: #"{"name":"alice"}"#)
+            let auth = try routed(app, "POST", "/auth", json: #"{"name":"alice"}"#)
             let jwt = try #require(auth.object["jwt"] as? String)
             let userID = try #require(auth.object["user_id"] as? String)
-            let created = try http(app, "POST", "/rooms", json: #"{"display_name":"Mine"}"#, token: jwt)
+            let created = try routed(app, "POST", "/rooms", json: #"{"display_name":"Mine"}"#, token: jwt)
             #expect(created.status == 201)
             #expect(created.object["created_by"] as? String == userID)
             let id = try #require(created.object["id"] as? String)
-            #expect(try http(app, "GET", "/rooms/\(id)", token: jwt).object["created_by"] as? String == userID)
-            let listed = try http(app, "GET", "/rooms", token: jwt)
+            #expect(try routed(app, "GET", "/rooms/\(id)", token: jwt).object["created_by"] as? String == userID)
+            let listed = try routed(app, "GET", "/rooms", token: jwt)
             #expect(listed.status == 200)
             #expect(listed.array.first?["created_by"] as? String == userID)
-            let anonymous = try http(app, "POST", "/rooms", json: #"{"display_name":"Nobody's"}"#)
+            let anonymous = try routed(app, "POST", "/rooms", json: #"{"display_name":"Nobody's"}"#)
             #expect(anonymous.object["created_by"] is NSNull)
         }
     }

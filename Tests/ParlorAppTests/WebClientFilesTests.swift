@@ -18,7 +18,7 @@ import Testing
         #expect(names.contains("sfu.js") && names.contains("rtc.js") && names.contains("app.js"))
         try withServer { app in
             for name in names {
-                let response = try http(app, "GET", "/\(name)")
+                let response = try routed(app, "GET", "/\(name)")
                 let onDisk = try [UInt8](Data(contentsOf: Self.webDirectory.appendingPathComponent(name)))
                 #expect(response.status == 200, "/\(name) is not served: add it to WebClientFiles")
                 #expect(response.body == onDisk, "/\(name) differs from the file")
