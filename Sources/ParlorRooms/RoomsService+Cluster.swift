@@ -340,7 +340,7 @@ extension RoomsService {
 
     /// After each batch (and the reload of rooms a failure touched): committed, every synced or touched room was
     /// delivered through its last event id; not committed, nothing of it went out, so the cursors go back.
-    func finishClusterBatch(_ batch: Batch, committed: Bool) {
+    func finishClusterBatch(changedRooms: Set<String>, committed: Bool) {
         assertOnRoomsThread()
         guard cluster != nil else { return }
         defer {
@@ -352,7 +352,7 @@ extension RoomsService {
             for (roomID, previous) in state.clusterUndo { state.clusterDelivered[roomID] = previous }
             return
         }
-        for roomID in state.clusterSynced.union(batch.touchedRooms).union(batch.roomsToReload) {
+        for roomID in state.clusterSynced.union(changedRooms) {
             state.clusterDelivered[roomID] = state.rooms[roomID]?.lastEventID
         }
     }

@@ -23,7 +23,9 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
     let configuration: RoomsConfiguration
     let logger: Logger
     /// Records joins, leaves and room lifecycle in each batch's transaction (the webhook outbox); rooms thread.
-    private let observer: (any RoomNoticeRecorder)?
+    private let noticeRecorder: (any RoomNoticeRecorder)?
+    /// The steps after every batch's transaction, in order (RoomsService+BatchObservers.swift); rooms thread only.
+    var batchObservers: [any BatchObserver]
     /// Commands with the monotonic time they arrived (for parlor_join_seconds).
     private let inbox = Locked(Inbox())
     private let shuttingDown = Atomic<Bool>(false)
@@ -90,7 +92,8 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         self.cluster = cluster
         self.delivery = delivery
         self.metrics = metrics
-        self.observer = observer
+        noticeRecorder = observer
+        batchObservers = Self.standardBatchObservers(notices: observer)
         self.configuration = configuration
         self.logger = logger
         self.thread = thread
@@ -117,6 +120,9 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
     /// Grows after every commit that touched a room (members, media, lifecycle): what was read from the database
     /// under an older value may be stale. It grows after the commit, so a read that sees the new value sees the commit.
     public var roomsVersion: UInt64 { changeCounter.load(ordering: .acquiring) }
+
+    /// A batch changed a room: `roomsVersion` grows (after the commit).
+    func roomsDidChange() { changeCounter.add(1, ordering: .releasing) }
 
     // MARK: Entry points (any thread)
 
@@ -223,7 +229,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         }
     }
 
-    /// One batch: its commands in one transaction, then replies and events after the commit.
+    /// One batch: its commands in one transaction, then the batch observers (replies and events among them).
     private func apply(_ received: [(Command, receivedAt: UInt64)]) {
         reloadStaleRooms()
         // Notifications of events already here (this node's own, mostly) need no transaction at all.
@@ -253,7 +259,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
                     inProgress = nil
                 }
                 // In the transaction: the outbox rows commit with the events they announce, or neither does.
-                if let observer, !batch.notices.isEmpty { try observer.record(batch.notices, in: transaction) }
+                if let noticeRecorder, !batch.notices.isEmpty { try noticeRecorder.record(batch.notices, in: transaction) }
             }
         } catch {
             committed = false
@@ -266,21 +272,10 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
                 + commands[started...].compactMap { retryOnFailure(of: $0) }
         }
         metrics.commitSeconds.observe(nanoseconds: MonotonicClock.now() &- transactionStartedAt)
-        // Re-read after the transaction: reading inside it would wait on our own write lock.
+        // Re-read after the transaction: reading inside it would wait on our own write lock. Before the observers,
+        // so they see the rooms as stored.
         reload(batch.roomsToReload)
-        if media != nil { syncMedia(batch.touchedRooms.union(batch.mediaRooms).union(batch.roomsToReload)) }
-        finishClusterBatch(batch, committed: committed)
-        for (settlement, attempt) in retries { scheduleRetry(settlement, attempt: attempt) }
-        syncLiveUsers(batch.touchedRooms.union(batch.roomsToReload))
-        if !batch.touchedRooms.isEmpty {
-            changeCounter.add(1, ordering: .releasing)
-            publishRoomGauges(changed: batch.touchedRooms.union(batch.roomsToReload))
-        }
-        batch.outbox.flush(through: delivery)
-        metrics.eventsDelivered.add(batch.outbox.eventCount)
-        observeJoinLatency(received)
-        for completion in batch.completions { completion() }
-        if committed, let observer, !batch.notices.isEmpty { observer.committed() }
+        batchEnded(BatchEnd(batch, committed: committed, retries: retries, received: received))
     }
 
     /// Runs one command in its own savepoint. Returns false if it failed for a reason other than a refusal

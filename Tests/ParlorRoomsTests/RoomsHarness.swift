@@ -91,6 +91,11 @@ final class RoomsHarness {
         closeStore()
     }
 
+    /// Closes the store under the running service: every batch from now on fails to begin its transaction.
+    func closeStoreUnderTheService() {
+        closeStore()
+    }
+
     /// Returns once everything queued on the rooms thread before it has run (and its deliveries are recorded);
     /// commands waiting for the end of a commit window are applied now.
     func sync() {
