@@ -16,7 +16,7 @@ final class WebSocketDelivery: DeliveryChannel {
     private let registry = Locked(Registry())
 
     /// A delivery as a connection takes it: the message framed.
-    private enum Framed: Sendable {
+    enum Framed: Sendable {
         case frame([UInt8]), pacedFrame([UInt8]), reply([UInt8])
         case replayPageEnd(more: Bool, stallTimeout: TimeSpan?)
         case close(code: UInt16, reason: String)
@@ -41,6 +41,15 @@ final class WebSocketDelivery: DeliveryChannel {
 
     /// On the rooms thread, after a commit: frames, groups by loop, and queues one task per loop.
     func deliver(_ deliveries: [(ClientID, Delivery)]) {
+        for group in framedByLoop(deliveries) {
+            let items = group.items
+            group.loop.execute { Self.write(items) }
+        }
+    }
+
+    /// The deliveries to registered clients, framed (each distinct message once), in one list per loop in the order
+    /// the loops were first used, each list in the order given. Deliveries to ids no longer registered are dropped.
+    func framedByLoop(_ deliveries: [(ClientID, Delivery)]) -> [(loop: EventLoop, items: [(ConnectionHandle, Framed)])] {
         // Framed messages by the identity of their bytes: the receivers of one event share one array, so it is
         // framed once and the frame is shared in turn.
         var frames: [UnsafeRawPointer?: [UInt8]] = [:]
@@ -72,10 +81,7 @@ final class WebSocketDelivery: DeliveryChannel {
                 }
             }
         }
-        for group in groups {
-            let items = group.items
-            group.loop.execute { Self.write(items) }
-        }
+        return groups
     }
 
     /// On a connection's loop: frames are queued, then each connection writes once, one writev for all this batch
