@@ -63,22 +63,22 @@ final class WebSocketDelivery: DeliveryChannel {
         // One list per loop, in the order the loops were first used. A server has a handful of loops, so finding a
         // loop's list is a short scan by identity.
         var groups: [(loop: EventLoop, items: [(ConnectionHandle, Framed)])] = []
-        registry.withLock { registry in
-            for (id, delivery) in deliveries {
-                guard let handle = registry.connections[id] else { continue }
-                let framed: Framed = switch delivery {
-                case .message(let message): .frame(frame(message))
-                case .pacedMessage(let message): .pacedFrame(frame(message))
-                case .reply(let message): .reply(frame(message))
-                case .replayPageEnd(let more, let stallTimeout): .replayPageEnd(more: more, stallTimeout: stallTimeout)
-                case .close(let code, let reason): .close(code: code, reason: reason)
-                case .drop: .drop
-                }
-                if let index = groups.firstIndex(where: { $0.loop === handle.loop }) {
-                    groups[index].items.append((handle, framed))
-                } else {
-                    groups.append((handle.loop, [(handle, framed)]))
-                }
+        // Only the lookups hold the lock the loops take to register and unregister; the framing comes after.
+        let handles = registry.withLock { registry in deliveries.map { registry.connections[$0.0] } }
+        for ((_, delivery), handle) in zip(deliveries, handles) {
+            guard let handle else { continue }
+            let framed: Framed = switch delivery {
+            case .message(let message): .frame(frame(message))
+            case .pacedMessage(let message): .pacedFrame(frame(message))
+            case .reply(let message): .reply(frame(message))
+            case .replayPageEnd(let more, let stallTimeout): .replayPageEnd(more: more, stallTimeout: stallTimeout)
+            case .close(let code, let reason): .close(code: code, reason: reason)
+            case .drop: .drop
+            }
+            if let index = groups.firstIndex(where: { $0.loop === handle.loop }) {
+                groups[index].items.append((handle, framed))
+            } else {
+                groups.append((handle.loop, [(handle, framed)]))
             }
         }
         return groups
