@@ -28,7 +28,10 @@ let package = Package(
         .target(name: "CParlorSystem"),
 
         // Layers, in one dependency direction: loop → codec/protocols → media → store → rooms → app → executable.
-        .target(name: "ParlorLoop", dependencies: ["CParlorSystem", "COpenSSL"]),
+        // Time spans, the monotonic clock, the pthread lock, the logger and the serial-thread shape: below the loop, so
+        // the rooms domain uses them without importing it.
+        .target(name: "ParlorBasics"),
+        .target(name: "ParlorLoop", dependencies: ["ParlorBasics", "CParlorSystem", "COpenSSL"]),
         .target(name: "ParlorCodec"),
         // The wire vocabulary (JSON, request/event types, error codes with their HTTP status, frames), no I/O:
         // shared by the server's layers and the client.
@@ -51,12 +54,14 @@ let package = Package(
         // PostgreSQL through libpq, beside ParlorStore: connections, statements, migrations (Migrations/postgres).
         // It shares ParlorStore's value, row and migration types.
         .target(name: "ParlorPostgres", dependencies: ["CLibPQ", "ParlorStore"], plugins: ["EmbedMigrations"]),
-        // No HTTP module: the rooms domain hands its deliveries to a `DeliveryChannel` that ParlorApp implements.
+        // No HTTP module and no loop: the rooms domain knows clients by `ClientID`, runs on a `SerialThread` the app
+        // passes in, and hands its deliveries (encoded JSON) to a `DeliveryChannel` that ParlorApp implements.
         // Rooms decide who may send and receive audio and hand that to ParlorMedia's forwarding unit (--media sfu).
-        .target(name: "ParlorRooms", dependencies: ["ParlorStore", "ParlorProtocol", "ParlorMetrics", "ParlorCodec", "ParlorLoop",
+        .target(name: "ParlorRooms", dependencies: ["ParlorStore", "ParlorProtocol", "ParlorMetrics", "ParlorCodec", "ParlorBasics",
                                                     "ParlorMedia", "CJWT", "COpenSSL"]),
         // The rooms domain's stores on PostgreSQL: libpq stays out of ParlorRooms.
-        .target(name: "ParlorRoomsPostgres", dependencies: ["ParlorRooms", "ParlorPostgres", "ParlorStore", "ParlorProtocol"]),
+        .target(name: "ParlorRoomsPostgres", dependencies: ["ParlorRooms", "ParlorPostgres", "ParlorStore", "ParlorProtocol", "ParlorCodec",
+                                                            "ParlorBasics"]),
         .target(name: "ParlorApp", dependencies: ["ParlorRooms", "ParlorRoomsPostgres", "ParlorPostgres", "ParlorHTTP", "ParlorProtocol", "ParlorMetrics", "ParlorStore", "ParlorLoop",
                                                   "ParlorCodec", "ParlorMedia", "COpenSSL"],
                 // The web client ships inside the binary: no files to deploy, nothing fetched at run time.
@@ -81,7 +86,7 @@ let package = Package(
         .target(name: "ParlorTesting", dependencies: ["ParlorClient"]),
         .target(name: "ParlorTestServer", dependencies: ["ParlorTesting", "ParlorClient", "ParlorApp"]),
 
-        .testTarget(name: "ParlorLoopTests", dependencies: ["ParlorLoop"]),
+        .testTarget(name: "ParlorLoopTests", dependencies: ["ParlorLoop", "ParlorBasics"]),
         .testTarget(name: "ParlorCodecTests", dependencies: ["ParlorCodec", "ParlorProtocol"]),
         .testTarget(name: "ParlorProtocolTests", dependencies: ["ParlorProtocol", "ParlorCodec"]),
         .testTarget(name: "ParlorMediaTests", dependencies: ["ParlorMedia", "ParlorMediaClient", "ParlorLoop", "COpenSSL"]),
@@ -93,8 +98,9 @@ let package = Package(
         .target(name: "PostgresTestCluster", dependencies: ["ParlorPostgres"], path: "Tests/PostgresTestCluster"),
         .testTarget(name: "ParlorPostgresTests", dependencies: ["ParlorPostgres", "ParlorStore", "PostgresTestCluster"]),
         // The rooms logic without sockets: in-memory SQLite and PostgreSQL stores, a manual clock, deliveries recorded per client.
-        .testTarget(name: "ParlorRoomsTests", dependencies: ["ParlorRooms", "ParlorStore", "ParlorProtocol", "ParlorLoop",
-                                                           "ParlorRoomsPostgres", "ParlorPostgres", "PostgresTestCluster"]),
+        // ParlorLoop for the rooms thread alone: an `EventLoop`, as in the server (no connection is fabricated).
+        .testTarget(name: "ParlorRoomsTests", dependencies: ["ParlorRooms", "ParlorStore", "ParlorProtocol", "ParlorBasics",
+                                                           "ParlorLoop", "ParlorRoomsPostgres", "ParlorPostgres", "PostgresTestCluster"]),
         // The router, the middleware and the whole chain through `HTTPPipeline.respond`, without sockets.
         .testTarget(name: "ParlorHTTPTests", dependencies: ["ParlorHTTP", "ParlorCodec", "ParlorProtocol", "ParlorLoop"]),
         .testTarget(name: "ParlorClientTests", dependencies: ["ParlorClient", "ParlorApp", "ParlorTesting", "ParlorTestServer"]),

@@ -17,6 +17,8 @@ public final class ParlorApplication: Sendable {
     /// SQLite or PostgreSQL (`--database`).
     public let storage: AppStorage
     public let rooms: RoomsService
+    /// The rooms' deliveries to WebSocket connections (`ClientID` to connection).
+    let delivery: WebSocketDelivery
     public let users: UserDirectory
     public let tokens: TokenService
     public let server: HTTPServer
@@ -116,14 +118,16 @@ public final class ParlorApplication: Sendable {
         let webhooks = webhookParts?.1
         self.webhooks = webhooks
         var media: MediaServer?
+        let delivery = WebSocketDelivery()
+        self.delivery = delivery
         do {
             if configuration.rooms.mediaMode == .sfu {
                 media = try MediaServer(configuration: configuration.mediaServerConfiguration(httpPort: configuration.http.port), logger: logger,
                                         metrics: metrics)
             }
             self.media = media
-            rooms = try RoomsService(store: roomStore, configuration: roomsConfiguration, logger: logger,
-                                     delivery: WebSocketDelivery(), observer: webhookParts?.0, metrics: metrics, media: media,
+            rooms = try RoomsService(store: roomStore, thread: EventLoop(name: "parlor-rooms"), configuration: roomsConfiguration,
+                                     logger: logger, delivery: delivery, observer: webhookParts?.0, metrics: metrics, media: media,
                                      cluster: storage.clusterLink(for: roomStore, lease: roomsConfiguration.nodeLease, logger: logger))
         } catch {
             media?.stop()
@@ -140,8 +144,8 @@ public final class ParlorApplication: Sendable {
             ? AddressRateLimiter(rate: configuration.roomCreationsPerMinute / 60, burst: configuration.roomCreationsPerMinute * 2) : nil
         let executor = DatabaseExecutor(readerCount: configuration.readerCount)
         self.executor = executor
-        let routes = Routes(configuration: configuration, storage: storage, executor: executor, rooms: rooms, users: users,
-                            tokens: tokens, logger: logger, authLimiter: authLimiter, roomCreationLimiter: roomCreationLimiter)
+        let routes = Routes(configuration: configuration, storage: storage, executor: executor, rooms: rooms, delivery: delivery,
+                            users: users, tokens: tokens, logger: logger, authLimiter: authLimiter, roomCreationLimiter: roomCreationLimiter)
         let pipeline = routes.pipeline()
         self.pipeline = pipeline
         var mainServer: HTTPServer?

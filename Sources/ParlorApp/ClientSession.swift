@@ -8,6 +8,8 @@ import ParlorRooms
 /// request's shape, answers bad input itself, and hands the rest to the rooms thread, which replies in order.
 final class ClientSession: WebSocketDelegate {
     private let rooms: RoomsService
+    /// Knows this connection by the client's id until it closes.
+    private let delivery: WebSocketDelivery
     /// The few settings a session reads. Not the whole `AppConfiguration`: stored inline in every session, that
     /// struct cost 10,000 connections 8.5 MiB.
     private let limits: Limits
@@ -37,10 +39,11 @@ final class ClientSession: WebSocketDelegate {
         }
     }
 
-    init(client: ClientRef, tokenExpiresAt: Int64, rooms: RoomsService, limits: Limits) {
+    init(client: ClientRef, tokenExpiresAt: Int64, rooms: RoomsService, delivery: WebSocketDelivery, limits: Limits) {
         self.client = client
         self.tokenExpiresAt = tokenExpiresAt
         self.rooms = rooms
+        self.delivery = delivery
         self.limits = limits
         if limits.messagesPerSecond > 0 {
             messageBudget = TokenBucket(rate: limits.messagesPerSecond, burst: limits.messagesPerSecond * 2)
@@ -164,7 +167,10 @@ final class ClientSession: WebSocketDelegate {
     func webSocketDidClose(_ socket: WebSocketConnection, code: UInt16?, reason: String) {
         if let expiryTimer { socket.connection.loop.cancelTimer(expiryTimer) }
         expiryTimer = nil
-        if let client { rooms.disconnected(client) }
+        if let client {
+            rooms.disconnected(client)
+            delivery.unregister(client.id)
+        }
         client = nil
     }
 
@@ -278,13 +284,14 @@ extension Routes {
         // The token is not kept in the verified-token cache: a connection checks it once.
         guard case .known(let found) = try lookUpIdentity(request, context, rememberToken: false, route: { webSocket }) else { return .pending }
         let identity = try Authenticator.require(found)
-        let rooms = self.rooms
+        let (rooms, delivery) = (self.rooms, self.delivery)
         let limits = ClientSession.Limits(configuration)
         let address = ClientAddress.limitKey(context.clientAddress)
         let (user, expiresAt) = (identity.user, identity.claims.expiresAt)
         return .upgrade(WebSocketUpgrade { socket, _ in
-            let client = ClientRef(handle: socket.handle, sessionID: Identifier.make(Identifier.session), user: user, address: address)
-            return ClientSession(client: client, tokenExpiresAt: expiresAt, rooms: rooms, limits: limits)
+            let client = ClientRef(id: delivery.register(socket.handle), sessionID: Identifier.make(Identifier.session), user: user,
+                                   address: address)
+            return ClientSession(client: client, tokenExpiresAt: expiresAt, rooms: rooms, delivery: delivery, limits: limits)
         })
     }
 }

@@ -12,6 +12,8 @@ struct Routes: Sendable {
     /// Where the routes' database work runs: never on the loop thread (`Routes+OffLoop.swift`).
     let executor: DatabaseExecutor
     let rooms: RoomsService
+    /// The rooms' deliveries to WebSocket connections, which registers each connection as it is accepted.
+    let delivery: WebSocketDelivery
     let users: UserDirectory
     let tokens: TokenService
     let logger: Logger

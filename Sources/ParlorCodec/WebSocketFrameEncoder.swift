@@ -43,6 +43,15 @@ public enum WebSocketFrameEncoder {
         return frame
     }
 
+    /// The size of the unmasked frame (a server's) carrying `payloadCount` bytes: what it costs a connection's output.
+    public static func unmaskedFrameSize(payloadCount: Int) -> Int {
+        switch payloadCount {
+        case ..<126: 2 + payloadCount
+        case ...0xFFFF: 4 + payloadCount
+        default: 10 + payloadCount
+        }
+    }
+
     /// A complete, unfragmented text frame.
     public static func text(_ string: String, mask: Mask? = nil) -> [UInt8] {
         frame(.text, payload: Array(string.utf8), mask: mask)

@@ -1,8 +1,3 @@
-/// Identifies a scheduled timer so it can be cancelled.
-public struct TimerID: Hashable, Sendable {
-    let value: UInt64
-}
-
 /// A min-heap of deadlines. Cancelling drops the callback and leaves the heap entry to be skipped when it surfaces,
 /// which keeps cancel O(1) for the common case of idle timers that are re-armed on every request.
 struct TimerQueue {

@@ -1,51 +1,37 @@
 import ParlorCodec
 
-/// Encodes protocol messages straight to WebSocket text frames, so a frame is built once and shared by every receiver.
+/// Protocol messages as whole WebSocket text frames (`ProtocolMessage`'s bytes behind a frame header), for what a
+/// connection answers itself.
 public enum ProtocolFrame {
     /// The `type` of every refusal; its body carries the `ErrorCode`.
-    public static let errorType = "error"
+    public static let errorType = ProtocolMessage.errorType
 
     public static func message(_ value: JSONValue) -> [UInt8] {
         WebSocketFrameEncoder.frame(.text, payload: value.encoded())
     }
 
-    /// The text frame of a message already written (by `JSONObjectWriter`).
+    /// The text frame of a message already written (by `JSONObjectWriter` or `ProtocolMessage`).
     public static func message(encoded payload: [UInt8]) -> [UInt8] {
         WebSocketFrameEncoder.frame(.text, payload: payload)
     }
 
-    /// `{"type":"T:success","tid":…,"body":…}`
+    /// `ProtocolMessage.success(_:tid:body:)` as a frame.
     public static func success(_ type: RequestType, tid: JSONValue, body: JSONValue) -> [UInt8] {
-        // Written field by field: a reply per request, and the object of three fields was built only to be encoded.
-        var message = JSONObjectWriter()
-        message.field("type", string: type.successType)
-        message.field("tid", tid)
-        message.field("body", body)
-        return self.message(encoded: message.finish())
+        message(encoded: ProtocolMessage.success(type, tid: tid, body: body))
     }
 
-    /// The same frame as `success(_:tid:body:)`, for a body that is already encoded JSON.
+    /// `ProtocolMessage.success(_:tid:encodedBody:)` as a frame.
     public static func success(_ type: RequestType, tid: JSONValue, encodedBody: [UInt8]) -> [UInt8] {
-        // Room for the type, the tid and the body without growing (a grown buffer copies the body again).
-        var message = JSONObjectWriter(reservingCapacity: encodedBody.count + 256)
-        message.field("type", string: type.successType)
-        message.field("tid", tid)
-        message.field("body", encoded: encodedBody)
-        return WebSocketFrameEncoder.frame(.text, payload: message.finish())
+        message(encoded: ProtocolMessage.success(type, tid: tid, encodedBody: encodedBody))
     }
 
-    /// `{"type":"error","tid":…,"body":{"code","detail"}}`, with `request_type` when the refused request had a type
-    /// (echoed as sent, also when it is not a type this server knows).
+    /// `ProtocolMessage.error` as a frame.
     public static func error(tid: JSONValue, code: ErrorCode, detail: String, requestType: String? = nil) -> [UInt8] {
-        var body: JSONObject = ["code": .string(code.rawValue), "detail": .string(detail)]
-        if let requestType { body["request_type"] = .string(requestType) }
-        return message(["type": .string(errorType), "tid": tid, "body": .object(body)])
+        message(encoded: ProtocolMessage.error(tid: tid, code: code, detail: detail, requestType: requestType))
     }
 
-    /// `{"type":T, …fields}`: a message the server sends unasked (no `tid`), its type first.
+    /// `ProtocolMessage.event` as a frame.
     public static func event(_ type: EventType, _ fields: JSONObject) -> [UInt8] {
-        var object: JSONObject = ["type": .string(type.rawValue)]
-        for (key, value) in fields.pairs { object.appendParsed(key, value) }  // fields never hold "type"
-        return message(.object(object))
+        message(encoded: ProtocolMessage.event(type, fields))
     }
 }

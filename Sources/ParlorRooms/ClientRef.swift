@@ -1,20 +1,28 @@
-import ParlorLoop
+/// A connected client as the rooms domain knows it, opaque: the delivery layer that made it knows which connection
+/// it stands for (ParlorApp's `WebSocketDelivery`); the domain only compares and hashes it.
+public struct ClientID: Hashable, Sendable, CustomStringConvertible {
+    public let value: UInt64
 
-/// One WebSocket connection as the rooms domain knows it: where to send, which session, which user.
+    public init(_ value: UInt64) { self.value = value }
+
+    public var description: String { "client \(value)" }
+}
+
+/// One client connection as the rooms domain knows it: where to send, which session, which user.
 public struct ClientRef: Sendable, Hashable {
-    public let handle: ConnectionHandle
+    public let id: ClientID
     public let sessionID: String
     public let user: User
     /// The client's `ClientAddress.limitKey`, which a room ban holds too; nil when unknown.
     public let address: String?
 
-    public init(handle: ConnectionHandle, sessionID: String, user: User, address: String? = nil) {
-        self.handle = handle
+    public init(id: ClientID, sessionID: String, user: User, address: String? = nil) {
+        self.id = id
         self.sessionID = sessionID
         self.user = user
         self.address = address
     }
 
-    public static func == (a: ClientRef, b: ClientRef) -> Bool { a.handle == b.handle }
-    public func hash(into hasher: inout Hasher) { hasher.combine(handle) }
+    public static func == (a: ClientRef, b: ClientRef) -> Bool { a.id == b.id }
+    public func hash(into hasher: inout Hasher) { hasher.combine(id) }
 }

@@ -23,11 +23,11 @@ public protocol ClusterTransaction: RoomTransaction {
     /// that was present (on a node that died) is disconnected since `time` until the request attaches it.
     /// Returns the member and since when it is disconnected (nil: present), or nil when the user is not a member.
     func claimMembership(roomID: String, userID: String, at time: Int64) throws -> (memberID: String, disconnectedAt: Int64?)?
-    /// Stores a signalling frame for the member's connections when another node holds the member, and tells that
-    /// node; false when no other node does (the member is unknown, or held here).
-    func relaySignal(roomID: String, toMember memberID: String, frame: [UInt8], at time: Int64) throws -> Bool
-    /// Deletes and returns the signalling frames waiting for this node, oldest first.
-    func takeSignals() throws -> [(roomID: String, memberID: String, frame: [UInt8])]
+    /// Stores a signalling message (its encoded JSON) for the member's connections when another node holds the
+    /// member, and tells that node; false when no other node does (the member is unknown, or held here).
+    func relaySignal(roomID: String, toMember memberID: String, message: [UInt8], at time: Int64) throws -> Bool
+    /// Deletes and returns the signalling messages waiting for this node, oldest first.
+    func takeSignals() throws -> [(roomID: String, memberID: String, message: [UInt8])]
     /// Serialises room creation across nodes until the commit (the open-room limits are counted under it).
     func lockRoomCreation() throws
     /// The ids of every open room.

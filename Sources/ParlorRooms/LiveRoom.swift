@@ -1,4 +1,4 @@
-import ParlorLoop
+import ParlorBasics
 import ParlorProtocol
 
 /// A member as the rooms thread holds it while JOINED.
@@ -70,9 +70,9 @@ final class LiveRoom {
     /// A room object that `LiveUsers` has not counted yet (new, or reloaded from the store): counted whole once.
     private(set) var needsFullUserCount = true
     /// Connections receiving this room's events, by user id.
-    private(set) var attached: [String: Set<ConnectionHandle>] = [:]
+    private(set) var attached: [String: Set<ClientID>] = [:]
     /// Connections that receive this room's events without a membership (conversation:watch).
-    private(set) var watchers: Set<ConnectionHandle> = []
+    private(set) var watchers: Set<ClientID> = []
 
     init(record: RoomRecord, emptySince: Int64?) {
         id = record.id
@@ -148,13 +148,13 @@ final class LiveRoom {
         return needsFullUserCount ? nil : userChanges
     }
 
-    func attach(_ handle: ConnectionHandle, user userID: String) {
-        attached[userID, default: []].insert(handle)
+    func attach(_ clientID: ClientID, user userID: String) {
+        attached[userID, default: []].insert(clientID)
     }
 
     /// Detaches one connection; returns whether the user still has another attached here.
-    func detach(_ handle: ConnectionHandle, user userID: String) -> Bool {
-        attached[userID]?.remove(handle)
+    func detach(_ clientID: ClientID, user userID: String) -> Bool {
+        attached[userID]?.remove(clientID)
         if attached[userID]?.isEmpty ?? true {
             attached[userID] = nil
             return false
@@ -163,32 +163,32 @@ final class LiveRoom {
     }
 
     /// Detaches every connection of a user; returns them.
-    func detachAll(user userID: String) -> Set<ConnectionHandle> {
+    func detachAll(user userID: String) -> Set<ClientID> {
         attached.removeValue(forKey: userID) ?? []
     }
 
-    func connections(of userID: String) -> Set<ConnectionHandle> { attached[userID] ?? [] }
+    func connections(of userID: String) -> Set<ClientID> { attached[userID] ?? [] }
 
     /// Every connection that receives the room's events: attached members' and watchers', each once.
-    var allConnections: [ConnectionHandle] {
-        var handles: [ConnectionHandle] = []
-        forEachConnection { handles.append($0) }
-        return handles
+    var allConnections: [ClientID] {
+        var clientIDs: [ClientID] = []
+        forEachConnection { clientIDs.append($0) }
+        return clientIDs
     }
 
     /// Calls `body` with every connection that receives the room's events, each once, without building a list
     /// (a broadcast, twice per join or leave, spent ~4,600 instructions on the list in rooms of 10). A watcher that
     /// is also an attached member was reached as one.
-    func forEachConnection(_ body: (ConnectionHandle) -> Void) {
-        for handles in attached.values {
-            for handle in handles { body(handle) }
+    func forEachConnection(_ body: (ClientID) -> Void) {
+        for clientIDs in attached.values {
+            for clientID in clientIDs { body(clientID) }
         }
-        for handle in watchers where !attached.values.contains(where: { $0.contains(handle) }) { body(handle) }
+        for clientID in watchers where !attached.values.contains(where: { $0.contains(clientID) }) { body(clientID) }
     }
 
-    func watch(_ handle: ConnectionHandle) { watchers.insert(handle) }
+    func watch(_ clientID: ClientID) { watchers.insert(clientID) }
 
-    func unwatch(_ handle: ConnectionHandle) { watchers.remove(handle) }
+    func unwatch(_ clientID: ClientID) { watchers.remove(clientID) }
 
     var audioSenderCount: Int { members.values.reduce(0) { $0 + ($1.audioEnabled ? 1 : 0) } }
 

@@ -1,4 +1,4 @@
-import ParlorLoop
+import ParlorBasics
 
 /// Behaviour of live rooms.
 public struct RoomsConfiguration: Sendable {

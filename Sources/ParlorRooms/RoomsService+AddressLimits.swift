@@ -42,7 +42,7 @@ extension RoomsService {
     }
 
     private func admit(_ address: String, in room: LiveRoom, at now: Int64, _ window: WritableKeyPath<AddressRates, RateWindow>) -> Bool {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         // Addresses that went quiet are forgotten once there are more than the members could need, so the table
         // stays about as large as the room.
         if room.addressRates.count > room.memberCount + 64 {

@@ -2,7 +2,7 @@ import ParlorProtocol
 
 extension RoomsService {
     func run(_ operation: Operation, _ step: inout Step) throws -> JSONValue {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         switch operation {
         case .createRoom(let request):
             return try create(request, &step).json
@@ -17,16 +17,16 @@ extension RoomsService {
         case .mute(let roomID, let memberID):
             let (room, member) = try joinedMember(memberID, in: roomID, &step)
             step.batch.touchedRooms.insert(roomID)
-            if let frame = try applyMedia(.mute(true), to: member, in: room, &step) { broadcast(frame, in: room, &step) }
+            if let message = try applyMedia(.mute(true), to: member, in: room, &step) { broadcast(message, in: room, &step) }
             return .object([:])
         case .moderate(let roomID, let action, let requester):
             return try moderate(action, roomID: roomID, by: requester, &step)
         case .dropConnections(let roomID, let memberID):
             let (room, member) = try joinedMember(memberID, in: roomID, &step)
-            let handles = room.connections(of: member.user.id)
+            let clientIDs = room.connections(of: member.user.id)
             // Cut after the commit, through the outbox, like every other effect on a connection.
-            for handle in handles { step.batch.outbox.drop(handle) }
-            return ["connections": JSONValue(handles.count)]
+            for clientID in clientIDs { step.batch.outbox.drop(clientID) }
+            return ["connections": JSONValue(clientIDs.count)]
         case .disconnectUser(let userIDs, let reason):
             // Memberships end first, so the users' own connections get member:left before the close frame.
             for room in state.rooms.values.sorted(by: { $0.id < $1.id }) {
@@ -35,9 +35,9 @@ extension RoomsService {
                     try end(member, in: room, reason: .kicked, &step)
                 }
             }
-            let handles = state.clients.values.filter { userIDs.contains($0.ref.user.id) }.map(\.ref.handle)
-            for handle in handles { step.batch.outbox.close(handle, code: ParlorCloseCode.tokenRevoked, reason: reason) }
-            return ["connections": JSONValue(handles.count)]
+            let clientIDs = state.clients.values.filter { userIDs.contains($0.ref.user.id) }.map(\.ref.id)
+            for clientID in clientIDs { step.batch.outbox.close(clientID, code: ParlorCloseCode.tokenRevoked, reason: reason) }
+            return ["connections": JSONValue(clientIDs.count)]
         case .reset:
             try reset(&step)
             return .object([:])
@@ -45,7 +45,7 @@ extension RoomsService {
     }
 
     private func joinedMember(_ memberID: String, in roomID: String, _ step: inout Step) throws -> (LiveRoom, LiveMember) {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         let room = try openRoom(roomID, &step)
         guard let member = room.member(memberID) else {
             throw RoomError(.memberNotFound, "\(memberID) is not a joined member of room \(roomID)")
@@ -55,7 +55,7 @@ extension RoomsService {
 
     /// Ends every membership with reason room_closed, then closes the room.
     func close(_ roomID: String, by requester: Requester, _ step: inout Step) throws {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         let room = try openRoom(roomID, &step)
         switch requester {
         case .admin: break
@@ -78,7 +78,7 @@ extension RoomsService {
     /// Test mode: forget everything, and close every connection with 4004 (after the commit, through the outbox),
     /// so clients know their sessions and rooms are gone instead of resuming into nothing.
     private func reset(_ step: inout Step) throws {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         try step.store.deleteEverything()
         for room in state.rooms.values {
             if let timer = room.ttlTimer { clock.cancel(timer) }
@@ -86,9 +86,9 @@ extension RoomsService {
         }
         step.batch.touchedRooms.formUnion(state.rooms.keys)
         state.rooms.removeAll()
-        for handle in Array(state.clients.keys) {
-            state.clients[handle]?.rooms.removeAll()
-            step.batch.outbox.close(handle, code: ParlorCloseCode.serverReset, reason: "server reset")
+        for clientID in Array(state.clients.keys) {
+            state.clients[clientID]?.rooms.removeAll()
+            step.batch.outbox.close(clientID, code: ParlorCloseCode.serverReset, reason: "server reset")
         }
     }
 }

@@ -17,21 +17,21 @@ extension RoomsService {
 
         /// The success reply to a request; if the batch fails to commit, the caller gets an error instead (`failAll`).
         mutating func reply(to caller: Caller, _ type: RequestType, body: JSONValue) {
-            outbox.reply(ProtocolFrame.success(type, tid: caller.tid, body: body), to: caller.client.handle)
+            outbox.reply(ProtocolMessage.success(type, tid: caller.tid, body: body), to: caller.client.id)
         }
 
         /// The success reply whose body is already encoded JSON.
         mutating func reply(to caller: Caller, _ type: RequestType, encodedBody: [UInt8]) {
-            outbox.reply(ProtocolFrame.success(type, tid: caller.tid, encodedBody: encodedBody), to: caller.client.handle)
+            outbox.reply(ProtocolMessage.success(type, tid: caller.tid, encodedBody: encodedBody), to: caller.client.id)
         }
 
         /// For a burst that may exceed the connection's output limit; the connection paces it (see `sendPaced`).
-        mutating func sendPacedEvent(_ frame: [UInt8], to client: ClientRef) {
-            outbox.sendPacedEvent(frame, to: client.handle)
+        mutating func sendPacedEvent(_ message: [UInt8], to client: ClientRef) {
+            outbox.sendPacedEvent(message, to: client.id)
         }
 
-        mutating func send(_ frame: [UInt8], to client: ClientRef) {
-            outbox.send(frame, to: client.handle)
+        mutating func send(_ message: [UInt8], to client: ClientRef) {
+            outbox.send(message, to: client.id)
         }
 
         mutating func complete(_ command: Command, with result: JSONValue) {
@@ -51,7 +51,7 @@ extension RoomsService {
         mutating func fail(_ command: Command, with error: RoomError) {
             switch command {
             case .request(let client, let tid, let request):
-                outbox.reply(ProtocolFrame.error(tid: tid, error, requestType: request.type), to: client.handle)
+                outbox.reply(ProtocolMessage.error(tid: tid, error, requestType: request.type), to: client.id)
             case .operation(_, let completion):
                 completions.append { completion(.failure(error)) }
             case .connect(let client):
@@ -62,12 +62,12 @@ extension RoomsService {
             }
         }
 
-        /// A session that could not be recorded: an `error` frame saying why, then close 1011, so the client does
+        /// A session that could not be recorded: an `error` message saying why, then close 1011, so the client does
         /// not wait for a session:success that will never come. (1013, try again later, would say it better, but
         /// RFC 6455 validators, ours included, refuse codes registered after it.)
         private mutating func refuseSession(_ client: ClientRef, with error: RoomError) {
-            outbox.send(ProtocolFrame.error(tid: .null, error), to: client.handle)
-            outbox.close(client.handle, code: WebSocketCloseCode.internalError, reason: "could not start the session, try again later")
+            outbox.send(ProtocolMessage.error(tid: .null, error), to: client.id)
+            outbox.close(client.id, code: WebSocketCloseCode.internalError, reason: "could not start the session, try again later")
         }
 
         /// The whole batch failed to commit: nothing it would have sent is true. Every command of it is answered
@@ -80,7 +80,7 @@ extension RoomsService {
             notices = []
             for command in commands {
                 if case .closeAfterReplies(let client, let code, let reason) = command {
-                    outbox.close(client.handle, code: code, reason: reason)
+                    outbox.close(client.id, code: code, reason: reason)
                 } else {
                     fail(command, with: error)
                 }

@@ -6,7 +6,7 @@ import ParlorProtocol
 extension RoomsService {
     /// Returns the message's event id.
     func sendMessage(_ text: String, from member: LiveMember, address: String?, in room: LiveRoom, _ step: inout Step) throws -> Int64 {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         let now = clock.now()
         // The member's own rate first, then its address's; each counts the message only if both let it through.
         var hasRoom = false
@@ -20,7 +20,7 @@ extension RoomsService {
     }
 
     func sendReaction(_ emoji: String, from member: LiveMember, address: String?, in room: LiveRoom, _ step: inout Step) throws {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         let now = clock.now()
         var hasRoom = false
         room.update(member.id) { hasRoom = $0.reactionWindow.hasRoom(at: now) }
@@ -29,11 +29,11 @@ extension RoomsService {
         }
         try admitReaction(from: address, in: room, at: now)
         room.update(member.id) { _ = $0.reactionWindow.admit(at: now) }
-        let frame = ProtocolFrame.message([
+        let message = ProtocolMessage.message([
             "type": .string(EventType.reaction.rawValue), "cid": .string(room.id), "from": .string(member.id),
             "timestamp": .string(Timestamp.iso8601(milliseconds: now)),
             "body": ["member_id": .string(member.id), "user": member.user.json, "emoji": .string(emoji)],
         ])
-        broadcast(frame, in: room, &step)
+        broadcast(message, in: room, &step)
     }
 }

@@ -1,4 +1,4 @@
-import ParlorLoop
+import ParlorBasics
 import ParlorProtocol
 
 /// Several nodes on one database (a `ClusterLink` given): before a command uses a room, the rooms thread brings
@@ -32,7 +32,7 @@ extension RoomsService {
                 return ([], false, nil)
             }
         case .disconnected(let client):
-            return ((state.clients[client.handle]?.rooms).map { $0.sorted() } ?? [], true, nil)
+            return ((state.clients[client.id]?.rooms).map { $0.sorted() } ?? [], true, nil)
         case .operation(let operation, _):
             switch operation {
             case .createRoom: return ([], false, nil)
@@ -61,7 +61,7 @@ extension RoomsService {
     /// nodes' batches never hold one room each while waiting for the other's (a deadlock PostgreSQL would break by
     /// failing a command). Rooms not known here yet are locked when their command comes.
     func lockRooms(of commands: [Command], in transaction: any RoomTransaction) throws {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         guard let transaction = transaction as? any ClusterTransaction else { return }
         var ids = Set<String>()
         for command in commands {
@@ -77,7 +77,7 @@ extension RoomsService {
     /// even if the command is refused (those events are committed already). In savepoints: a failure (a deadlock
     /// on a room's row with another node) fails the command, as a failure inside it would.
     func prepare(forCluster command: Command, in transaction: any RoomTransaction, batch: inout Batch) throws {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         guard let transaction = transaction as? any ClusterTransaction else { return }
         switch command {
         case .cluster(.resync):
@@ -137,7 +137,7 @@ extension RoomsService {
     /// Whether `command` notifies an event (not a creation or close) that the room's copy here holds and this node's
     /// connections were sent: an event this node stored, or one already caught up.
     func isRedundantNotification(_ command: Command) -> Bool {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         guard case .cluster(.roomChanged(let roomID, let eventID?)) = command, eventID > 0, let live = state.rooms[roomID],
               !state.staleRooms.contains(roomID) else { return false }
         return live.lastEventID >= eventID && (state.clusterDelivered[roomID] ?? 0) >= eventID
@@ -193,15 +193,15 @@ extension RoomsService {
         }
         if !receivers.isEmpty {
             for event in events where event.id > delivered {
-                let frame = ProtocolFrame.event(event)
-                for handle in receivers { batch.outbox.sendEvent(frame, to: handle) }
+                let message = ProtocolMessage.event(event)
+                for clientID in receivers { batch.outbox.sendEvent(message, to: clientID) }
             }
             var since = max(delivered, events.last?.id ?? read)
             while since < target {
                 let page = try transaction.events(roomID: roomID, since: since, pageSize: 500)
                 for event in page.items where event.id <= target {
-                    let frame = ProtocolFrame.event(event)
-                    for handle in receivers { batch.outbox.sendEvent(frame, to: handle) }
+                    let message = ProtocolMessage.event(event)
+                    for clientID in receivers { batch.outbox.sendEvent(message, to: clientID) }
                 }
                 guard let last = page.items.last else { break }
                 since = last.id
@@ -230,14 +230,14 @@ extension RoomsService {
             member.audioMuted = record.audioMuted
             member.disconnectedAt = presence[record.memberID]?.disconnectedAt
             room.add(member)
-            for handle in previous?.connections(of: record.user.id) ?? [] { room.attach(handle, user: record.user.id) }
+            for clientID in previous?.connections(of: record.user.id) ?? [] { room.attach(clientID, user: record.user.id) }
         }
         if let previous {
-            for handle in previous.watchers { room.watch(handle) }
+            for clientID in previous.watchers { room.watch(clientID) }
             // Members that ended elsewhere: their timers stop, their connections here no longer receive the room.
             for member in previous.sortedMembers where room.member(member.id) == nil {
                 if let timer = member.dropTimer { clock.cancel(timer) }
-                for handle in previous.connections(of: member.user.id) { state.clients[handle]?.rooms.remove(roomID) }
+                for clientID in previous.connections(of: member.user.id) { state.clients[clientID]?.rooms.remove(roomID) }
             }
             if let timer = previous.ttlTimer { clock.cancel(timer) }
         }
@@ -251,9 +251,9 @@ extension RoomsService {
 
     /// A room closed on another node: its connections here stop receiving it, its timers stop.
     private func forget(_ room: LiveRoom) {
-        for handle in room.allConnections {
-            state.clients[handle]?.rooms.remove(room.id)
-            state.clients[handle]?.watching.remove(room.id)
+        for clientID in room.allConnections {
+            state.clients[clientID]?.rooms.remove(room.id)
+            state.clients[clientID]?.watching.remove(room.id)
         }
         for member in room.sortedMembers { if let timer = member.dropTimer { clock.cancel(timer) } }
         if let timer = room.ttlTimer { clock.cancel(timer) }
@@ -311,7 +311,7 @@ extension RoomsService {
     /// With several nodes: `forget` runs on the rooms thread for every user whose tokens or claim changed on some
     /// node (the app drops its cached status, so the next request reads the record).
     public func observeClusterUserChanges(_ forget: @escaping @Sendable (String) -> Void) {
-        loop.submitAndWait { [self] in state.clusterUserObserver = forget }
+        thread.submitAndWait { [self] in state.clusterUserObserver = forget }
     }
 
     /// After the link (re)connected: every room may have missed notifications, and rooms may have opened meanwhile.
@@ -333,15 +333,15 @@ extension RoomsService {
     /// Whether the member may be dropped now: on one node always; with several, only by the node holding it, while
     /// it is still away in the record (not resumed on another node).
     func clusterAllowsDrop(_ memberID: String, _ step: inout Step) throws -> Bool {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         guard cluster != nil, let transaction = step.store as? any ClusterTransaction else { return true }
         return try transaction.mayDrop(memberID: memberID, disconnectedAtOrBefore: clock.now())
     }
 
     /// After each batch (and the reload of rooms a failure touched): committed, every synced or touched room was
     /// delivered through its last event id; not committed, nothing of it went out, so the cursors go back.
-    func finishClusterBatch(_ batch: Batch, committed: Bool) {
-        loop.assertInLoop()
+    func finishClusterBatch(changedRooms: Set<String>, committed: Bool) {
+        assertOnRoomsThread()
         guard cluster != nil else { return }
         defer {
             state.clusterLockedHeads.removeAll()
@@ -352,7 +352,7 @@ extension RoomsService {
             for (roomID, previous) in state.clusterUndo { state.clusterDelivered[roomID] = previous }
             return
         }
-        for roomID in state.clusterSynced.union(batch.touchedRooms).union(batch.roomsToReload) {
+        for roomID in state.clusterSynced.union(changedRooms) {
             state.clusterDelivered[roomID] = state.rooms[roomID]?.lastEventID
         }
     }
@@ -361,7 +361,7 @@ extension RoomsService {
     /// their stored presence), and asks for a takeover of nodes whose lease has ended — this node's previous run
     /// among them. Members of live nodes are theirs: nothing is marked away here.
     func recoverCluster() throws -> Int {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         let now = clock.now()
         let lease = Int64(configuration.nodeLease.seconds * 1000)
         let (openRooms, latestCreatedAt) = try store.write { transaction in

@@ -1,11 +1,11 @@
-import ParlorLoop
+import ParlorBasics
 
 /// A member's connections on several nodes (ClusterAttachmentStore.swift): each node records when it attaches one,
 /// and when its last one detaches the member is away only if no other live node has one attached.
 extension RoomsService {
     /// Attaches the connection to the room as the member's; with several nodes, records that this node has one.
     func attach(_ client: ClientRef, to room: LiveRoom, member memberID: String, _ step: inout Step) throws {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         if cluster != nil, let transaction = step.store as? any ClusterAttachmentTransaction {
             try transaction.recordAttachment(memberID: memberID)
         }
@@ -15,7 +15,7 @@ extension RoomsService {
     /// The member's last connection here detached (closed): away since `time`, with its drop timer at the end of the
     /// grace period, unless another node still has a connection of it attached (it stays present, held there).
     func lastConnectionDetached(_ member: LiveMember, in room: LiveRoom, at time: Int64, _ step: inout Step) throws {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         var since = time
         if cluster != nil, let transaction = step.store as? any ClusterAttachmentTransaction {
             guard let stored = try transaction.releaseAttachment(memberID: member.id, at: time) else {

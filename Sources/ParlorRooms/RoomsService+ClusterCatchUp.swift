@@ -39,7 +39,7 @@ extension RoomsService {
     /// there, a field is missing): the caller then reads the room back, keeping what was applied so far as the
     /// previous room (each change applied is one the record also holds).
     func applyCaughtUp(_ events: [EventRecord], to room: LiveRoom) -> Bool {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         for event in events {
             guard applyOne(event, to: room) else { return false }
             room.lastEventID = event.id

@@ -1,22 +1,22 @@
-import ParlorLoop
+import ParlorBasics
 
-/// WebRTC signalling (`rtc:*`) across nodes: a frame for a member with no connection on the sender's node is stored
+/// WebRTC signalling (`rtc:*`) across nodes: a message for a member with no connection on the sender's node is stored
 /// in `signals` for the node holding the member (an SDP may exceed NOTIFY's 8,000 bytes), which delivers it and
 /// deletes the row in one batch.
 extension RoomsService {
-    /// Signalling frames other nodes stored for members held here: each goes to the member's connections here, and
+    /// Signalling messages other nodes stored for members held here: each goes to the member's connections here, and
     /// its row is deleted in this batch (kept if the batch does not commit). A member no longer here gets nothing.
     func deliverSignals(_ transaction: any ClusterTransaction, _ batch: inout Batch) throws {
         for signal in try transaction.withSavepoint({ try transaction.takeSignals() }) {
             guard let room = state.rooms[signal.roomID], let member = room.member(signal.memberID) else { continue }
-            for handle in room.connections(of: member.user.id) { batch.outbox.send(signal.frame, to: handle) }
+            for clientID in room.connections(of: member.user.id) { batch.outbox.send(signal.message, to: clientID) }
         }
     }
 
     /// rtc:* to a member with no connection here: stored for the node holding it, if another node does.
-    func relayToOtherNode(_ frame: [UInt8], to member: LiveMember, in room: LiveRoom, _ step: inout Step) throws {
-        loop.assertInLoop()
+    func relayToOtherNode(_ message: [UInt8], to member: LiveMember, in room: LiveRoom, _ step: inout Step) throws {
+        assertOnRoomsThread()
         guard cluster != nil, let transaction = step.store as? any ClusterTransaction else { return }
-        _ = try transaction.relaySignal(roomID: room.id, toMember: member.id, frame: frame, at: clock.now())
+        _ = try transaction.relaySignal(roomID: room.id, toMember: member.id, message: message, at: clock.now())
     }
 }

@@ -1,10 +1,10 @@
+import ParlorBasics
 import ParlorMetrics
 import ParlorProtocol
-import ParlorLoop
 
 extension RoomsService {
     func create(_ request: NewRoom, _ step: inout Step) throws -> RoomRecord {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         guard state.rooms.count < configuration.maxOpenRooms else {
             throw RoomError(.roomServerFull, "this server already has \(configuration.maxOpenRooms) open rooms")
         }
@@ -35,7 +35,7 @@ extension RoomsService {
 
     /// Arms the timer that closes an empty room once it has been empty for its ttl.
     func scheduleExpiry(of room: LiveRoom) {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         guard let emptySince = room.emptySince else { return }
         if let timer = room.ttlTimer { clock.cancel(timer) }
         let dueAt = emptySince + room.ttl * 1000
@@ -47,7 +47,7 @@ extension RoomsService {
     }
 
     func closeIfExpired(roomID: String, _ step: inout Step) throws {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         guard let room = state.rooms[roomID], room.memberCount == 0, let emptySince = room.emptySince else { return }
         let now = clock.now()
         guard now >= emptySince + room.ttl * 1000 else {
@@ -64,7 +64,7 @@ extension RoomsService {
 
     /// After a failed commit, re-reads these rooms' members from the store so memory matches what is stored.
     func reload(_ roomIDs: Set<String>) {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         guard !roomIDs.isEmpty else { return }
         do {
             let now = clock.now()
@@ -87,9 +87,9 @@ extension RoomsService {
                     member.dropTimer = previous?.member(record.memberID)?.dropTimer
                     member.disconnectedAt = previous?.member(record.memberID)?.disconnectedAt
                     room.add(member)
-                    for handle in previous?.connections(of: record.user.id) ?? [] { room.attach(handle, user: record.user.id) }
+                    for clientID in previous?.connections(of: record.user.id) ?? [] { room.attach(clientID, user: record.user.id) }
                 }
-                for handle in previous?.watchers ?? [] { room.watch(handle) }
+                for clientID in previous?.watchers ?? [] { room.watch(clientID) }
                 state.rooms[roomID] = room
             }
             state.staleRooms.subtract(roomIDs)
@@ -102,7 +102,7 @@ extension RoomsService {
     /// Before a batch: the rooms a failed re-read left stale are read again (until the database answers), so no
     /// command decides on a member that was never stored. Their live users and media follow.
     func reloadStaleRooms() {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         guard !state.staleRooms.isEmpty else { return }
         let stale = state.staleRooms
         reload(stale)

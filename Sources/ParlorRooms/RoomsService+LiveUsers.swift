@@ -1,4 +1,4 @@
-import ParlorLoop
+import ParlorBasics
 
 /// Which users are in live use: with an open WebSocket session, or a JOINED member of an open room (attached, or
 /// within its grace period). POST /auth reads it from a loop thread (a name in live use is not handed to someone
@@ -78,7 +78,7 @@ extension RoomsService {
     /// After a batch (rooms thread): apply the membership changes of the rooms it touched, so POST /auth sees who
     /// is a member now. A room that is gone counts as empty; a new or reloaded room object is counted whole.
     func syncLiveUsers(_ roomIDs: Set<String>) {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         for roomID in roomIDs {
             if let room = state.rooms[roomID] {
                 if let changes = room.takeUserChanges() {

@@ -5,9 +5,9 @@ extension RoomsService {
     /// must be attached to the room and the target must be a joined member there. Nothing is stored, except for a target
     /// held by another node (RoomsService+Cluster.swift: kept until that node delivers it).
     func relay(_ kind: RequestType, cid: String, to target: String, payload: JSONObject, for caller: Caller, _ step: inout Step) throws {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         let room = try openRoom(cid, &step)
-        guard let sender = room.member(forUser: caller.user.id), room.connections(of: caller.user.id).contains(caller.client.handle) else {
+        guard let sender = room.member(forUser: caller.user.id), room.connections(of: caller.user.id).contains(caller.client.id) else {
             throw RoomError.notJoined(cid)
         }
         guard let receiver = room.member(target), receiver.id != sender.id else {
@@ -16,25 +16,25 @@ extension RoomsService {
         var body = payload
         body["from"] = .string(sender.id)
         body["to"] = .string(receiver.id)
-        let frame = ProtocolFrame.message(["type": .string(kind.rawValue), "cid": .string(cid), "from": .string(sender.id), "body": .object(body)])
+        let message = ProtocolMessage.message(["type": .string(kind.rawValue), "cid": .string(cid), "from": .string(sender.id), "body": .object(body)])
         step.batch.reply(to: caller, kind, body: .object([:]))
-        for handle in room.connections(of: receiver.user.id) { step.batch.outbox.send(frame, to: handle) }
-        if room.connections(of: receiver.user.id).isEmpty { try relayToOtherNode(frame, to: receiver, in: room, &step) }
+        for clientID in room.connections(of: receiver.user.id) { step.batch.outbox.send(message, to: clientID) }
+        if room.connections(of: receiver.user.id).isEmpty { try relayToOtherNode(message, to: receiver, in: room, &step) }
     }
 
     /// Audio on/off, mute and speaking requested by the member itself: reply, then the event to the room.
     func changeMedia(_ change: MediaChange, cid: String, for caller: Caller, _ step: inout Step) throws {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         let room = try openRoom(cid, &step)
         guard let member = room.member(forUser: caller.user.id) else { throw RoomError.notJoined(cid) }
         if case .speaking = change, hasMediaSession(member.id, in: cid) {
             // Its audio goes through the forwarding unit, which decides who speaks from the audio itself.
             return step.batch.reply(to: caller, change.requestType, body: .object([:]))
         }
-        let frame = try applyMedia(change, to: member, in: room, &step)
+        let message = try applyMedia(change, to: member, in: room, &step)
         step.batch.touchedRooms.insert(cid)
         step.batch.reply(to: caller, change.requestType, body: .object([:]))
-        if let frame { broadcast(frame, in: room, &step) }
+        if let message { broadcast(message, in: room, &step) }
     }
 
     /// Applies a media change and returns the event frame to broadcast, or nil when nothing changed.
@@ -42,7 +42,7 @@ extension RoomsService {
     /// `by`: the moderator who muted the member (mute-all), added to the event's body.
     func applyMedia(_ change: MediaChange, to member: LiveMember, in room: LiveRoom, by: JSONValue? = nil,
                     _ step: inout Step) throws -> [UInt8]? {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         var updated = member
         switch change {
         case .enable:
@@ -65,7 +65,7 @@ extension RoomsService {
         case .speaking(let on):
             guard member.speaking != on else { return nil }
             room.update(member.id) { $0.speaking = on }
-            return ProtocolFrame.message([
+            return ProtocolMessage.message([
                 "type": .string(change.eventType.rawValue), "cid": .string(room.id), "from": .string(member.id),
                 "timestamp": .string(Timestamp.iso8601(milliseconds: clock.now())),
                 "body": ["member_id": .string(member.id), "user": member.user.json],
@@ -85,6 +85,6 @@ extension RoomsService {
             $0.audioMuted = updated.audioMuted
             $0.speaking = updated.speaking
         }
-        return ProtocolFrame.event(event)
+        return ProtocolMessage.event(event)
     }
 }

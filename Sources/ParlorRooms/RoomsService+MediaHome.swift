@@ -1,4 +1,4 @@
-import ParlorLoop
+import ParlorBasics
 import ParlorProtocol
 
 /// Several nodes with the forwarding unit (issue 11's media decision): one node at a time serves a room's audio,
@@ -65,7 +65,7 @@ extension RoomsService {
         guard !state.remoteMedia.isEmpty else { return }
         for (key, remote) in state.remoteMedia where roomIDs.contains(key.roomID) {
             let room = state.rooms[key.roomID]
-            let attached = key.handle.map { room?.connections(of: remote.userID).contains($0) ?? false } ?? false
+            let attached = key.clientID.map { room?.connections(of: remote.userID).contains($0) ?? false } ?? false
             if !attached || room?.member(forUser: remote.userID)?.id != remote.memberID { forgetRemoteMedia(key) }
         }
     }
@@ -74,7 +74,7 @@ extension RoomsService {
     /// came through another node (otherwise nobody there hears the room: no NOTIFY on a lone node).
     func announceSpeaking(_ memberID: String, on: Bool, in roomID: String, _ step: inout Step) throws {
         guard cluster != nil, let transaction = step.store as? any MediaHomeTransaction else { return }
-        let relayed = state.mediaSessionsByRoom[roomID]?.contains { state.mediaSessions[$0]?.key.handle == nil } ?? false
+        let relayed = state.mediaSessionsByRoom[roomID]?.contains { state.mediaSessions[$0]?.key.clientID == nil } ?? false
         guard relayed else { return }
         try transaction.notifyMedia(.speaking(home: transaction.nodeID, roomID: roomID, memberID: memberID, on: on))
     }
@@ -106,7 +106,7 @@ extension RoomsService {
 
     /// What the relay tells this node (handled before the command's savepoint, RoomsService+Cluster.swift).
     func handleMediaHome(_ signal: MediaHomeSignal, _ transaction: any ClusterTransaction, _ batch: inout Batch) throws {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         guard let transaction = transaction as? any MediaHomeTransaction else { return }
         switch signal {
         case .relayed:
@@ -118,16 +118,16 @@ extension RoomsService {
         case .speaking(let home, let roomID, let memberID, let on):
             guard home != transaction.nodeID, let room = state.rooms[roomID], let member = room.member(memberID) else { return }
             var step = Step(store: transaction, batch: Batch())
-            if let frame = try applyMedia(.speaking(on), to: member, in: room, &step) { broadcast(frame, in: room, &step) }
+            if let event = try applyMedia(.speaking(on), to: member, in: room, &step) { broadcast(event, in: room, &step) }
             batch.merge(step.batch)
         case .restart(let home, let roomID):
-            let frame = ProtocolFrame.message(["type": .string(EventType.mediaRestart.rawValue), "cid": .string(roomID), "body": .object([:])])
+            let restart = ProtocolMessage.message(["type": .string(EventType.mediaRestart.rawValue), "cid": .string(roomID), "body": .object([:])])
             for (key, remote) in state.remoteMedia where key.roomID == roomID && remote.home == home {
                 forgetRemoteMedia(key)
                 for (request, pending) in state.pendingMediaOffers where pending.key == key {
                     answerPending(request, with: RoomError(.serverUnavailable, "the room's media home stopped: offer again"), &batch)
                 }
-                if let handle = key.handle { batch.outbox.send(frame, to: handle) }
+                if let clientID = key.clientID { batch.outbox.send(restart, to: clientID) }
             }
         case .timedOut(let request):
             if let key = state.pendingMediaOffers[request]?.key { forgetRemoteMedia(key) }
@@ -156,8 +156,8 @@ extension RoomsService {
                 answerPending(request, with: RoomError(code, message["detail"]?.stringValue ?? "the room's media home refused the offer"), &batch)
             }
         case "slots":
-            guard let key = state.remoteMediaByToken[token], let handle = key.handle, let slots = message["slots"] else { return }
-            batch.outbox.send(Self.slotsFrame(key.roomID, slots), to: handle)
+            guard let key = state.remoteMediaByToken[token], let clientID = key.clientID, let slots = message["slots"] else { return }
+            batch.outbox.send(Self.slotsMessage(key.roomID, slots), to: clientID)
         default:
             return
         }
@@ -191,7 +191,7 @@ extension RoomsService {
     private func answerPending(_ request: UInt64, with error: RoomError, _ batch: inout Batch) {
         guard let pending = state.pendingMediaOffers.removeValue(forKey: request) else { return }
         clock.cancel(pending.timer)
-        batch.outbox.reply(ProtocolFrame.error(tid: pending.caller.tid, error, requestType: .mediaOffer), to: pending.caller.client.handle)
+        batch.outbox.reply(ProtocolMessage.error(tid: pending.caller.tid, error, requestType: .mediaOffer), to: pending.caller.client.id)
     }
 
     private func nextMediaRelayID() -> UInt64 {

@@ -47,11 +47,11 @@ extension RoomsService {
         let now = clock.now()
         if state.mediaOfferBuckets.count > 4096 { state.mediaOfferBuckets = state.mediaOfferBuckets.filter { state.clients[$0.key] != nil } }
         if state.mediaOfferUserBuckets.count > 4096 { state.mediaOfferUserBuckets = [:] }  // a full bucket is a fresh one
-        var connection = state.mediaOfferBuckets[caller.client.handle] ?? OfferBucket(burst: burst, now: now)
+        var connection = state.mediaOfferBuckets[caller.client.id] ?? OfferBucket(burst: burst, now: now)
         var user = state.mediaOfferUserBuckets[caller.user.id] ?? OfferBucket(burst: 2 * burst, now: now)
         // The user's bucket is only charged when the connection's admits.
         let admitted = connection.take(rate: rate, burst: burst, now: now) && user.take(rate: 2 * rate, burst: 2 * burst, now: now)
-        state.mediaOfferBuckets[caller.client.handle] = connection
+        state.mediaOfferBuckets[caller.client.id] = connection
         state.mediaOfferUserBuckets[caller.user.id] = user
         guard admitted else {
             throw RoomError(.mediaRateLimited, "at most \(configuration.mediaOfferBurst) media:offer at once, then \(rate) a second; wait a moment")

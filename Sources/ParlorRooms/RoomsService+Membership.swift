@@ -3,14 +3,14 @@ import ParlorProtocol
 extension RoomsService {
     /// The open room `cid`, or the error that says why it cannot be used.
     func openRoom(_ cid: String, _ step: inout Step) throws -> LiveRoom {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         if let room = state.rooms[cid] { return room }
         if let stored = try step.store.room(id: cid), stored.closedAt != nil { throw RoomError.closed(cid) }
         throw RoomError.notFound(cid)
     }
 
     func join(_ cid: String, for caller: Caller, _ step: inout Step) throws {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         let room = try openRoom(cid, &step)
         step.batch.touchedRooms.insert(cid)
         if let existing = room.member(forUser: caller.user.id) {
@@ -44,7 +44,7 @@ extension RoomsService {
 
     /// The join reply's body, its O(n) member list spliced from each member's cached bytes.
     private func joinReply(_ room: LiveRoom, memberID: String) -> [UInt8] {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         let members = room.encodedMemberList()
         var reply = JSONObjectWriter(reservingCapacity: members.count + 256)
         reply.field("member_id", string: memberID)
@@ -58,7 +58,7 @@ extension RoomsService {
     }
 
     func leave(_ cid: String, for caller: Caller, _ step: inout Step) throws {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         let room = try openRoom(cid, &step)
         guard let member = room.member(forUser: caller.user.id) else { throw RoomError.notJoined(cid) }
         step.batch.touchedRooms.insert(cid)
@@ -69,7 +69,7 @@ extension RoomsService {
     /// Ends a membership: LEFT in the store, member:left to everyone attached (the member's own connections
     /// included), then those connections stop receiving the room.
     func end(_ member: LiveMember, in room: LiveRoom, reason: LeaveReason, _ step: inout Step) throws {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         let now = clock.now()
         try step.store.endMembership(memberID: member.id, reason: reason, at: now)
         let event = try appendMemberLeft(member, reason: reason, to: room, at: now, &step)
@@ -87,7 +87,7 @@ extension RoomsService {
 
     /// What a join changes in the live room, here or (caught up from its member:joined) on another node.
     func admit(_ member: LiveMember, to room: LiveRoom) {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         room.lastJoinedAt = max(room.lastJoinedAt, member.joinedAt)
         room.add(member)
         room.emptySince = nil
@@ -99,10 +99,10 @@ extension RoomsService {
     /// room's ttl starts at `now`.
     @discardableResult
     func dismiss(_ member: LiveMember, from room: LiveRoom, at now: Int64) -> Bool {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         if let timer = member.dropTimer { clock.cancel(timer) }
         room.remove(member.id)
-        for handle in room.detachAll(user: member.user.id) { state.clients[handle]?.rooms.remove(room.id) }
+        for clientID in room.detachAll(user: member.user.id) { state.clients[clientID]?.rooms.remove(room.id) }
         let handWasUp = room.setHand(raisedAt: nil, of: member.user.id) != nil
         if room.memberCount == 0 {
             room.emptySince = now
@@ -112,8 +112,8 @@ extension RoomsService {
     }
 
     func attach(_ client: ClientRef, to room: LiveRoom) {
-        loop.assertInLoop()
-        room.attach(client.handle, user: client.user.id)
-        state.clients[client.handle, default: ClientState(ref: client)].rooms.insert(room.id)
+        assertOnRoomsThread()
+        room.attach(client.id, user: client.user.id)
+        state.clients[client.id, default: ClientState(ref: client)].rooms.insert(room.id)
     }
 }

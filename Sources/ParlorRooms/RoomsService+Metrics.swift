@@ -1,11 +1,11 @@
+import ParlorBasics
 import ParlorMetrics
-import ParlorLoop
 
 extension RoomsService {
     /// Publishes the room and member counts the rooms thread owns, after a batch that touched `changed`. Only those
     /// rooms are looked at: summing every open room after every batch would cost a busy server a pass over 10,000.
     func publishRoomGauges(changed: Set<String>) {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         for roomID in changed {
             let now = state.rooms[roomID]?.memberCount ?? 0
             state.publishedMemberTotal += now - (state.publishedMemberCounts[roomID] ?? 0)
@@ -17,7 +17,7 @@ extension RoomsService {
 
     /// parlor_join_seconds: each join of the batch, from its arrival to its reply being handed to the loops.
     func observeJoinLatency(_ received: [(Command, receivedAt: UInt64)]) {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         var now: UInt64?
         for (command, receivedAt) in received {
             guard case .request(_, _, .join) = command else { continue }

@@ -1,45 +1,45 @@
+import ParlorBasics
 import ParlorProtocol
-import ParlorLoop
 
 extension RoomsService {
     /// Records the session and greets the connection with session:success.
     func openSession(_ client: ClientRef, _ step: inout Step) throws {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         try step.store.openSession(id: client.sessionID, userID: client.user.id, at: clock.now())
-        state.clients[client.handle] = ClientState(ref: client)
+        state.clients[client.id] = ClientState(ref: client)
         state.recentAddresses.record(client.address, for: client.user.id, at: clock.now())
-        holdSession(client.sessionID, on: client.handle)
+        holdSession(client.sessionID, on: client.id)
         liveUsers.connectionOpened(client.user.id)
         let body: JSONValue = [
             "session_id": .string(client.sessionID), "user": client.user.json,
             "ice_servers": configuration.iceServersJSON(for: client.user.id), "max_audio_senders": JSONValue(configuration.maxAudioSenders),
             "media": mediaJSON,
         ]
-        step.batch.send(ProtocolFrame.event(.sessionSuccess, ["body": body]), to: client)
+        step.batch.send(ProtocolMessage.event(.sessionSuccess, ["body": body]), to: client)
     }
 
     /// A connection closed without leaving: each of its rooms where the user has no other connection (on any node)
     /// starts the grace period; the member drops only if no connection of the user is back when it ends.
     func clientDisconnected(_ client: ClientRef, _ step: inout Step) throws {
-        loop.assertInLoop()
-        guard state.clients[client.handle] != nil else { return }
-        releaseSessions(of: client.handle, &step)
-        guard let clientState = state.clients.removeValue(forKey: client.handle) else { return }
-        for roomID in clientState.watching { state.rooms[roomID]?.unwatch(client.handle) }
+        assertOnRoomsThread()
+        guard state.clients[client.id] != nil else { return }
+        releaseSessions(of: client.id, &step)
+        guard let clientState = state.clients.removeValue(forKey: client.id) else { return }
+        for roomID in clientState.watching { state.rooms[roomID]?.unwatch(client.id) }
         step.batch.mediaRooms.formUnion(clientState.rooms)
         liveUsers.connectionClosed(client.user.id)
         let now = clock.now()
         try step.store.endSession(id: client.sessionID, at: now)
         for roomID in clientState.rooms {
             guard let room = state.rooms[roomID], let member = room.member(forUser: client.user.id) else { continue }
-            if room.detach(client.handle, user: client.user.id) { continue }
+            if room.detach(client.id, user: client.user.id) { continue }
             step.batch.touchedRooms.insert(roomID)
             try lastConnectionDetached(member, in: room, at: now, &step)
         }
     }
 
     func scheduleDrop(_ memberID: String, in room: LiveRoom, after delay: TimeSpan) {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         if let old = room.member(memberID)?.dropTimer { clock.cancel(old) }
         let roomID = room.id
         let timer = clock.schedule(after: delay) { [weak self] in
@@ -50,7 +50,7 @@ extension RoomsService {
 
     /// Clears a member's grace period: one of the user's connections is attached again.
     func markPresent(_ memberID: String, in room: LiveRoom, _ step: inout Step) throws {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         try step.store.setDisconnected(memberID: memberID, since: nil)
         if let timer = room.member(memberID)?.dropTimer { clock.cancel(timer) }
         room.update(memberID) {
@@ -60,7 +60,7 @@ extension RoomsService {
     }
 
     func dropIfStillAway(roomID: String, memberID: String, _ step: inout Step) throws {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         guard let room = state.rooms[roomID], var member = room.member(memberID), member.disconnectedAt != nil,
               room.connections(of: member.user.id).isEmpty, try clusterAllowsDrop(memberID, &step) else { return }
         member.dropTimer = nil
@@ -70,7 +70,7 @@ extension RoomsService {
 
     /// At start: load open rooms, give every JOINED member a fresh grace period, and arm room expiry.
     func recover() throws -> Int {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         let now = clock.now()
         let (recoveredMembers, openRooms, latestCreatedAt) = try store.write { transaction in
             let recovered = try transaction.markPreviousRunAway(at: now)

@@ -2,7 +2,7 @@ import ParlorProtocol
 
 extension RoomsService {
     func listMembers(_ cid: String, query: MembersQuery, for caller: Caller, _ step: inout Step) throws {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         try requireRoomExists(cid, &step)
         try requireVisible(cid, to: caller.user, &step)
         let memberState: MemberState? = query.allStates ? nil : (query.state ?? .joined)
@@ -16,7 +16,7 @@ extension RoomsService {
     }
 
     func listEvents(_ cid: String, since: Int64, pageSize: Int, for caller: Caller, _ step: inout Step) throws {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         try requireRoomExists(cid, &step)
         try requireVisible(cid, to: caller.user, &step)
         let page = try step.store.events(roomID: cid, since: since, pageSize: pageSize)
@@ -27,14 +27,14 @@ extension RoomsService {
 
     /// With members-only visibility, only a current or former member may read the room's members and history.
     func requireVisible(_ cid: String, to user: User, _ step: inout Step) throws {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         guard configuration.visibility == .members, state.rooms[cid]?.member(forUser: user.id) == nil else { return }
         guard try step.store.hasMembership(userID: user.id, roomID: cid) else { throw RoomError.notJoined(cid) }
     }
 
     /// Open or closed, the room must exist (history stays readable after a room closes).
     private func requireRoomExists(_ cid: String, _ step: inout Step) throws {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         if state.rooms[cid] != nil { return }
         guard try step.store.room(id: cid) != nil else { throw RoomError.notFound(cid) }
     }

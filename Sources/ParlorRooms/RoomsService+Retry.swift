@@ -1,4 +1,4 @@
-import ParlorLoop
+import ParlorBasics
 
 /// A presence change that must reach the database, whatever it takes: a member whose connection dropped while the
 /// disk was full would otherwise stay JOINED (a ghost) until a restart.
@@ -14,11 +14,11 @@ struct Settlement: Sendable {
 extension RoomsService {
     /// What to try again if `command` does not commit; computed before it runs, from the state it starts from.
     func retryOnFailure(of command: Command) -> (Settlement, attempt: Int)? {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         let now = clock.now()
         switch command {
         case .disconnected(let client):
-            let roomIDs = state.clients[client.handle].map { Array($0.rooms) } ?? []
+            let roomIDs = state.clients[client.id].map { Array($0.rooms) } ?? []
             return (Settlement(client: client, userID: client.user.id, awaySince: now, roomIDs: roomIDs), 1)
         case .dropIfStillAway(let roomID, let memberID):
             guard let member = state.rooms[roomID]?.member(memberID) else { return nil }
@@ -33,7 +33,7 @@ extension RoomsService {
 
     /// Tries again after a backoff: 100 ms, doubling to at most 5 s, until it commits.
     func scheduleRetry(_ settlement: Settlement, attempt: Int) {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         let delay = min(5_000, 50 << min(attempt, 7))
         if attempt == 1 || attempt % 20 == 0 {
             logger.warning("a presence change did not commit; retrying", ["user": settlement.userID, "attempt": String(attempt)])
@@ -47,13 +47,13 @@ extension RoomsService {
     /// connection detached and its session ended; each member with no connection left is away (with its drop
     /// timer), or dropped once its grace period has passed.
     func settle(_ settlement: Settlement, _ step: inout Step) throws {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         let now = clock.now()
         if let client = settlement.client {
             // Still known if the failed batch never ran: this does what its disconnect would have done.
             try clientDisconnected(client, &step)
             // And wherever the failure stopped it halfway, the closed connection must not count as present.
-            for roomID in settlement.roomIDs { _ = state.rooms[roomID]?.detach(client.handle, user: client.user.id) }
+            for roomID in settlement.roomIDs { _ = state.rooms[roomID]?.detach(client.id, user: client.user.id) }
             try step.store.endSession(id: client.sessionID, at: settlement.awaySince)
         }
         let dueAt = settlement.awaySince + Int64(configuration.gracePeriod.seconds * 1000)

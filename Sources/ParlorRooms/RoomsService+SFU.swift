@@ -1,4 +1,4 @@
-import ParlorLoop
+import ParlorBasics
 import ParlorMedia
 import ParlorProtocol
 
@@ -16,14 +16,14 @@ extension RoomsService {
     /// media:offer: answers the client's offer and opens (or replaces) this connection's session in the room, or,
     /// with several nodes, relays it to the room's media home when that is another node (RoomsService+MediaHome.swift).
     func offerMedia(_ sdp: String, cid: String, for caller: Caller, _ step: inout Step) throws {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         guard media != nil else { throw RoomError(.requestUnknownType, "this server forwards no audio (--media mesh): use rtc:* signalling") }
         let room = try openRoom(cid, &step)
-        guard let member = room.member(forUser: caller.user.id), room.connections(of: caller.user.id).contains(caller.client.handle) else {
+        guard let member = room.member(forUser: caller.user.id), room.connections(of: caller.user.id).contains(caller.client.id) else {
             throw RoomError.notJoined(cid)
         }
         try admitOffer(from: caller)
-        let key = MediaSessionKey(handle: caller.client.handle, roomID: cid)
+        let key = MediaSessionKey(clientID: caller.client.id, roomID: cid)
         if let home = try remoteMediaHome(of: cid, &step) { return try relayOffer(sdp, to: home, member: member, key: key, for: caller, &step) }
         forgetRemoteMedia(key)
         let body = try answerOffer(sdp, key: key, member: member, in: room, address: caller.client.address, &step)
@@ -76,16 +76,16 @@ extension RoomsService {
     /// Whether a member of the room has a media session there (its audio goes through the forwarding unit), here
     /// or, from one of this node's connections, at the room's media home.
     func hasMediaSession(_ memberID: String, in roomID: String) -> Bool {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         if state.mediaSessionsByRoom[roomID]?.contains(where: { state.mediaSessions[$0]?.memberID == memberID }) == true { return true }
         return state.remoteMedia.contains { $0.key.roomID == roomID && $0.value.memberID == memberID }
     }
 
     /// media:close: ends this connection's session in the room; nothing to end is not an error.
     func closeMedia(cid: String, for caller: Caller, _ step: inout Step) throws {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         guard media != nil else { throw RoomError(.requestUnknownType, "this server forwards no audio (--media mesh)") }
-        let key = MediaSessionKey(handle: caller.client.handle, roomID: cid)
+        let key = MediaSessionKey(clientID: caller.client.id, roomID: cid)
         if let id = state.mediaSessionIDs[key] { endMediaSession(id) }
         try closeRemoteMedia(key, &step)
         step.batch.reply(to: caller, .mediaClose, body: .object([:]))
@@ -106,7 +106,7 @@ extension RoomsService {
         return state.mediaSessionsByRoom[room.id]?.first { id in
             guard let record = state.mediaSessions[id], record.key != key else { return false }
             // Another node's connection: the same peer connection offering again through some node takes it over.
-            let detached = record.key.handle.map { !room.connections(of: record.userID).contains($0) } ?? true
+            let detached = record.key.clientID.map { !room.connections(of: record.userID).contains($0) } ?? true
             return record.memberID == member.id && record.setup.remoteFingerprint == fingerprint && detached
         }
     }
@@ -115,7 +115,7 @@ extension RoomsService {
     /// while its member is joined: that node relayed the offer, and only it knows when the connection closes.
     private func isAttached(_ record: MediaSessionRecord, in room: LiveRoom) -> Bool {
         switch record.key.connection {
-        case .local(let handle): room.connections(of: record.userID).contains(handle)
+        case .local(let clientID): room.connections(of: record.userID).contains(clientID)
         case .remote: room.member(forUser: record.userID)?.id == record.memberID
         }
     }
@@ -126,7 +126,7 @@ extension RoomsService {
     /// member is joined, so a client that reconnects renegotiates it. Then each room's senders are handed over when
     /// they changed.
     func syncMedia(_ roomIDs: Set<String>) {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         pruneRemoteMedia(roomIDs)
         guard let media, !roomIDs.isEmpty, !state.mediaSessions.isEmpty || !state.mediaSenders.isEmpty else { return }
         for roomID in roomIDs {
@@ -162,12 +162,12 @@ extension RoomsService {
     /// What the media loop reports: speaking changes become `audio:speaking:*` for the room; slot changes become
     /// `media:slots` to the session's connection.
     func handleMediaEvent(_ event: MediaServerEvent, _ step: inout Step) throws {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         switch event {
         case .speaking(let roomID, let memberID, let on):
             guard let room = state.rooms[roomID], let member = room.member(memberID) else { return }
-            if let frame = try applyMedia(.speaking(on), to: member, in: room, &step) {
-                broadcast(frame, in: room, &step)
+            if let message = try applyMedia(.speaking(on), to: member, in: room, &step) {
+                broadcast(message, in: room, &step)
                 try announceSpeaking(memberID, on: on, in: roomID, &step)
             }
         case .ended(let id, let roomID):
@@ -181,14 +181,14 @@ extension RoomsService {
             guard let record = state.mediaSessions[id], record.key.roomID == roomID else { return }
             state.mediaSessions[id]?.slots = assignments
             switch record.key.connection {
-            case .local(let handle): step.batch.outbox.send(Self.slotsFrame(roomID, Self.json(assignments)), to: handle)
+            case .local(let clientID): step.batch.outbox.send(Self.slotsMessage(roomID, Self.json(assignments)), to: clientID)
             case .remote(let node, let token): try relaySlots(Self.json(assignments), in: roomID, to: node, token: token, &step)
             }
         }
     }
 
-    static func slotsFrame(_ roomID: String, _ slots: JSONValue) -> [UInt8] {
-        ProtocolFrame.message(["type": .string(EventType.mediaSlots.rawValue), "cid": .string(roomID), "body": ["slots": slots]])
+    static func slotsMessage(_ roomID: String, _ slots: JSONValue) -> [UInt8] {
+        ProtocolMessage.message(["type": .string(EventType.mediaSlots.rawValue), "cid": .string(roomID), "body": ["slots": slots]])
     }
 
     private static func json(_ slots: [MediaSlotAssignment]) -> JSONValue {

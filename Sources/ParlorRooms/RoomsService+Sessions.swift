@@ -1,4 +1,4 @@
-import ParlorLoop
+import ParlorBasics
 import ParlorProtocol
 
 extension RoomsService {
@@ -7,7 +7,7 @@ extension RoomsService {
 
     /// Arms the next sweep of ended sessions (rooms thread).
     func scheduleSessionExpiry() {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         _ = clock.schedule(after: sessionExpiryInterval) { [weak self] in
             guard let self else { return }
             self.submit(.expireSessions)
@@ -18,7 +18,7 @@ extension RoomsService {
     /// Deletes sessions that ended longer ago than the grace period: they can no longer be resumed, and would
     /// otherwise add a row for every connection ever made. Bounded per sweep so one batch stays short.
     func expireSessions(_ step: inout Step) throws {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         let cutoff = clock.now() - Int64(configuration.gracePeriod.seconds * 1000)
         let deleted = try step.store.deleteSessions(endedBefore: cutoff, limit: Self.sessionsExpiredPerSweep)
         if deleted == Self.sessionsExpiredPerSweep {
@@ -37,7 +37,7 @@ extension RoomsService {
     /// what the client missed, in order. Rooms where the membership ended are listed as `lost`.
     func resume(_ sessionID: String, lastEventIDs: [(cid: String, lastEventID: Int64)], for caller: Caller,
                 _ step: inout Step) throws {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         guard try step.store.sessionOwner(sessionID: sessionID) == caller.user.id else { throw RoomError.sessionNotFound }
         var resumed: [JSONValue] = []
         var lost: [JSONValue] = []
@@ -76,28 +76,28 @@ extension RoomsService {
         startReplay(replays, for: caller.client, &step)
     }
 
-    /// Records that `handle` holds `sessionID`.
-    func holdSession(_ sessionID: String, on handle: ConnectionHandle) {
-        state.sessionHolders[sessionID] = handle
-        state.clients[handle]?.heldSessions.append(sessionID)
+    /// Records that `clientID` holds `sessionID`.
+    func holdSession(_ sessionID: String, on clientID: ClientID) {
+        state.sessionHolders[sessionID] = clientID
+        state.clients[clientID]?.heldSessions.append(sessionID)
     }
 
     /// The session moves to the caller's connection; the connection that held it is closed with 4005 (its unsent
     /// output dropped: what it had not read, the new connection is sent). Only one connection may replay a session.
     private func takeOver(_ sessionID: String, for client: ClientRef, _ step: inout Step) {
-        if let holder = state.sessionHolders[sessionID], holder != client.handle, state.clients[holder] != nil {
+        if let holder = state.sessionHolders[sessionID], holder != client.id, state.clients[holder] != nil {
             state.clients[holder]?.heldSessions.removeAll { $0 == sessionID }
             step.batch.outbox.close(holder, code: ParlorCloseCode.sessionTakenOver, reason: "session taken over by another connection")
         }
-        if state.sessionHolders[sessionID] != client.handle { holdSession(sessionID, on: client.handle) }
+        if state.sessionHolders[sessionID] != client.id { holdSession(sessionID, on: client.id) }
     }
 
     /// A closed connection holds no session any more, and its replay page returns to the budget.
-    func releaseSessions(of handle: ConnectionHandle, _ step: inout Step) {
-        for sessionID in state.clients[handle]?.heldSessions ?? [] where state.sessionHolders[sessionID] == handle {
+    func releaseSessions(of clientID: ClientID, _ step: inout Step) {
+        for sessionID in state.clients[clientID]?.heldSessions ?? [] where state.sessionHolders[sessionID] == clientID {
             state.sessionHolders[sessionID] = nil
         }
-        endReplay(of: handle, &step)
+        endReplay(of: clientID, &step)
     }
 }
 

@@ -6,7 +6,7 @@ import ParlorProtocol
 extension RoomsService {
     /// A stage request from a member: its membership and role are checked, the action's events go out, then the reply.
     func serveStage(_ request: StageAction, cid: String, for caller: Caller, _ step: inout Step) throws {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         let room = try openRoom(cid, &step)
         guard let member = room.member(forUser: caller.user.id) else { throw RoomError.notJoined(cid) }
         var action = request
@@ -22,7 +22,7 @@ extension RoomsService {
 
     /// A moderator action over REST: an admin, or the room's creator.
     func moderate(_ action: StageAction, roomID: String, by requester: Requester, _ step: inout Step) throws -> JSONValue {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         let room = try openRoom(roomID, &step)
         if case .user(let user) = requester, user == nil || user?.id != room.createdBy {
             throw RoomError(.roomForbidden, "only the room's creator or an admin can moderate it over HTTP")
@@ -34,7 +34,7 @@ extension RoomsService {
     /// Applies `action` by `actor` (nil: not a member) from client address `address` and returns the reply's body;
     /// events are broadcast as they happen.
     private func act(_ action: StageAction, in room: LiveRoom, by actor: LiveMember?, from address: String?, _ step: inout Step) throws -> JSONValue {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         switch action {
         case .raiseHand:
             guard let actor else { throw RoomError(.requestInvalidField, "only a member raises its own hand") }
@@ -71,7 +71,7 @@ extension RoomsService {
     /// The role a user gets the first time it joins (then kept for the room's life), stored. An open room's
     /// speakers need no row (a user without one is a speaker), which keeps a join one statement shorter.
     func assignInitialRole(_ user: User, in room: LiveRoom, _ step: inout Step) throws {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         guard let (role, stored) = initialRole(of: user, in: room) else { return }
         if stored { try step.store.setRole(roomID: room.id, userID: user.id, role) }
         room.setRole(role, of: user.id)
@@ -88,13 +88,13 @@ extension RoomsService {
 
     /// Whether the user has been in the room before (its role is kept, so a lock or an address ban lets it back in).
     private func isKnown(_ userID: String, in room: LiveRoom, _ step: inout Step) throws -> Bool {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         if room.roles[userID] != nil { return true }
         return try step.store.hasMembership(userID: userID, roomID: room.id)
     }
 
     func setHand(of member: LiveMember, raised: Bool, by actor: LiveMember?, in room: LiveRoom, _ step: inout Step) throws {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         let userID = member.user.id
         guard raised != (room.hands[userID] != nil) else { return }
         let now = clock.now()
@@ -111,7 +111,7 @@ extension RoomsService {
     }
 
     func setRole(of member: LiveMember, to role: MemberRole, by actor: LiveMember?, in room: LiveRoom, _ step: inout Step) throws {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         let userID = member.user.id
         let current = room.role(of: userID)
         guard current != role else { return }
@@ -126,14 +126,14 @@ extension RoomsService {
                                at: clock.now(), &step)
         // Demoted: its audio stops at once, so the other clients stop playing it (the forwarding unit will enforce it).
         if !role.maySpeak, let current = room.member(member.id), current.audioEnabled,
-           let frame = try applyMedia(.disable, to: current, in: room, &step) {
-            broadcast(frame, in: room, &step)
+           let message = try applyMedia(.disable, to: current, in: room, &step) {
+            broadcast(message, in: room, &step)
         }
     }
 
     /// After a moderator's membership ended: if no moderator is left, the longest-present speaker becomes one.
     func promoteSuccessorIfNeeded(after left: LiveMember, in room: LiveRoom, _ step: inout Step) throws {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         guard room.role(of: left.user.id) == .moderator, !room.hasModerator,
               let successor = room.sortedMembers.first(where: { room.role(of: $0.user.id) == .speaker }) else { return }
         try setRole(of: successor, to: .moderator, by: nil, in: room, &step)
@@ -141,11 +141,11 @@ extension RoomsService {
 
     /// Mutes every member other than the moderator who sends audio unmuted; returns how many.
     private func muteAll(in room: LiveRoom, by actor: LiveMember?, _ step: inout Step) throws -> Int {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         var muted = 0
         for member in room.sortedMembers where member.id != actor?.id && member.audioEnabled && !member.audioMuted {
-            if let frame = try applyMedia(.mute(true), to: member, in: room, by: by(actor), &step) {
-                broadcast(frame, in: room, &step)
+            if let message = try applyMedia(.mute(true), to: member, in: room, by: by(actor), &step) {
+                broadcast(message, in: room, &step)
                 muted += 1
             }
         }
@@ -153,7 +153,7 @@ extension RoomsService {
     }
 
     private func setLocked(_ locked: Bool, by actor: LiveMember?, in room: LiveRoom, _ step: inout Step) throws {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         guard room.locked != locked else { return }
         try step.store.setLocked(roomID: room.id, locked)
         room.locked = locked
@@ -165,7 +165,7 @@ extension RoomsService {
 
     /// Bans a user (and, for users the room has not seen, the client addresses it had lately) and ends its membership.
     private func ban(_ userID: String, seconds: Int64, by actor: LiveMember?, in room: LiveRoom, _ step: inout Step) throws -> JSONValue {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         guard StageRules.banSeconds.contains(seconds) else {
             throw RoomError(.requestInvalidField, "seconds must be a whole number from 1 to \(StageRules.banSeconds.upperBound)")
         }
@@ -188,7 +188,7 @@ extension RoomsService {
 
     /// The join refusal a ban or the lock gives this caller, if any.
     func checkAdmission(_ caller: Caller, to room: LiveRoom, _ step: inout Step) throws {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         guard room.locked || !room.bans.isEmpty else { return }  // the common case costs nothing
         let known = try isKnown(caller.user.id, in: room, &step)
         let now = clock.now()
@@ -206,7 +206,7 @@ extension RoomsService {
     @discardableResult
     func appendAndBroadcast(_ type: EventType, about member: LiveMember, in room: LiveRoom, body: JSONObject, at now: Int64,
                             _ step: inout Step) throws -> EventRecord {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         var object: JSONObject = ["member_id": .string(member.id), "user": member.user.json]
         for (key, value) in body.pairs { object[key] = value }
         let event = try appendEvent(to: room, type: type.rawValue, from: member.id, body: .object(object), at: now, &step)

@@ -1,7 +1,7 @@
+import ParlorBasics
+import ParlorMedia
 import ParlorMetrics
 import ParlorProtocol
-import ParlorLoop
-import ParlorMedia
 import ParlorStore
 import Synchronization
 
@@ -11,18 +11,21 @@ import Synchronization
 /// `RoomStore` (a savepoint per command, so one failure does not undo the others), commits, and only then sends
 /// replies and events through the Outbox. So an event a client saw is always in the history, and every receiver
 /// sees a room's events in one order.
-public final class RoomsService: @unchecked Sendable {  // live state is confined to `loop` (see `state`); `inbox` is behind a lock
-    let loop: EventLoop
+public final class RoomsService: @unchecked Sendable {  // live state is confined to `thread` (see `state`); `inbox` is behind a lock
+    /// The rooms thread (the app's: an event loop of its own); the service starts and stops it.
+    let thread: any SerialThread
     /// The record of rooms, members, events and sessions; the REST routes read it from any thread.
     public let store: any RoomStore
-    /// Wall-clock time and timers (the rooms loop's, or a test's manual clock); rooms thread only.
+    /// Wall-clock time and timers (the rooms thread's, or a test's manual clock); rooms thread only.
     let clock: any RoomsClock
     /// Where committed deliveries go (ParlorApp: the WebSocket connections).
     let delivery: any DeliveryChannel
     let configuration: RoomsConfiguration
     let logger: Logger
     /// Records joins, leaves and room lifecycle in each batch's transaction (the webhook outbox); rooms thread.
-    private let observer: (any RoomNoticeRecorder)?
+    private let noticeRecorder: (any RoomNoticeRecorder)?
+    /// The steps after every batch's transaction, in order (RoomsService+BatchObservers.swift); rooms thread only.
+    var batchObservers: [any BatchObserver]
     /// Commands with the monotonic time they arrived (for parlor_join_seconds).
     private let inbox = Locked(Inbox())
     private let shuttingDown = Atomic<Bool>(false)
@@ -40,8 +43,14 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
 
     /// The live rooms and clients: reaching them off the rooms thread is a bug, stopped in debug builds.
     var state: RoomsState {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         return liveState
+    }
+
+    /// Stops a debug build when called off the rooms thread; `assert` is compiled out of release builds.
+    @inline(__always)
+    func assertOnRoomsThread(_ function: StaticString = #function, file: StaticString = #fileID, line: UInt = #line) {
+        assert(thread.isCurrent, "\(function) must run on the rooms thread", file: file, line: line)
     }
 
     enum Command {
@@ -63,33 +72,34 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         case cluster(ClusterSignal)
     }
 
-    /// The server's rooms thread: a `SQLiteRoomStore` over `database`, the real clock and the rooms loop's timers.
-    public convenience init(database: Database, configuration: RoomsConfiguration, logger: Logger, delivery: any DeliveryChannel,
-                            observer: (any RoomNoticeRecorder)? = nil, metrics: ServerMetrics = ServerMetrics(),
-                            media: MediaServer? = nil) throws {
-        try self.init(store: SQLiteRoomStore(database: database), configuration: configuration, logger: logger, delivery: delivery,
-                      observer: observer, metrics: metrics, media: media)
+    /// The server's rooms: a `SQLiteRoomStore` over `database`, the real clock and `thread`'s timers.
+    public convenience init(database: Database, thread: any SerialThread, configuration: RoomsConfiguration, logger: Logger,
+                            delivery: any DeliveryChannel, observer: (any RoomNoticeRecorder)? = nil,
+                            metrics: ServerMetrics = ServerMetrics(), media: MediaServer? = nil) throws {
+        try self.init(store: SQLiteRoomStore(database: database), thread: thread, configuration: configuration, logger: logger,
+                      delivery: delivery, observer: observer, metrics: metrics, media: media)
     }
 
     /// Loads open rooms and treats every membership a previous process left JOINED as disconnected:
     /// it gets a full grace period to resume, then drops.
-    /// `clock` nil: the real clock and the rooms loop's timers. A test passes a manual clock (used on the rooms thread only).
-    public init(store: any RoomStore, configuration: RoomsConfiguration, logger: Logger, delivery: any DeliveryChannel,
-                clock: (any RoomsClock)? = nil, observer: (any RoomNoticeRecorder)? = nil,
+    /// `thread`: not started yet; the service starts it and `stop()` stops it.
+    /// `clock` nil: the real clock and `thread`'s timers. A test passes a manual clock (used on the rooms thread only).
+    public init(store: any RoomStore, thread: any SerialThread, configuration: RoomsConfiguration, logger: Logger,
+                delivery: any DeliveryChannel, clock: (any RoomsClock)? = nil, observer: (any RoomNoticeRecorder)? = nil,
                 metrics: ServerMetrics = ServerMetrics(), media: MediaServer? = nil, cluster: (any ClusterLink)? = nil) throws {
         self.store = store
         self.media = media
         self.cluster = cluster
         self.delivery = delivery
         self.metrics = metrics
-        self.observer = observer
+        noticeRecorder = observer
+        batchObservers = Self.standardBatchObservers(notices: observer)
         self.configuration = configuration
         self.logger = logger
-        let loop = try EventLoop(name: "parlor-rooms")
-        self.loop = loop
-        self.clock = clock ?? LoopClock(loop: loop)
-        loop.start()
-        let recovered: Result<Int, Error> = loop.submitAndWait { [self] in
+        self.thread = thread
+        self.clock = clock ?? ThreadClock(thread: thread)
+        thread.start()
+        let recovered: Result<Int, Error> = thread.submitAndWait { [self] in
             Result {
                 guard let cluster = self.cluster else { return try self.recover() }
                 // Listening before loading: whatever commits after the load is signalled (handled after this task).
@@ -98,18 +108,21 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
             }
         }
         let count = try recovered.get()
-        loop.submitAndWait { [self] in
+        thread.submitAndWait { [self] in
             self.syncLiveUsers(Set(self.state.rooms.keys))
             self.publishRoomGauges(changed: Set(self.state.rooms.keys))
         }
         if count > 0 { logger.info("recovered memberships from a previous run", ["members": String(count)]) }
-        loop.execute { [self] in self.scheduleSessionExpiry() }
+        thread.execute { [self] in self.scheduleSessionExpiry() }
         try media?.start { [weak self] event in self?.submit(.mediaEvent(event)) }
     }
 
     /// Grows after every commit that touched a room (members, media, lifecycle): what was read from the database
     /// under an older value may be stale. It grows after the commit, so a read that sees the new value sees the commit.
     public var roomsVersion: UInt64 { changeCounter.load(ordering: .acquiring) }
+
+    /// A batch changed a room: `roomsVersion` grows (after the commit).
+    func roomsDidChange() { changeCounter.add(1, ordering: .releasing) }
 
     // MARK: Entry points (any thread)
 
@@ -145,9 +158,9 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
     /// Waits for queued work to finish and stops the rooms thread.
     public func stop() {
         cluster?.stop()
-        loop.submitAndWait { [self] in self.drain() }
-        loop.stop()
-        loop.waitUntilStopped()
+        thread.submitAndWait { [self] in self.drain() }
+        thread.stop()
+        thread.waitUntilStopped()
     }
 
     /// Commands waiting for the rooms thread. A drain applies what was queued when it started; a command submitted
@@ -179,7 +192,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
             inbox.covered = .max
             return now >= inbox.windowEnd
         }
-        if startDrain { loop.execute { [self] in self.drain() } }
+        if startDrain { thread.execute { [self] in self.drain() } }
     }
 
     // MARK: Batches (rooms thread)
@@ -193,7 +206,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
     /// this one schedules for the end of its commit window. Called directly (at `stop`, by tests) it applies
     /// everything queued without waiting for a window.
     func drain() {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         let window = configuration.commitWindow.nanoseconds
         var budget = inbox.withLock { inbox in
             inbox.covered = inbox.submitted
@@ -201,9 +214,9 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
             return inbox.commands.count
         }
         // The window's drain: it runs at `windowEnd` or later (loop timers never fire early), so it finds whatever
-        // a submit that saw the window open appended. Idle, it finds nothing and schedules no other. The loop's own
+        // a submit that saw the window open appended. Idle, it finds nothing and schedules no other. The thread's own
         // timer, not `clock`: the window is real time even when a test drives the rooms' clock by hand.
-        if window > 0, budget > 0 { loop.schedule(after: configuration.commitWindow) { [weak self] in self?.drain() } }
+        if window > 0, budget > 0 { _ = thread.schedule(after: configuration.commitWindow) { [weak self] in self?.drain() } }
         while budget > 0 {
             let received = inbox.withLock { inbox in
                 let taken = Array(inbox.commands.prefix(min(budget, Self.maxCommandsPerBatch)))
@@ -216,7 +229,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         }
     }
 
-    /// One batch: its commands in one transaction, then replies and events after the commit.
+    /// One batch: its commands in one transaction, then the batch observers (replies and events among them).
     private func apply(_ received: [(Command, receivedAt: UInt64)]) {
         reloadStaleRooms()
         // Notifications of events already here (this node's own, mostly) need no transaction at all.
@@ -246,7 +259,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
                     inProgress = nil
                 }
                 // In the transaction: the outbox rows commit with the events they announce, or neither does.
-                if let observer, !batch.notices.isEmpty { try observer.record(batch.notices, in: transaction) }
+                if let noticeRecorder, !batch.notices.isEmpty { try noticeRecorder.record(batch.notices, in: transaction) }
             }
         } catch {
             committed = false
@@ -259,27 +272,16 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
                 + commands[started...].compactMap { retryOnFailure(of: $0) }
         }
         metrics.commitSeconds.observe(nanoseconds: MonotonicClock.now() &- transactionStartedAt)
-        // Re-read after the transaction: reading inside it would wait on our own write lock.
+        // Re-read after the transaction: reading inside it would wait on our own write lock. Before the observers,
+        // so they see the rooms as stored.
         reload(batch.roomsToReload)
-        if media != nil { syncMedia(batch.touchedRooms.union(batch.mediaRooms).union(batch.roomsToReload)) }
-        finishClusterBatch(batch, committed: committed)
-        for (settlement, attempt) in retries { scheduleRetry(settlement, attempt: attempt) }
-        syncLiveUsers(batch.touchedRooms.union(batch.roomsToReload))
-        if !batch.touchedRooms.isEmpty {
-            changeCounter.add(1, ordering: .releasing)
-            publishRoomGauges(changed: batch.touchedRooms.union(batch.roomsToReload))
-        }
-        batch.outbox.flush(through: delivery)
-        metrics.eventsDelivered.add(batch.outbox.eventCount)
-        observeJoinLatency(received)
-        for completion in batch.completions { completion() }
-        if committed, let observer, !batch.notices.isEmpty { observer.committed() }
+        batchEnded(BatchEnd(batch, committed: committed, retries: retries, received: received))
     }
 
     /// Runs one command in its own savepoint. Returns false if it failed for a reason other than a refusal
     /// (RoomError); throws if that failure also ended the transaction (SQLite does on some storage errors).
     private func apply(_ command: Command, in transaction: any RoomTransaction, batch: inout Batch) throws -> Bool {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         var step = Step(store: transaction, batch: Batch())
         do {
             if cluster != nil { try prepare(forCluster: command, in: transaction, batch: &batch) }
@@ -304,7 +306,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
     }
 
     private func perform(_ command: Command, _ step: inout Step) throws {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         switch command {
         case .connect(let client):
             try openSession(client, &step)
@@ -314,7 +316,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         case .disconnected(let client):
             try clientDisconnected(client, &step)
         case .closeAfterReplies(let client, let code, let reason):
-            step.batch.outbox.close(client.handle, code: code, reason: reason)
+            step.batch.outbox.close(client.id, code: code, reason: reason)
         case .operation(let operation, _):
             if shuttingDown.load(ordering: .acquiring) { throw RoomError.shuttingDown }
             let result = try run(operation, &step)
@@ -337,7 +339,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
     }
 
     private func serve(_ request: RoomRequest, from caller: Caller, _ step: inout Step) throws {
-        loop.assertInLoop()
+        assertOnRoomsThread()
         switch request {
         case .join(let cid): try join(cid, for: caller, &step)
         case .leave(let cid): try leave(cid, for: caller, &step)

@@ -1,22 +1,22 @@
+import ParlorBasics
 import ParlorMedia
 import ParlorMetrics
 import ParlorProtocol
-import ParlorLoop
 
 /// The rooms thread's live state: the open rooms (members, attached connections, timers) and the connected
 /// clients. The store is the record; this is what only lives in memory. One owner, `RoomsService`, hands it out
 /// on the rooms thread only (`RoomsService.state` asserts so in debug builds); it is not Sendable.
 final class RoomsState {
     var rooms: [String: LiveRoom] = [:]
-    var clients: [ConnectionHandle: ClientState] = [:]
+    var clients: [ClientID: ClientState] = [:]
     /// The addresses each user connected from lately, which a room ban bans too (RecentAddresses.swift).
     var recentAddresses = RecentAddresses()
     /// The connection holding each session: its own, or the last that resumed it (RoomsService+Sessions.swift).
-    var sessionHolders: [String: ConnectionHandle] = [:]
+    var sessionHolders: [String: ClientID] = [:]
     /// Bytes of replay pages sent and not yet drained, across all connections, and the connections waiting for
     /// the budget to allow their next page, first from `replayWaiterHead` (RoomsService+Replay.swift).
     var replayBytesCharged = 0
-    var replayWaiters: [ConnectionHandle] = []
+    var replayWaiters: [ClientID] = []
     var replayWaiterHead = 0
     /// The newest room's created_at: rooms list newest first by it, so it must increase even within a millisecond.
     var lastRoomCreatedAt: Int64 = 0
@@ -46,7 +46,7 @@ final class RoomsState {
     var mediaSessionsByRoom: [String: Set<UInt64>] = [:]
     var nextMediaSessionID: UInt64 = 1
     /// media:offer rate per connection and per user (RoomsService+MediaLimits.swift).
-    var mediaOfferBuckets: [ConnectionHandle: OfferBucket] = [:]
+    var mediaOfferBuckets: [ClientID: OfferBucket] = [:]
     var mediaOfferUserBuckets: [String: OfferBucket] = [:]
     /// Per room, the senders last handed to the media loop.
     var mediaSenders: [String: Set<String>] = [:]
@@ -77,8 +77,8 @@ struct MediaSessionKey: Hashable {
     let connection: MediaConnection
     let roomID: String
 
-    init(handle: ConnectionHandle, roomID: String) {
-        connection = .local(handle)
+    init(clientID: ClientID, roomID: String) {
+        connection = .local(clientID)
         self.roomID = roomID
     }
 
@@ -88,8 +88,8 @@ struct MediaSessionKey: Hashable {
     }
 
     /// The connection, when it is this node's.
-    var handle: ConnectionHandle? {
-        if case .local(let handle) = connection { return handle }
+    var clientID: ClientID? {
+        if case .local(let clientID) = connection { return clientID }
         return nil
     }
 }
@@ -97,7 +97,7 @@ struct MediaSessionKey: Hashable {
 /// The WebSocket that offered a media session: on this node, or on another node that relayed the offer to this
 /// one, the room's media home (that node's token for the connection).
 enum MediaConnection: Hashable {
-    case local(ConnectionHandle)
+    case local(ClientID)
     case remote(node: String, token: String)
 }
 

@@ -1,5 +1,5 @@
+import ParlorBasics
 import ParlorCodec
-import ParlorLoop
 import ParlorStore
 
 /// Users, created on first use. A name has its own identity (handle = the name: what a token with `sub` = name and no

@@ -1,3 +1,4 @@
+import ParlorCodec
 import ParlorPostgres
 import ParlorRooms
 import ParlorStore
@@ -98,7 +99,10 @@ extension PostgresRoomTransaction: ClusterTransaction {
             """, [.text(memberID), .text(nodeID), .integer(time)]) != nil
     }
 
-    func relaySignal(roomID: String, toMember memberID: String, frame: [UInt8], at time: Int64) throws -> Bool {
+    /// The row holds the message as the WebSocket text frame it was before the rooms domain stopped framing (the
+    /// stored format stays, so nodes of either version read each other's rows).
+    func relaySignal(roomID: String, toMember memberID: String, message: [UInt8], at time: Int64) throws -> Bool {
+        let frame = WebSocketFrameEncoder.frame(.text, payload: message)
         guard let holder = try db.queryOne("SELECT node_id FROM members WHERE id = $1 AND state = 'JOINED'", [.text(memberID)])?
             .string("node_id"), holder != nodeID else { return false }
         try db.run("INSERT INTO signals (node_id, room_id, to_member, frame, created_at) VALUES ($1, $2, $3, $4, $5)",
@@ -107,10 +111,21 @@ extension PostgresRoomTransaction: ClusterTransaction {
         return true
     }
 
-    func takeSignals() throws -> [(roomID: String, memberID: String, frame: [UInt8])] {
+    func takeSignals() throws -> [(roomID: String, memberID: String, message: [UInt8])] {
         try db.query("DELETE FROM signals WHERE node_id = $1 RETURNING id, room_id, to_member, frame", [.text(nodeID)])
             .sorted { ($0.int("id") ?? 0) < ($1.int("id") ?? 0) }
-            .map { ($0.string("room_id") ?? "", $0.string("to_member") ?? "", $0.bytes("frame") ?? []) }
+            .map { ($0.string("room_id") ?? "", $0.string("to_member") ?? "", Self.payload(ofFrame: $0.bytes("frame") ?? [])) }
+    }
+
+    /// The payload of an unmasked frame as `relaySignal` stores it (its length takes 7, 7+16 or 7+64 bits).
+    static func payload(ofFrame frame: [UInt8]) -> [UInt8] {
+        guard frame.count >= 2 else { return [] }
+        let start = switch frame[1] & 0x7F {
+        case 126: 4
+        case 127: 10
+        default: 2
+        }
+        return frame.count >= start ? Array(frame[start...]) : []
     }
 
     /// Tells every listening node that the room changed, when (and only if) this transaction commits.

@@ -10,8 +10,8 @@ import Testing
             #expect(served.status == 200)
             #expect(served.object["openapi"] as? String == "3.1.0")
             let paths = try #require(served.object["paths"] as? [String: [String: Any]])
-            let routes = Routes(configuration: app.configuration, storage: app.storage, executor: app.executor, rooms: app.rooms, users: app.users,
-                                tokens: app.tokens, logger: app.logger, authLimiter: nil).router().routes
+            let routes = Routes(configuration: app.configuration, storage: app.storage, executor: app.executor, rooms: app.rooms,
+                                delivery: app.delivery, users: app.users, tokens: app.tokens, logger: app.logger, authLimiter: nil).router().routes
             #expect(routes.count >= 14)
             for route in routes {
                 let operation = paths[route.pattern]?[route.method.lowercased()] as? [String: Any]

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import ParlorLoop
+@testable import ParlorBasics
 
 /// The log line formats, byte for byte: the access log builds one per request straight into bytes, so the escaping
 /// is checked here against JSONSerialization, which reads every quoted value back.

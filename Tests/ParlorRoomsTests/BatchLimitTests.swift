@@ -17,7 +17,7 @@ import Testing
         // otherwise fire just before the gate and take the first few pings into a fourth transaction (seen in CI).
         let gate = DispatchSemaphore(value: 0)
         let insideGate = DispatchSemaphore(value: 0)
-        rooms.service.loop.execute {
+        rooms.service.thread.execute {
             insideGate.signal()
             gate.wait()
         }
@@ -28,7 +28,7 @@ import Testing
         rooms.sync()
 
         #expect(commits() - before == 3)
-        let tids = rooms.channel.takeReplyTIDs(alice.handle)
+        let tids = rooms.channel.takeReplyTIDs(alice.id)
         #expect(tids == (0..<count).map { "p\($0)" })
     }
 }

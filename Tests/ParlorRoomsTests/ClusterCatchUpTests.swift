@@ -1,4 +1,4 @@
-@testable import ParlorLoop
+import ParlorBasics
 import ParlorProtocol
 @testable import ParlorRooms
 import ParlorRoomsPostgres
@@ -56,7 +56,7 @@ import Testing
     /// its listening connection comes up, at a time of its own, always reads back and is not counted).
     private func reloads(_ node: RoomsHarness) -> Int {
         let service = node.service
-        return service.loop.submitAndWait { service.state.clusterReloads }
+        return service.thread.submitAndWait { service.state.clusterReloads }
     }
 
     /// Brings B up to date with the room (as a notification would, but awaited: notifications also arrive by
@@ -67,7 +67,7 @@ import Testing
         let store = try #require(node.store as? PostgresRoomStore)
         service.submit(.cluster(.roomChanged(roomID, through: nil)))
         node.sync()
-        let result = service.loop.submitAndWait { () -> Result<[Snapshot], any Error> in
+        let result = service.thread.submitAndWait { () -> Result<[Snapshot], any Error> in
             Result {
                 guard let live = service.state.rooms[roomID] else { throw RoomError.notFound(roomID) }
                 let applied = Snapshot(live)
@@ -128,7 +128,7 @@ import Testing
         a.request(.join(cid: roomID), from: clients[2])  // known to the room: the lock lets it back in
         try expectSame(b, roomID, "mute-all, lock, demotion, promotion, a rejoin", loaded: loaded)
         let serviceB = b.service
-        #expect(serviceB.loop.submitAndWait { serviceB.state.clusterApplied } > 0)
+        #expect(serviceB.thread.submitAndWait { serviceB.state.clusterApplied } > 0)
     }
 
     @Test func anOpenRoomWithMembersOnBothNodesStaysEqual() throws {

@@ -1,5 +1,5 @@
 import Foundation
-@testable import ParlorLoop
+import ParlorBasics
 import ParlorProtocol
 @testable import ParlorRooms
 import Testing
@@ -17,13 +17,13 @@ import Testing
         let before = commits()
         for index in 0..<5 { rooms.service.handle(.ping, tid: .string("w\(index)"), from: alice) }
         // A task queued after the submits runs before the window ends: nothing has been applied yet.
-        rooms.service.loop.submitAndWait {}
-        #expect(rooms.channel.takeReplyTIDs(alice.handle).isEmpty)
+        rooms.service.thread.submitAndWait {}
+        #expect(rooms.channel.takeReplyTIDs(alice.id).isEmpty)
         #expect(commits() == before)
 
         // Applied together when the window's drain runs (here forced rather than waited for).
         rooms.sync()
-        #expect(rooms.channel.takeReplyTIDs(alice.handle) == (0..<5).map { "w\($0)" })
+        #expect(rooms.channel.takeReplyTIDs(alice.id) == (0..<5).map { "w\($0)" })
         #expect(commits() - before == 1)
     }
 
@@ -32,10 +32,10 @@ import Testing
         defer { rooms.stop() }
         // No drain has run on this service yet, so its window is long over: the connect is applied by the drain
         // the submit queued, which a plain task queued after it follows.
-        let client = ClientRef(handle: ConnectionHandle(loop: rooms.service.loop, fd: 3, registrationID: 1),
+        let client = ClientRef(id: ClientID(3),
                                sessionID: Identifier.make(Identifier.session), user: try rooms.users.findOrCreate(name: "bob"))
         rooms.service.connect(client)
-        rooms.service.loop.submitAndWait {}
+        rooms.service.thread.submitAndWait {}
         #expect(rooms.messages(client).map(\.type) == ["session:success"])
     }
 
@@ -45,8 +45,8 @@ import Testing
         let alice = try rooms.connect("alice")
         for index in 0..<3 {
             rooms.service.handle(.ping, tid: .string("z\(index)"), from: alice)
-            rooms.service.loop.submitAndWait {}
-            #expect(rooms.channel.takeReplyTIDs(alice.handle) == ["z\(index)"])
+            rooms.service.thread.submitAndWait {}
+            #expect(rooms.channel.takeReplyTIDs(alice.id) == ["z\(index)"])
         }
     }
 }
@@ -75,7 +75,7 @@ import Testing
         // session:success is not a reply: the pings' replies are all there is to count.
         #expect(rooms.channel.waitForReplies(total: clients.count * perClient, seconds: 30))
         for client in clients {
-            let tids = rooms.channel.takeReplyTIDs(client.handle)
+            let tids = rooms.channel.takeReplyTIDs(client.id)
             let inOrder = tids == (0..<perClient).map { "r\($0)" }
             #expect(inOrder, "\(tids.count) of \(perClient) replies, in order: \(inOrder)")
         }

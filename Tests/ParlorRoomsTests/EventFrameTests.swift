@@ -2,7 +2,7 @@ import Testing
 import ParlorProtocol
 @testable import ParlorRooms
 
-/// `ProtocolFrame.event` writes a stored event's frame field by field; its bytes must stay those of the
+/// `ProtocolMessage.event` writes a stored event's message field by field; its bytes must stay those of the
 /// `JSONValue` tree it replaced, with the store's encoded body spliced in or encoded again.
 @Suite struct EventFrameTests {
     static let bodies: [JSONValue] = [
@@ -20,9 +20,9 @@ import ParlorProtocol
                                    createdAt: 1_764_554_420_251 + Int64(index))
             let appended = EventRecord(roomID: read.roomID, id: read.id, type: read.type, from: from,
                                        encodedBody: body.encoded(), createdAt: read.createdAt)
-            let expected = ProtocolFrame.message(read.json)
-            #expect(ProtocolFrame.event(read) == expected)
-            #expect(ProtocolFrame.event(appended) == expected)
+            let expected = ProtocolMessage.message(read.json)
+            #expect(ProtocolMessage.event(read) == expected)
+            #expect(ProtocolMessage.event(appended) == expected)
             // An event appended from bytes alone has its tree parsed back when asked (webhooks).
             #expect(appended.body == body)
             #expect(appended.json == read.json)
@@ -41,7 +41,7 @@ import ParlorProtocol
         // Read back from the row, its body stays the stored text (replays send it without parsing it, issue 34).
         #expect(stored.encodedBody != nil, "read back from the row as its stored text")
         #expect(stored.type == "member:joined")
-        // The frame spliced from the bytes the store wrote decodes to the event read back from its row.
+        // The message spliced from the bytes the store wrote decodes to the event read back from its row.
         #expect(harness.messages(alice) == [stored.json])
     }
 }

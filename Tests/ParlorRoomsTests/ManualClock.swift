@@ -1,4 +1,4 @@
-import ParlorLoop
+import ParlorBasics
 import ParlorRooms
 
 /// Wall-clock time that moves only when the test advances it; its timers fire then, in due order, on the rooms thread.

@@ -1,11 +1,11 @@
 import Foundation
+import ParlorBasics
 import ParlorProtocol
-import ParlorLoop
 import ParlorRooms
 
 /// The tests' delivery channel: what the Outbox hands each connection after a commit, recorded in order.
 final class RecordingChannel: DeliveryChannel, @unchecked Sendable {  // `repliesDelivered` is guarded by `replies`
-    private let received = Locked<[ConnectionHandle: [Received]]>([:])
+    private let received = Locked<[ClientID: [Received]]>([:])
     /// Replies delivered so far (never reset), for `waitForReplies`.
     private var repliesDelivered = 0
     private let replies = NSCondition()
@@ -18,18 +18,18 @@ final class RecordingChannel: DeliveryChannel, @unchecked Sendable {  // `replie
         case drop
     }
 
-    func deliver(_ deliveries: [(ConnectionHandle, Delivery)], on loop: EventLoop) {
+    func deliver(_ deliveries: [(ClientID, Delivery)]) {
         received.withLock { received in
-            for (handle, delivery) in deliveries {
+            for (client, delivery) in deliveries {
                 let item: Received
                 switch delivery {
-                case .frame(let frame), .pacedFrame(let frame): item = .message(Self.decode(frame), isReply: false)
-                case .reply(let frame): item = .message(Self.decode(frame), isReply: true)
+                case .message(let message), .pacedMessage(let message): item = .message(Self.decode(message), isReply: false)
+                case .reply(let message): item = .message(Self.decode(message), isReply: true)
                 case .close(let code, _): item = .close(code: code)
                 case .drop: item = .drop
                 case .replayPageEnd: continue  // a page of a replay ended: nothing a client sees
                 }
-                received[handle, default: []].append(item)
+                received[client, default: []].append(item)
             }
         }
         let count = deliveries.count { if case .reply = $0.1 { true } else { false } }
@@ -52,27 +52,21 @@ final class RecordingChannel: DeliveryChannel, @unchecked Sendable {  // `replie
         return true
     }
 
-    /// The tids of the replies delivered to `handle` since the last `take`, in order (taking everything else too).
-    func takeReplyTIDs(_ handle: ConnectionHandle) -> [String] {
-        take(handle).compactMap { item -> String? in
+    /// The tids of the replies delivered to `client` since the last `take`, in order (taking everything else too).
+    func takeReplyTIDs(_ client: ClientID) -> [String] {
+        take(client).compactMap { item -> String? in
             guard case .message(let reply, true) = item else { return nil }
             return reply["tid"]?.stringValue
         }
     }
 
-    /// Everything delivered to `handle` since the last call.
-    func take(_ handle: ConnectionHandle) -> [Received] {
-        received.withLock { $0.removeValue(forKey: handle) ?? [] }
+    /// Everything delivered to `client` since the last call.
+    func take(_ client: ClientID) -> [Received] {
+        received.withLock { $0.removeValue(forKey: client) ?? [] }
     }
 
-    /// The JSON of an unmasked server text frame (the payload length takes 7, 7+16 or 7+64 bits).
-    static func decode(_ frame: [UInt8]) -> JSONValue {
-        var offset = 2
-        switch frame[1] & 0x7F {
-        case 126: offset = 4
-        case 127: offset = 10
-        default: break
-        }
-        return (try? JSONParser.parse(Array(frame[offset...]))) ?? .null
+    /// A delivered message's JSON (the domain hands over encoded JSON; framing is the delivery layer's).
+    static func decode(_ message: [UInt8]) -> JSONValue {
+        (try? JSONParser.parse(message)) ?? .null
     }
 }

@@ -1,4 +1,5 @@
-@testable import ParlorLoop
+import ParlorBasics
+import ParlorLoop  // the rooms thread is the server's: an EventLoop (`SerialThread`)
 import ParlorPostgres
 import ParlorProtocol
 @testable import ParlorRooms
@@ -30,8 +31,8 @@ final class RoomsHarness {
     private(set) var clock: ManualClock
     private(set) var service: RoomsService
     /// Messages taken from the channel while looking for a reply, kept for `messages(_:)`.
-    private var unread: [ConnectionHandle: [RecordingChannel.Received]] = [:]
-    private var lastFD: Int32 = 1000
+    private var unread: [ClientID: [RecordingChannel.Received]] = [:]
+    private var lastClientID: UInt64 = 1000
     private var lastTID = 0
 
     init(_ kind: StoreKind = .sqlite, _ configure: (inout RoomsConfiguration) -> Void = { _ in }) throws {
@@ -52,7 +53,7 @@ final class RoomsHarness {
             closeStore = { database.close() }
         }
         clock = ManualClock()
-        service = try RoomsService(store: store, configuration: configuration, logger: Logger(level: .off), delivery: channel,
+        service = try RoomsService(store: store, thread: EventLoop(name: "parlor-rooms"), configuration: configuration, logger: Logger(level: .off), delivery: channel,
                                    clock: clock)
     }
 
@@ -68,7 +69,7 @@ final class RoomsHarness {
         users = UserDirectory(store: PostgresUserStore(database: database))
         clock = ManualClock()
         let link = PostgresClusterLink(database: database, nodeID: nodeID, lease: .seconds(15), logger: Logger(level: .off))
-        service = try RoomsService(store: store, configuration: configuration, logger: Logger(level: .off), delivery: channel,
+        service = try RoomsService(store: store, thread: EventLoop(name: "parlor-rooms"), configuration: configuration, logger: Logger(level: .off), delivery: channel,
                                    clock: clock, cluster: link)
         closeStore = { database.close() }
     }
@@ -76,11 +77,11 @@ final class RoomsHarness {
     /// Stops the rooms thread as a shutdown does (memberships stay as they are), then starts a new service over the
     /// same store, as the next process would; its clock starts where the old one stood, plus `after` seconds.
     func restart(after seconds: Double = 1) throws {
-        let now = service.loop.submitAndWait { [clock] in clock.now() }
+        let now = service.thread.submitAndWait { [clock] in clock.now() }
         service.beginShutdown()
         service.stop()
         clock = ManualClock(start: now + Int64(seconds * 1000))
-        service = try RoomsService(store: store, configuration: configuration, logger: Logger(level: .off), delivery: channel,
+        service = try RoomsService(store: store, thread: EventLoop(name: "parlor-rooms"), configuration: configuration, logger: Logger(level: .off), delivery: channel,
                                    clock: clock)
         sync()
     }
@@ -90,26 +91,30 @@ final class RoomsHarness {
         closeStore()
     }
 
+    /// Closes the store under the running service: every batch from now on fails to begin its transaction.
+    func closeStoreUnderTheService() {
+        closeStore()
+    }
+
     /// Returns once everything queued on the rooms thread before it has run (and its deliveries are recorded);
     /// commands waiting for the end of a commit window are applied now.
     func sync() {
-        service.loop.submitAndWait { [service] in service.drain() }
+        service.thread.submitAndWait { [service] in service.drain() }
     }
 
     /// Moves the clock on; every timer that falls due fires at its own time, and what it started runs.
     func advance(seconds: Double) {
-        let target = service.loop.submitAndWait { [clock] in clock.now() } + Int64(seconds * 1000)
-        while service.loop.submitAndWait({ [clock] in clock.fireNext(upTo: target) }) { sync() }
+        let target = service.thread.submitAndWait { [clock] in clock.now() } + Int64(seconds * 1000)
+        while service.thread.submitAndWait({ [clock] in clock.fireNext(upTo: target) }) { sync() }
         sync()
     }
 
-    var pendingTimers: Int { service.loop.submitAndWait { [clock] in clock.pendingTimers } }
+    var pendingTimers: Int { service.thread.submitAndWait { [clock] in clock.pendingTimers } }
 
     /// A new connection of user `name`, greeted with session:success.
     func connect(_ name: String, address: String? = nil) throws -> ClientRef {
-        lastFD += 1
-        let client = ClientRef(handle: ConnectionHandle(loop: service.loop, fd: lastFD, registrationID: 1),
-                               sessionID: Identifier.make(Identifier.session), user: try users.findOrCreate(name: name),
+        lastClientID += 1
+        let client = ClientRef(id: ClientID(lastClientID), sessionID: Identifier.make(Identifier.session), user: try users.findOrCreate(name: name),
                                address: address)
         service.connect(client)
         sync()
@@ -130,11 +135,11 @@ final class RoomsHarness {
         service.handle(request, tid: .string("t\(lastTID)"), from: client)
         sync()
         var reply: JSONValue = .null
-        for item in channel.take(client.handle) {
+        for item in channel.take(client.id) {
             if case .message(let message, true) = item, message["tid"]?.stringValue == "t\(lastTID)" {
                 reply = message
             } else {
-                unread[client.handle, default: []].append(item)
+                unread[client.id, default: []].append(item)
             }
         }
         #expect(reply != .null, "no reply to \(request.type)")
@@ -174,7 +179,7 @@ final class RoomsHarness {
 
     /// Every delivery to the client since the last look (closes and drops included), replies aside.
     func deliveries(_ client: ClientRef) -> [RecordingChannel.Received] {
-        let items = (unread.removeValue(forKey: client.handle) ?? []) + channel.take(client.handle)
+        let items = (unread.removeValue(forKey: client.id) ?? []) + channel.take(client.id)
         return items.filter { if case .message(_, true) = $0 { false } else { true } }
     }
 

@@ -1,6 +1,6 @@
 import ParlorProtocol
 
-extension ProtocolFrame {
+extension ProtocolMessage {
     /// A refusal by the rooms domain, as the `error` reply to a request of `requestType`.
     public static func error(tid: JSONValue, _ error: RoomError, requestType: RequestType? = nil) -> [UInt8] {
         self.error(tid: tid, code: error.code, detail: error.detail, requestType: requestType?.rawValue)
@@ -21,6 +21,6 @@ extension ProtocolFrame {
         } else {
             message.field("body", event.body)
         }
-        return self.message(encoded: message.finish())
+        return message.finish()
     }
 }

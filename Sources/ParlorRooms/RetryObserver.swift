@@ -1,0 +1,6 @@
+/// Schedules the presence changes that did not commit to be tried again (RoomsService+Retry.swift).
+struct RetryObserver: BatchEndObserver {
+    func batchDidEnd(_ end: BatchEnd, in rooms: RoomsService) {
+        for (settlement, attempt) in end.retries { rooms.scheduleRetry(settlement, attempt: attempt) }
+    }
+}
