@@ -79,7 +79,8 @@ extension ParlorClientConfiguration {
 /// also when `body` throws.
 ///
 /// Settings: `AppConfiguration.testing()` (127.0.0.1, port 0, `:memory:`, abuse limits off) plus test mode,
-/// `TestParlor.defaultAdminToken` and a 1 s grace period; `configure` changes any of them.
+/// `TestParlor.defaultAdminToken`, a 1 s grace period and empty rooms kept a day (a test suite starved of CPU can
+/// leave a created room empty for more than the default 5 minutes); `configure` changes any of them.
 public func withParlor<Result: Sendable>(
     _ configure: (inout AppConfiguration) -> Void = { _ in },
     client clientConfiguration: ParlorClientConfiguration = .forTests,
@@ -89,6 +90,7 @@ public func withParlor<Result: Sendable>(
     configuration.testMode = true
     configuration.adminToken = TestParlor.defaultAdminToken
     configuration.rooms.gracePeriod = .seconds(1)
+    configuration.rooms.defaultRoomTTL = configuration.rooms.maxRoomTTL
     configure(&configuration)
     let app = try buildApplication(configuration)
     let parlor = TestParlor(app: app, adminToken: configuration.adminToken, clientConfiguration: clientConfiguration)

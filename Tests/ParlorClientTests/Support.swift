@@ -9,6 +9,9 @@ struct TestTimeout: Error, CustomStringConvertible {
 /// Starts Parlor in-process (127.0.0.1, a free port, in-memory database) and returns it with a client for it.
 func startServer(_ configure: (inout AppConfiguration) -> Void = { _ in }) throws -> (ParlorApplication, ParlorServer) {
     var configuration = AppConfiguration.testing()
+    // Under `make tsan` the whole run is slow enough that a room can sit empty between create and join for more
+    // than the default 5 minutes, and close.
+    configuration.rooms.defaultRoomTTL = configuration.rooms.maxRoomTTL
     configure(&configuration)
     let app = try buildApplication(configuration)
     return (app, ParlorServer(host: "127.0.0.1", port: app.port, configuration: .fastForTests))

@@ -6,7 +6,7 @@ import Testing
 /// The tutorial app's flow through ParlorClient: login, create/get a conversation, join, members, events, leave.
 @Suite struct TutorialFlowTests {
     @Test func authCreateAndListRooms() async throws {
-        let (app, anonymous) = try startServer()
+        let (app, anonymous) = try startServer { $0.rooms.defaultRoomTTL = AppConfiguration().rooms.defaultRoomTTL }  // the server's own default
         defer { app.shutdown() }
         let auth = try await anonymous.auth(name: "alice")
         #expect(auth.name == "alice")
