@@ -55,9 +55,12 @@ let package = Package(
         // Rooms decide who may send and receive audio and hand that to ParlorMedia's forwarding unit (--media sfu).
         .target(name: "ParlorRooms", dependencies: ["ParlorStore", "ParlorProtocol", "ParlorMetrics", "ParlorCodec", "ParlorLoop",
                                                     "ParlorMedia", "CJWT", "COpenSSL"]),
+        // The rooms domain's stores on SQLite, beside ParlorRoomsPostgres: both write the SQL ParlorRooms shares.
+        .target(name: "ParlorRoomsSQLite", dependencies: ["ParlorRooms", "ParlorStore", "ParlorProtocol", "ParlorLoop", "ParlorMedia",
+                                                          "ParlorMetrics"]),
         // The rooms domain's stores on PostgreSQL: libpq stays out of ParlorRooms.
         .target(name: "ParlorRoomsPostgres", dependencies: ["ParlorRooms", "ParlorPostgres", "ParlorStore", "ParlorProtocol"]),
-        .target(name: "ParlorApp", dependencies: ["ParlorRooms", "ParlorRoomsPostgres", "ParlorPostgres", "ParlorHTTP", "ParlorProtocol", "ParlorMetrics", "ParlorStore", "ParlorLoop",
+        .target(name: "ParlorApp", dependencies: ["ParlorRooms", "ParlorRoomsSQLite", "ParlorRoomsPostgres", "ParlorPostgres", "ParlorHTTP", "ParlorProtocol", "ParlorMetrics", "ParlorStore", "ParlorLoop",
                                                   "ParlorCodec", "ParlorMedia", "COpenSSL"],
                 // The web client ships inside the binary: no files to deploy, nothing fetched at run time.
                 resources: [.embedInCode("Web")]),
@@ -94,10 +97,11 @@ let package = Package(
         .testTarget(name: "ParlorPostgresTests", dependencies: ["ParlorPostgres", "ParlorStore", "PostgresTestCluster"]),
         // The rooms logic without sockets: in-memory SQLite and PostgreSQL stores, a manual clock, deliveries recorded per client.
         .testTarget(name: "ParlorRoomsTests", dependencies: ["ParlorRooms", "ParlorStore", "ParlorProtocol", "ParlorLoop",
-                                                           "ParlorRoomsPostgres", "ParlorPostgres", "PostgresTestCluster"]),
+                                                           "ParlorRoomsSQLite", "ParlorRoomsPostgres", "ParlorPostgres", "PostgresTestCluster"]),
         .testTarget(name: "ParlorClientTests", dependencies: ["ParlorClient", "ParlorApp", "ParlorTesting", "ParlorTestServer"]),
         .testTarget(name: "ParlorAppTests", dependencies: ["ParlorApp", "ParlorClient", "ParlorCodec", "ParlorProtocol", "ParlorStore", "ParlorRooms",
-                                                         "ParlorLoop", "ParlorMedia", "ParlorMediaClient", "COpenSSL", "ParlorPostgres", "PostgresTestCluster"]),
+                                                         "ParlorLoop", "ParlorMedia", "ParlorMediaClient", "COpenSSL", "ParlorPostgres", "PostgresTestCluster",
+                                                         "ParlorRoomsSQLite"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -63,14 +63,6 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         case cluster(ClusterSignal)
     }
 
-    /// The server's rooms thread: a `SQLiteRoomStore` over `database`, the real clock and the rooms loop's timers.
-    public convenience init(database: Database, configuration: RoomsConfiguration, logger: Logger, delivery: any DeliveryChannel,
-                            observer: (any RoomNoticeRecorder)? = nil, metrics: ServerMetrics = ServerMetrics(),
-                            media: MediaServer? = nil) throws {
-        try self.init(store: SQLiteRoomStore(database: database), configuration: configuration, logger: logger, delivery: delivery,
-                      observer: observer, metrics: metrics, media: media)
-    }
-
     /// Loads open rooms and treats every membership a previous process left JOINED as disconnected:
     /// it gets a full grace period to resume, then drops.
     /// `clock` nil: the real clock and the rooms loop's timers. A test passes a manual clock (used on the rooms thread only).

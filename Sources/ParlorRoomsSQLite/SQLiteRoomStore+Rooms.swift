@@ -1,4 +1,5 @@
 import ParlorProtocol
+import ParlorRooms
 import ParlorStore
 
 // Rooms: their rows, the open-rooms page, and what the rooms thread loads at start.
@@ -11,18 +12,9 @@ extension SQLiteRoomReading {
         """
     }
 
-    static func room(from row: Row) -> RoomRecord {
-        var record = RoomRecord(id: row.string("id") ?? "", name: row.string("name") ?? "", displayName: row.string("display_name") ?? "",
-                   createdBy: row.string("created_by"), createdAt: row.int("created_at") ?? 0, closedAt: row.int("closed_at"),
-                   ttl: row.int("ttl") ?? 0, maxMembers: row.int("max_members"), memberCount: Int(row.int("member_count") ?? 0),
-                   lastEventID: row.int("last_event_id") ?? 0)
-        record.mode = RoomMode(rawValue: row.string("mode") ?? "") ?? .open
-        record.locked = row.int("locked") == 1
-        return record
-    }
 
     func room(id: String) throws -> RoomRecord? {
-        try db.queryOne("SELECT \(Self.roomColumns) FROM rooms r WHERE r.id = ?", [.text(id)]).map(Self.room(from:))
+        try db.queryOne("SELECT \(Self.roomColumns) FROM rooms r WHERE r.id = ?", [.text(id)]).map(\.roomRecord)
     }
 
     func openRooms(pageSize: Int, cursor: PageCursor?) throws -> Page<RoomRecord> {
@@ -34,7 +26,7 @@ extension SQLiteRoomReading {
         }
         sql += " ORDER BY r.created_at DESC, r.id DESC LIMIT ?"
         params.append(.integer(Int64(pageSize + 1)))
-        let rooms = try db.query(sql, params).map(Self.room(from:))
+        let rooms = try db.query(sql, params).map(\.roomRecord)
         return Page(items: rooms, pageSize: pageSize) { PageCursor(number: $0.createdAt, id: $0.id) }
     }
 
@@ -43,8 +35,7 @@ extension SQLiteRoomReading {
                                         [.text(id)]),
               row.int("closed_at") == nil else { return nil }
         let members = try self.members(roomID: id, state: .joined, descending: false, pageSize: 100_000, cursor: nil).items
-        return StoredRoom(record: Self.room(from: row), emptySince: row.int("empty_since"), createdFrom: row.string("created_from"),
-                          lastJoinedAt: try lastJoinedAt(roomID: id), members: members)
+        return row.storedRoom(lastJoinedAt: try lastJoinedAt(roomID: id), members: members)
     }
 
     private func lastJoinedAt(roomID: String) throws -> Int64 {
@@ -88,11 +79,10 @@ extension SQLiteRoomTransaction {
             SELECT \(Self.memberColumns), m.room_id FROM \(Self.memberTables)
             WHERE m.state = 'JOINED' ORDER BY m.joined_at, m.id
             """)
-        for row in memberRows { members[row.string("room_id") ?? "", default: []].append(Self.member(from: row)) }
+        for row in memberRows { members[row.string("room_id") ?? "", default: []].append(row.memberRecord) }
         return try db.query("SELECT \(Self.roomColumns), r.empty_since, r.created_from FROM rooms r WHERE r.closed_at IS NULL").map { row in
-            let record = Self.room(from: row)
-            return StoredRoom(record: record, emptySince: row.int("empty_since"), createdFrom: row.string("created_from"),
-                              lastJoinedAt: lastJoinedAt[record.id] ?? 0, members: members[record.id] ?? [])
+            let id = row.string("id") ?? ""
+            return row.storedRoom(lastJoinedAt: lastJoinedAt[id] ?? 0, members: members[id] ?? [])
         }
     }
 

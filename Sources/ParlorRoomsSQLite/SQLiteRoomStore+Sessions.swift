@@ -1,3 +1,4 @@
+import ParlorRooms
 import ParlorStore
 
 // Sessions: one per WebSocket connection, resumable for the grace period after it ended.

@@ -1,3 +1,4 @@
+import ParlorRooms
 import ParlorStore
 
 /// `UserStore` on Parlor's SQLite database (the `users` table), through the writer connection.

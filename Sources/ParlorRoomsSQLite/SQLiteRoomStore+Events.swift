@@ -1,4 +1,5 @@
 import ParlorProtocol
+import ParlorRooms
 import ParlorStore
 
 // Events: a room's history, numbered per room in commit order.

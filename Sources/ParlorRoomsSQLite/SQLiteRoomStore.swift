@@ -1,3 +1,4 @@
+import ParlorRooms
 import ParlorStore
 
 /// The rooms domain's record in SQLite: the writer connection for the rooms thread's batches, the reader pool for

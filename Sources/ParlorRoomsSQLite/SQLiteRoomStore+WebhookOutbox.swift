@@ -1,3 +1,4 @@
+import ParlorRooms
 import ParlorStore
 
 // The webhook outbox (Migrations/009_webhook_outbox.sql): rows in commit order, one per webhook and receiver.

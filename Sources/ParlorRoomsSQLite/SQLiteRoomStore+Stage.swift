@@ -1,4 +1,5 @@
 import ParlorProtocol
+import ParlorRooms
 import ParlorStore
 
 // Stage rooms: the lock, each user's role and hand (kept for the room's life), and bans.
@@ -15,7 +16,7 @@ extension SQLiteRoomReading {
         }
         sql += " ORDER BY ru.hand_raised_at, m.id LIMIT ?"
         params.append(.integer(Int64(pageSize + 1)))
-        let members = try db.query(sql, params).map(Self.member(from:))
+        let members = try db.query(sql, params).map(\.memberRecord)
         return Page(items: members, pageSize: pageSize) { PageCursor(number: $0.handRaisedAt ?? 0, id: $0.memberID) }
     }
 

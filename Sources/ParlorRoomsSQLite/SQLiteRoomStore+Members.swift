@@ -1,4 +1,5 @@
 import ParlorProtocol
+import ParlorRooms
 import ParlorStore
 
 // Memberships: JOINED → (disconnected within the grace period) → LEFT with a reason, and their media state.
@@ -21,14 +22,6 @@ extension SQLiteRoomReading {
             + "LEFT JOIN room_users ru ON ru.room_id = m.room_id AND ru.user_id = m.user_id"
     }
 
-    static func member(from row: Row) -> MemberRecord {
-        var member = MemberRecord(memberID: row.string("id") ?? "", user: User(id: row.string("user_id") ?? "", name: row.string("user_name") ?? ""),
-                     state: MemberState(rawValue: row.string("state") ?? "") ?? .left, joinedAt: row.int("joined_at") ?? 0,
-                     leftAt: row.int("left_at"), audioEnabled: row.int("audio_enabled") == 1, audioMuted: row.int("audio_muted") == 1)
-        member.role = MemberRole(rawValue: row.string("role") ?? "") ?? .speaker
-        member.handRaisedAt = row.int("hand_raised_at")
-        return member
-    }
 
     /// The JOINED members come through the partial index members_one_joined (JOINED rows only, sorted after), named
     /// with INDEXED BY: without statistics SQLite would pick members_by_room for its order and walk the room's whole
@@ -48,7 +41,7 @@ extension SQLiteRoomReading {
         sql += descending ? " ORDER BY m.joined_at DESC, m.id DESC" : " ORDER BY m.joined_at, m.id"
         sql += " LIMIT ?"
         params.append(.integer(Int64(pageSize + 1)))
-        let members = try db.query(sql, params).map(Self.member(from:))
+        let members = try db.query(sql, params).map(\.memberRecord)
         return Page(items: members, pageSize: pageSize) { PageCursor(number: $0.joinedAt, id: $0.memberID) }
     }
 
