@@ -15,7 +15,7 @@ extension Row {
         return record
     }
 
-    /// A members row with `user_name`, `role` and `hand_raised_at` (`SQLRoomSchema.memberColumns`).
+    /// A members row with `user_name`, `role` and `hand_raised_at` (`SQLRoomReading.memberColumns`).
     public var memberRecord: MemberRecord {
         var member = MemberRecord(memberID: string("id") ?? "", user: User(id: string("user_id") ?? "", name: string("user_name") ?? ""),
                                   state: MemberState(rawValue: string("state") ?? "") ?? .left, joinedAt: int("joined_at") ?? 0,
@@ -37,5 +37,18 @@ extension Row {
         StoredRoom(record: roomRecord, emptySince: int("empty_since"), createdFrom: string("created_from"),
                    lastJoinedAt: lastJoinedAt, members: members)
     }
-}
 
+    /// A users row (`SQLUserStoreTransaction.userColumns`): the display name, or the handle when it has none.
+    public var userStatus: UserDirectory.UserStatus {
+        let handle = string("name") ?? ""
+        return UserDirectory.UserStatus(user: User(id: string("id") ?? "", name: string("display_name") ?? handle),
+                                        tokensValidAfter: int("tokens_valid_after") ?? 0, blockedUntil: int("blocked_until") ?? 0)
+    }
+
+    /// A webhook_outbox row (`sequence`, `event`, `body`, `created_at`) for receiver `target`.
+    public func webhookOutboxRow(target: String) -> WebhookOutboxRow {
+        WebhookOutboxRow(sequence: int("sequence") ?? 0,
+                         entry: WebhookOutboxEntry(target: target, event: string("event") ?? "", body: bytes("body") ?? [],
+                                                   createdAt: int("created_at") ?? 0))
+    }
+}
