@@ -78,3 +78,10 @@ public final class PostgresDatabase: @unchecked Sendable {  // writer and isClos
 public enum PostgresMigrations {
     public static var embedded: [Migration] { EmbeddedMigrations.all }
 }
+
+extension PostgresDatabase: SQLDatabase {
+    /// Lost connections, a server shutting down, a full disk, I/O errors.
+    public static func isStorageFailure(_ error: any Error) -> Bool {
+        (error as? PostgresError)?.isStorageFailure == true
+    }
+}

@@ -6,7 +6,7 @@ import ParlorStore
 /// a savepoint per command), the pool's snapshots (REPEATABLE READ) for everyone else. Its SQL is in
 /// ParlorRooms' shared SQL (SQLRoomReading, SQLRoomWriting) and PostgresRoomStore+Rooms/Members/Events/Cluster.swift,
 /// statements prepared once per connection.
-public final class PostgresRoomStore: RoomStore {
+public final class PostgresRoomStore: SQLRoomStore {
     public let database: PostgresDatabase
     /// The node this process is among those sharing the database: recorded on the memberships and sessions it holds.
     public let nodeID: String
@@ -16,17 +16,10 @@ public final class PostgresRoomStore: RoomStore {
         self.nodeID = nodeID
     }
 
-    public func write<T>(_ body: (any RoomTransaction) throws -> T) throws -> T {
-        try database.write { db in try body(PostgresRoomTransaction(db: db, nodeID: nodeID)) }
-    }
+    public func reader(on connection: PostgresConnection) -> any RoomReader { PostgresRoomReader(db: connection) }
 
-    public func read<T>(_ body: (any RoomReader) throws -> T) throws -> T {
-        try database.read { db in try body(PostgresRoomReader(db: db)) }
-    }
-
-    /// Lost connections, a server shutting down, a full disk, I/O errors: requesters are told to try later.
-    public func isStorageFailure(_ error: any Error) -> Bool {
-        (error as? PostgresError)?.isStorageFailure == true
+    public func transaction(on connection: PostgresConnection) -> any RoomTransaction {
+        PostgresRoomTransaction(db: connection, nodeID: nodeID)
     }
 }
 

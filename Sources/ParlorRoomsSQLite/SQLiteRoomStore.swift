@@ -5,25 +5,17 @@ import ParlorStore
 /// everyone else. The SQL both dialects share is ParlorRooms' (SQLRoomReading, SQLRoomWriting); SQLite's own is in
 /// SQLiteRoomStore+Rooms/Members/Events/Sessions.swift. Statements are prepared once per connection and reused by
 /// their text.
-public final class SQLiteRoomStore: RoomStore {
-    let database: Database
+public final class SQLiteRoomStore: SQLRoomStore {
+    public let database: Database
 
     public init(database: Database) {
         self.database = database
     }
 
-    public func write<T>(_ body: (any RoomTransaction) throws -> T) throws -> T {
-        try database.write { db in try body(SQLiteRoomTransaction(db: db)) }
-    }
+    /// On a reader connection from the pool (the writer, for `:memory:`).
+    public func reader(on connection: SQLiteConnection) -> any RoomReader { SQLiteRoomReader(db: connection) }
 
-    /// A reader connection from the pool (the writer, for `:memory:`).
-    public func read<T>(_ body: (any RoomReader) throws -> T) throws -> T {
-        try database.read { db in try body(SQLiteRoomReader(db: db)) }
-    }
-
-    public func isStorageFailure(_ error: any Error) -> Bool {
-        (error as? StoreError)?.isStorageFailure == true
-    }
+    public func transaction(on connection: SQLiteConnection) -> any RoomTransaction { SQLiteRoomTransaction(db: connection) }
 }
 
 /// SQLite's reads, shared by the reader and the write transaction.

@@ -118,3 +118,9 @@ public final class Database: @unchecked Sendable {  // writer and isClosed under
         }
     }
 }
+
+extension Database: SQLDatabase {
+    public static func isStorageFailure(_ error: any Error) -> Bool {
+        (error as? StoreError)?.isStorageFailure == true
+    }
+}

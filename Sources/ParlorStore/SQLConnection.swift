@@ -19,3 +19,15 @@ public protocol SQLConnection: AnyObject {
     /// Ends the session; later calls throw. Idempotent. Only the connection's owner (a database or its pool) calls it.
     func close()
 }
+
+/// A database of either layer (`Database`, ParlorPostgres' `PostgresDatabase`) as the stores above use it: the
+/// serialized write transaction, snapshot reads from any thread, and which of its errors mean the storage failed.
+public protocol SQLDatabase: AnyObject, Sendable {
+    associatedtype Connection: SQLConnection
+    /// Runs `body` in the write transaction on the writer connection and commits; rolls back and rethrows on a throw.
+    func write<T>(_ body: (Connection) throws -> T) throws -> T
+    /// Runs a read-only `body` in one transaction (one snapshot), beside writes where the database allows.
+    func read<T>(_ body: (Connection) throws -> T) throws -> T
+    /// The storage failed rather than the statement (disk full, I/O error, a lost server): requesters try later.
+    static func isStorageFailure(_ error: any Error) -> Bool
+}
