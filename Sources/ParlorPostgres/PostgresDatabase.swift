@@ -80,6 +80,10 @@ public enum PostgresMigrations {
 }
 
 extension PostgresDatabase: SQLDatabase {
+    public func shortWrite<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+        try writeOnPool(body)
+    }
+
     /// Lost connections, a server shutting down, a full disk, I/O errors.
     public static func isStorageFailure(_ error: any Error) -> Bool {
         (error as? PostgresError)?.isStorageFailure == true

@@ -1,5 +1,18 @@
 import ParlorStore
 
+/// A `UserStore` over either database: each write in the database's short write transaction (`SQLDatabase.shortWrite`).
+public protocol SQLUserStore: UserStore {
+    associatedtype Storage: SQLDatabase
+    var database: Storage { get }
+    func transaction(on connection: Storage.Connection) -> any UserStoreTransaction
+}
+
+extension SQLUserStore {
+    public func write<T>(_ body: (any UserStoreTransaction) throws -> T) throws -> T {
+        try database.shortWrite { connection in try body(transaction(on: connection)) }
+    }
+}
+
 /// The user stores' statements that are the same SQL in both dialects (SQLiteUserStore, PostgresUserStore).
 /// Claims and revocations stay with each dialect: PostgreSQL tells the other nodes about them.
 public protocol SQLUserStoreTransaction: UserStoreTransaction {

@@ -5,16 +5,14 @@ import ParlorStore
 /// `UserStore` on PostgreSQL (the `users` table), in READ COMMITTED transactions on the pool: requests on other
 /// threads and other nodes may write the same users at once, and each statement sees what they committed. The
 /// statements both dialects share are ParlorRooms' (`SQLUserStoreTransaction`).
-public struct PostgresUserStore: UserStore {
-    private let database: PostgresDatabase
+public struct PostgresUserStore: SQLUserStore {
+    public let database: PostgresDatabase
 
     public init(database: PostgresDatabase) {
         self.database = database
     }
 
-    public func write<T>(_ body: (any UserStoreTransaction) throws -> T) throws -> T {
-        try database.writeOnPool { try body(Transaction(db: $0)) }
-    }
+    public func transaction(on connection: PostgresConnection) -> any UserStoreTransaction { Transaction(db: connection) }
 
     private struct Transaction: SQLUserStoreTransaction {
         let db: PostgresConnection

@@ -3,16 +3,14 @@ import ParlorStore
 
 /// `UserStore` on Parlor's SQLite database (the `users` table), through the writer connection. The statements both
 /// dialects share are ParlorRooms' (`SQLUserStoreTransaction`).
-public struct SQLiteUserStore: UserStore {
-    private let database: Database
+public struct SQLiteUserStore: SQLUserStore {
+    public let database: Database
 
     public init(database: Database) {
         self.database = database
     }
 
-    public func write<T>(_ body: (any UserStoreTransaction) throws -> T) throws -> T {
-        try database.write { try body(Transaction(db: $0)) }
-    }
+    public func transaction(on connection: SQLiteConnection) -> any UserStoreTransaction { Transaction(db: connection) }
 
     private struct Transaction: SQLUserStoreTransaction {
         let db: SQLiteConnection

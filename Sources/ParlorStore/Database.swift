@@ -120,6 +120,11 @@ public final class Database: @unchecked Sendable {  // writer and isClosed under
 }
 
 extension Database: SQLDatabase {
+    /// SQLite has one writer: a short write queues with the rest.
+    public func shortWrite<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+        try write(body)
+    }
+
     public static func isStorageFailure(_ error: any Error) -> Bool {
         (error as? StoreError)?.isStorageFailure == true
     }

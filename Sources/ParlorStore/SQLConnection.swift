@@ -28,6 +28,9 @@ public protocol SQLDatabase: AnyObject, Sendable {
     func write<T>(_ body: (Connection) throws -> T) throws -> T
     /// Runs a read-only `body` in one transaction (one snapshot), beside writes where the database allows.
     func read<T>(_ body: (Connection) throws -> T) throws -> T
+    /// Runs `body` in a short write transaction from any thread (users, secrets): PostgreSQL on a pool connection,
+    /// beside the rooms thread's batch; SQLite, with its one writer, in `write`.
+    func shortWrite<T>(_ body: (Connection) throws -> T) throws -> T
     /// The storage failed rather than the statement (disk full, I/O error, a lost server): requesters try later.
     static func isStorageFailure(_ error: any Error) -> Bool
 }
