@@ -59,10 +59,13 @@ let package = Package(
         // Rooms decide who may send and receive audio and hand that to ParlorMedia's forwarding unit (--media sfu).
         .target(name: "ParlorRooms", dependencies: ["ParlorStore", "ParlorProtocol", "ParlorMetrics", "ParlorCodec", "ParlorBasics",
                                                     "ParlorMedia", "CJWT", "COpenSSL"]),
+        // The rooms domain's stores on SQLite, beside ParlorRoomsPostgres: both write the SQL ParlorRooms shares.
+        .target(name: "ParlorRoomsSQLite", dependencies: ["ParlorRooms", "ParlorStore", "ParlorProtocol", "ParlorBasics", "ParlorMedia",
+                                                          "ParlorMetrics"]),
         // The rooms domain's stores on PostgreSQL: libpq stays out of ParlorRooms.
         .target(name: "ParlorRoomsPostgres", dependencies: ["ParlorRooms", "ParlorPostgres", "ParlorStore", "ParlorProtocol", "ParlorCodec",
                                                             "ParlorBasics"]),
-        .target(name: "ParlorApp", dependencies: ["ParlorRooms", "ParlorRoomsPostgres", "ParlorPostgres", "ParlorHTTP", "ParlorProtocol", "ParlorMetrics", "ParlorStore", "ParlorLoop",
+        .target(name: "ParlorApp", dependencies: ["ParlorRooms", "ParlorRoomsSQLite", "ParlorRoomsPostgres", "ParlorPostgres", "ParlorHTTP", "ParlorProtocol", "ParlorMetrics", "ParlorStore", "ParlorLoop",
                                                   "ParlorCodec", "ParlorMedia", "COpenSSL"],
                 // The web client ships inside the binary: no files to deploy, nothing fetched at run time.
                 resources: [.embedInCode("Web")]),
@@ -100,12 +103,13 @@ let package = Package(
         // The rooms logic without sockets: in-memory SQLite and PostgreSQL stores, a manual clock, deliveries recorded per client.
         // ParlorLoop for the rooms thread alone: an `EventLoop`, as in the server (no connection is fabricated).
         .testTarget(name: "ParlorRoomsTests", dependencies: ["ParlorRooms", "ParlorStore", "ParlorProtocol", "ParlorBasics",
-                                                           "ParlorLoop", "ParlorRoomsPostgres", "ParlorPostgres", "PostgresTestCluster"]),
+                                                           "ParlorLoop", "ParlorRoomsSQLite", "ParlorRoomsPostgres", "ParlorPostgres", "PostgresTestCluster"]),
         // The router, the middleware and the whole chain through `HTTPPipeline.respond`, without sockets.
         .testTarget(name: "ParlorHTTPTests", dependencies: ["ParlorHTTP", "ParlorCodec", "ParlorProtocol", "ParlorLoop"]),
         .testTarget(name: "ParlorClientTests", dependencies: ["ParlorClient", "ParlorApp", "ParlorTesting", "ParlorTestServer"]),
         .testTarget(name: "ParlorAppTests", dependencies: ["ParlorApp", "ParlorClient", "ParlorCodec", "ParlorProtocol", "ParlorStore", "ParlorRooms",
-                                                         "ParlorLoop", "ParlorMedia", "ParlorMediaClient", "COpenSSL", "ParlorPostgres", "PostgresTestCluster"]),
+                                                         "ParlorLoop", "ParlorMedia", "ParlorMediaClient", "COpenSSL", "ParlorPostgres", "PostgresTestCluster",
+                                                         "ParlorRoomsSQLite"]),
     ],
     swiftLanguageModes: [.v6]
 )

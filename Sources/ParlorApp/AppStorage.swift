@@ -2,6 +2,7 @@ import ParlorLoop
 import ParlorPostgres
 import ParlorRooms
 import ParlorRoomsPostgres
+import ParlorRoomsSQLite
 import ParlorStore
 
 /// Where the server keeps its record: an SQLite file (the default, or `:memory:`) or PostgreSQL

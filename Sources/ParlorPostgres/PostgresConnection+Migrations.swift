@@ -1,7 +1,7 @@
-import Foundation
 import ParlorStore
 
-// Bringing the schema up to date, once, however many nodes start at the same time.
+// Bringing the schema up to date, once, however many nodes start at the same time: PostgreSQL's step of the shared
+// migrator (`SQLConnection.migrate`).
 extension PostgresConnection {
     /// Serialises migrators across every node sharing the database (an arbitrary constant: "parlor" in ASCII).
     static let migrationLockKey: Int64 = 0x7061_726C_6F72
@@ -15,43 +15,17 @@ extension PostgresConnection {
         try execute("SELECT pg_advisory_lock(\(Self.migrationLockKey))")
         // Also released if the connection dies: the lock is the session's.
         defer { try? execute("SELECT pg_advisory_unlock(\(Self.migrationLockKey))") }
-        try execute("""
-            CREATE TABLE IF NOT EXISTS schema_migrations (
-                id         TEXT PRIMARY KEY,
-                checksum   TEXT NOT NULL,
-                applied_at BIGINT NOT NULL
-            )
-            """)
-        let pending = try Migration.pending(migrations, applied: try appliedMigrations().map { ($0.id, $0.checksum) })
-        guard !pending.isEmpty else { return [] }
-        let ids = pending.map(\.id)
-        report?(.applying(ids))
-        let started = ContinuousClock.now
-        for migration in pending {
+        return try migrate(to: migrations, integerType: "BIGINT", report: report) { migration in
             do {
                 try inTransaction { connection in
                     try connection.execute(migration.sql)
-                    try connection.run("INSERT INTO schema_migrations (id, checksum, applied_at) VALUES ($1, $2, $3)",
-                                       [.text(migration.id), .text(migration.checksum), .integer(Self.nowMilliseconds())])
+                    try connection.recordApplied(migration)
                 }
             } catch let error as PostgresError {
                 throw PostgresError(sqlState: error.sqlState, message: "migration \(migration.id) failed and was rolled back: \(error.message)",
                                     connectionLost: error.connectionLost)
             }
         }
-        report?(.applied(ids, seconds: (ContinuousClock.now - started).seconds))
-        return ids
-    }
-
-    /// The rows of `schema_migrations`, in id order.
-    func appliedMigrations() throws -> [(id: String, checksum: String, appliedAt: Int64)] {
-        try query("SELECT id, checksum, applied_at FROM schema_migrations ORDER BY id").map { row in
-            (row.string("id") ?? "", row.string("checksum") ?? "", row.int("applied_at") ?? 0)
-        }
-    }
-
-    static func nowMilliseconds() -> Int64 {
-        Int64((Date().timeIntervalSince1970 * 1000).rounded())
     }
 }
 

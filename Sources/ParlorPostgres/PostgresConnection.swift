@@ -102,3 +102,5 @@ public final class PostgresConnection {
         return handle
     }
 }
+
+extension PostgresConnection: SQLConnection {}

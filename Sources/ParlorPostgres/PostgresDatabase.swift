@@ -10,7 +10,7 @@ import ParlorStore
 public final class PostgresDatabase: @unchecked Sendable {  // writer and isClosed under writerLock; pool locks itself
     public let url: PostgresURL
     private let writer: PostgresConnection
-    private let pool: PostgresPool
+    private let pool: ConnectionPool<PostgresConnection>
     private let writerLock = NSLock()
     private var isClosed = false
     /// The migrations this open applied (none when another node or an earlier start had).
@@ -23,7 +23,8 @@ public final class PostgresDatabase: @unchecked Sendable {  // writer and isClos
         self.url = url
         writer = try PostgresConnection(url: url)
         appliedMigrations = appliesMigrations ? try writer.migrate(to: migrations, report: reportMigrations) : []
-        pool = PostgresPool(try (0..<max(1, poolSize)).map { _ in try PostgresConnection(url: url) })
+        pool = ConnectionPool(try (0..<max(1, poolSize)).map { _ in try PostgresConnection(url: url) },
+                              closedError: { PostgresError.misuse("the database is closed") })
     }
 
     deinit {
@@ -76,4 +77,15 @@ public final class PostgresDatabase: @unchecked Sendable {  // writer and isClos
 /// The PostgreSQL migrations built into this binary (`Migrations/postgres/*.sql`).
 public enum PostgresMigrations {
     public static var embedded: [Migration] { EmbeddedMigrations.all }
+}
+
+extension PostgresDatabase: SQLDatabase {
+    public func shortWrite<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+        try writeOnPool(body)
+    }
+
+    /// Lost connections, a server shutting down, a full disk, I/O errors.
+    public static func isStorageFailure(_ error: any Error) -> Bool {
+        (error as? PostgresError)?.isStorageFailure == true
+    }
 }

@@ -72,14 +72,6 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         case cluster(ClusterSignal)
     }
 
-    /// The server's rooms: a `SQLiteRoomStore` over `database`, the real clock and `thread`'s timers.
-    public convenience init(database: Database, thread: any SerialThread, configuration: RoomsConfiguration, logger: Logger,
-                            delivery: any DeliveryChannel, observer: (any RoomNoticeRecorder)? = nil,
-                            metrics: ServerMetrics = ServerMetrics(), media: MediaServer? = nil) throws {
-        try self.init(store: SQLiteRoomStore(database: database), thread: thread, configuration: configuration, logger: logger,
-                      delivery: delivery, observer: observer, metrics: metrics, media: media)
-    }
-
     /// Loads open rooms and treats every membership a previous process left JOINED as disconnected:
     /// it gets a full grace period to resume, then drops.
     /// `thread`: not started yet; the service starts it and `stop()` stops it.

@@ -55,11 +55,6 @@ public final class UserDirectory: Sendable {
         self.store = store
     }
 
-    /// The directory of Parlor's SQLite database.
-    public convenience init(database: Database) {
-        self.init(store: SQLiteUserStore(database: database))
-    }
-
     /// The name's own identity (tokens with `sub` = name and no `uid`), created on first use.
     public func findOrCreate(name: String) throws -> User {
         try status(handle: name).user

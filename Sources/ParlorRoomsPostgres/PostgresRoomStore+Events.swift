@@ -4,21 +4,6 @@ import ParlorRooms
 import ParlorStore
 
 // Events: a room's history, numbered per room in commit order; and sessions.
-extension PostgresRoomReading {
-    func events(roomID: String, since: Int64, pageSize: Int) throws -> Page<EventRecord> {
-        let rows = try db.query("""
-            SELECT seq, type, from_member, body, created_at FROM events
-            WHERE room_id = $1 AND seq > $2 ORDER BY seq LIMIT $3
-            """, [.text(roomID), .integer(since), .integer(Int64(pageSize + 1))])
-        let events = rows.map { $0.eventRecord(roomID: roomID) }
-        return Page(items: events, pageSize: pageSize) { PageCursor(number: $0.id, id: "") }
-    }
-
-    func sessionOwner(sessionID: String) throws -> String? {
-        try db.queryOne("SELECT user_id FROM sessions WHERE id = $1", [.text(sessionID)])?.string("user_id")
-    }
-}
-
 extension PostgresRoomTransaction {
     /// The id comes from the room's row, incremented in this transaction: the update locks the row until the
     /// commit, so another writer of the same room waits and takes the next id, and commit order is id order.

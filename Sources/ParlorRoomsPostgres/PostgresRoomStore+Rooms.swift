@@ -2,51 +2,11 @@ import ParlorPostgres
 import ParlorRooms
 import ParlorStore
 
-// Rooms: their rows, the open-rooms page, and what the rooms thread loads at start.
-extension PostgresRoomReading {
-    static var roomColumns: String {
-        """
-        r.id, r.name, r.display_name, r.created_by, r.created_at, r.closed_at, r.ttl, r.max_members, r.last_event_id, r.mode, r.locked,
-        (SELECT COUNT(*) FROM members m WHERE m.room_id = r.id AND m.state = 'JOINED') AS member_count
-        """
-    }
-
-    func room(id: String) throws -> RoomRecord? {
-        try db.queryOne("SELECT \(Self.roomColumns) FROM rooms r WHERE r.id = $1", [.text(id)])?.roomRecord
-    }
-
-    func openRooms(pageSize: Int, cursor: PageCursor?) throws -> Page<RoomRecord> {
-        var sql = "SELECT \(Self.roomColumns) FROM rooms r WHERE r.closed_at IS NULL"
-        var params: [SQLValue] = []
-        if let cursor {
-            sql += " AND (r.created_at, r.id) < ($1, $2)"
-            params += [.integer(cursor.number), .text(cursor.id)]
-        }
-        sql += " ORDER BY r.created_at DESC, r.id DESC LIMIT $\(params.count + 1)"
-        params.append(.integer(Int64(pageSize + 1)))
-        let rooms = try db.query(sql, params).map(\.roomRecord)
-        return Page(items: rooms, pageSize: pageSize) { PageCursor(number: $0.createdAt, id: $0.id) }
-    }
-
-    func openRoomState(id: String) throws -> StoredRoom? {
-        guard let row = try db.queryOne("SELECT \(Self.roomColumns), r.empty_since, r.created_from FROM rooms r WHERE r.id = $1",
-                                        [.text(id)]),
-              row.int("closed_at") == nil else { return nil }
-        let members = try self.members(roomID: id, state: .joined, descending: false, pageSize: 100_000, cursor: nil).items
-        let lastJoinedAt = try db.queryOne("SELECT MAX(joined_at) AS latest FROM members WHERE room_id = $1", [.text(id)])?.int("latest") ?? 0
-        return row.storedRoom(lastJoinedAt: lastJoinedAt, members: members)
-    }
-}
-
+// Rooms: creating and closing them, which the other nodes hear of (the rest is ParlorRooms' shared SQL).
 extension PostgresRoomTransaction {
     /// ON CONFLICT rather than catching the violation: a failed statement would abort the whole transaction.
     func createRoom(_ room: RoomRecord, createdFrom: String?) throws {
-        let inserted = try db.run("""
-            INSERT INTO rooms (id, name, display_name, created_by, created_at, ttl, max_members, empty_since, created_from, mode)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (name) DO NOTHING
-            """, [.text(room.id), .text(room.name), .text(room.displayName), SQLValue(room.createdBy), .integer(room.createdAt),
-                  .integer(room.ttl), SQLValue(room.maxMembers), .integer(room.createdAt), SQLValue(createdFrom),
-                  .text(room.mode.rawValue)])
+        let inserted = try db.run(Self.insertRoom + " ON CONFLICT (name) DO NOTHING", Self.insertRoomParameters(room, createdFrom: createdFrom))
         guard inserted == 1 else { throw RoomError.nameTaken(room.name) }
         try notifyRoomChanged(room.id, eventID: 0)
     }
@@ -54,34 +14,5 @@ extension PostgresRoomTransaction {
     func closeRoom(id: String, at time: Int64) throws {
         try db.run("UPDATE rooms SET closed_at = $1 WHERE id = $2 AND closed_at IS NULL", [.integer(time), .text(id)])
         try notifyRoomChanged(id, eventID: -1)
-    }
-
-    func setRoomEmpty(id: String, since time: Int64?) throws {
-        try db.run("UPDATE rooms SET empty_since = $1 WHERE id = $2", [SQLValue(time), .text(id)])
-    }
-
-    func limitOpenRoomTTLs(to maxTTL: Int64) throws -> Int {
-        try db.run("UPDATE rooms SET ttl = $1 WHERE closed_at IS NULL AND ttl > $1", [.integer(maxTTL)])
-    }
-
-    func openRoomStates() throws -> [StoredRoom] {
-        var lastJoinedAt: [String: Int64] = [:]
-        for row in try db.query("SELECT room_id, MAX(joined_at) AS latest FROM members GROUP BY room_id") {
-            lastJoinedAt[row.string("room_id") ?? ""] = row.int("latest") ?? 0
-        }
-        var members: [String: [MemberRecord]] = [:]
-        let memberRows = try db.query("""
-            SELECT \(Self.memberColumns), m.room_id FROM \(Self.memberTables)
-            WHERE m.state = 'JOINED' ORDER BY m.joined_at, m.id
-            """)
-        for row in memberRows { members[row.string("room_id") ?? "", default: []].append(row.memberRecord) }
-        return try db.query("SELECT \(Self.roomColumns), r.empty_since, r.created_from FROM rooms r WHERE r.closed_at IS NULL").map { row in
-            let id = row.string("id") ?? ""
-            return row.storedRoom(lastJoinedAt: lastJoinedAt[id] ?? 0, members: members[id] ?? [])
-        }
-    }
-
-    func latestRoomCreatedAt() throws -> Int64 {
-        try db.queryOne("SELECT MAX(created_at) AS latest FROM rooms")?.int("latest") ?? 0
     }
 }

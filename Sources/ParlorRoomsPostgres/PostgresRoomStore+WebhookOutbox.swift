@@ -35,11 +35,7 @@ public struct PostgresWebhookOutbox: WebhookOutboxStore {
             try db.query("""
                 SELECT sequence, event, body, created_at FROM webhook_outbox WHERE node_id = $1 AND target = $2
                 ORDER BY sequence LIMIT $3
-                """, [.text(nodeID), .text(target), .integer(Int64(limit))]).map { row in
-                WebhookOutboxRow(sequence: row.int("sequence") ?? 0,
-                                 entry: WebhookOutboxEntry(target: target, event: row.string("event") ?? "", body: row.bytes("body") ?? [],
-                                                           createdAt: row.int("created_at") ?? 0))
-            }
+                """, [.text(nodeID), .text(target), .integer(Int64(limit))]).map { $0.webhookOutboxRow(target: target) }
         }
     }
 

@@ -12,7 +12,7 @@ public final class Database: @unchecked Sendable {  // writer and isClosed under
     private let writer: SQLiteConnection
     /// `nil` for `:memory:`, where reads use the writer because another connection would see
     /// a different, empty database.
-    private let readers: ReaderPool?
+    private let readers: ConnectionPool<SQLiteConnection>?
     /// Internal for tests: whether it runs, and when it sleeps.
     let checkpointer: Checkpointer?
     private let writerLock = NSLock()
@@ -49,10 +49,10 @@ public final class Database: @unchecked Sendable {  // writer and isClosed under
                 writerLock.withLock(body)
             }
             // Opened only now: read-only connections cannot create the file or its schema.
-            readers = ReaderPool(
+            readers = ConnectionPool(
                 try (0..<max(1, configuration.readerCount)).map { _ in
                     try SQLiteConnection.openReader(path: path, busyTimeoutMilliseconds: timeout)
-                })
+                }, closedError: { StoreError.closed() })
         }
         self.path = path
         self.writer = writer
@@ -78,7 +78,7 @@ public final class Database: @unchecked Sendable {  // writer and isClosed under
     /// `:memory:` it uses the writer under its lock, with writes refused for the duration.
     public func read<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         if let readers {
-            return try readers.withReader { reader in
+            return try readers.withConnection { reader in
                 try reader.inTransaction("BEGIN", body)
             }
         }
@@ -116,5 +116,16 @@ public final class Database: @unchecked Sendable {  // writer and isClosed under
         } catch {
             throw StoreError(code: SQLITE_CANTOPEN, message: "cannot create directory \(parent): \(error)")
         }
+    }
+}
+
+extension Database: SQLDatabase {
+    /// SQLite has one writer: a short write queues with the rest.
+    public func shortWrite<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+        try write(body)
+    }
+
+    public static func isStorageFailure(_ error: any Error) -> Bool {
+        (error as? StoreError)?.isStorageFailure == true
     }
 }

@@ -1,4 +1,4 @@
-/// A value SQLite stores or binds: one case per storage class.
+/// A value either database stores or binds: one case per SQLite storage class (PostgreSQL's typed results map onto them).
 public enum SQLValue: Sendable, Equatable {
     case null
     case integer(Int64)

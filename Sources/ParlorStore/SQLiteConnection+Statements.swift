@@ -93,7 +93,7 @@ extension SQLiteConnection {
 
     private func prepare(_ sql: String) throws -> OpaquePointer {
         let handle = try openHandle(sql: sql)
-        return try sql.withCString { text in
+        return try Self.numberedParameters(sql).withCString { text in
             var statement: OpaquePointer?
             var tail: UnsafePointer<CChar>?
             // PERSISTENT: the statement is kept for the connection's lifetime.
@@ -109,6 +109,29 @@ extension SQLiteConnection {
             }
             return statement
         }
+    }
+
+    /// `sql` with PostgreSQL's `$1`, `$2`, … written as SQLite's `?1`, `?2`, … (`SQLConnection`'s shared numbering),
+    /// outside quoted strings and names. SQLite would read `$1` as a named parameter numbered by first appearance,
+    /// which binds the wrong value when `$2` comes first. Once per prepare, not per run.
+    static func numberedParameters(_ sql: String) -> String {
+        guard sql.utf8.contains(UInt8(ascii: "$")) else { return sql }
+        var output: [UInt8] = []
+        output.reserveCapacity(sql.utf8.count)
+        var quote: UInt8?
+        var previous: UInt8 = 0
+        for byte in sql.utf8 {
+            if let open = quote {
+                if byte == open { quote = nil }
+            } else if byte == UInt8(ascii: "'") || byte == UInt8(ascii: "\"") {
+                quote = byte
+            } else if previous == UInt8(ascii: "$"), byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") {
+                output[output.count - 1] = UInt8(ascii: "?")
+            }
+            output.append(byte)
+            previous = quote == nil ? byte : 0
+        }
+        return String(decoding: output, as: UTF8.self)
     }
 
     /// Whether `text` holds anything but blanks and comments (a statement, or garbage).

@@ -59,7 +59,7 @@ public final class SQLiteConnection {
     }
 
     /// Finalizes every cached statement and closes the connection. Idempotent.
-    func close() {
+    public func close() {
         guard let handle else { return }
         finalizeStatements()
         sqlite3_close_v2(handle)
@@ -93,6 +93,8 @@ public final class SQLiteConnection {
     /// True while a transaction is open; SQLite ends one by itself after some failures (e.g. SQLITE_FULL).
     public var isInTransaction: Bool { !isAutocommit }
 }
+
+extension SQLiteConnection: SQLConnection {}
 
 // Each connection belongs to one caller at a time; the `Database` locks enforce that, not the type.
 @available(*, unavailable)

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import ParlorLoop
 import ParlorRooms
+import ParlorRoomsSQLite
 import ParlorStore
 @testable import ParlorApp
 

@@ -4,6 +4,7 @@ import ParlorPostgres
 import ParlorProtocol
 @testable import ParlorRooms
 import ParlorRoomsPostgres
+import ParlorRoomsSQLite
 import ParlorStore
 import PostgresTestCluster
 import Testing

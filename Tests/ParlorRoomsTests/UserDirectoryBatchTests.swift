@@ -1,6 +1,7 @@
 import Testing
 import ParlorStore
 @testable import ParlorRooms
+import ParlorRoomsSQLite
 
 /// POST /auth requests decided together in one transaction (group commit): each as if alone, in order; a blocked
 /// name fails alone and the others keep what they wrote.

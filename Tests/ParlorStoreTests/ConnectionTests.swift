@@ -14,6 +14,20 @@ import ParlorStore
         }
     }
 
+    /// `SQLConnection`'s shared numbering: `$2` before `$1` still binds the second value, `$1` twice binds the first
+    /// twice, and a `$1` inside a quoted string is text, not a parameter.
+    @Test func dollarParametersBindByTheirNumber() throws {
+        try withDatabase(.memory) { database in
+            let row = try #require(try database.read {
+                try $0.queryOne("SELECT $2 AS second, $1 AS first, $1 + 1 AS again, '$1' AS literal", [10, 20])
+            })
+            #expect(row.int("second") == 20)
+            #expect(row.int("first") == 10)
+            #expect(row.int("again") == 11)
+            #expect(row.string("literal") == "$1")
+        }
+    }
+
     @Test func rowsAreReadableByNameAndPosition() throws {
         try withDatabase(.memory) { database in
             let row = try #require(try database.read {

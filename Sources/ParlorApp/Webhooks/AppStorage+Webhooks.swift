@@ -2,6 +2,7 @@ import ParlorLoop
 import ParlorMetrics
 import ParlorRooms
 import ParlorRoomsPostgres
+import ParlorRoomsSQLite
 
 extension AppStorage {
     /// The delivery side of the webhook outbox for `store`'s node.

@@ -1,3 +1,4 @@
+import ParlorRooms
 import ParlorStore
 
 // The webhook outbox (Migrations/009_webhook_outbox.sql): rows in commit order, one per webhook and receiver.
@@ -26,11 +27,7 @@ public struct SQLiteWebhookOutbox: WebhookOutboxStore {
     public func pendingWebhooks(target: String, limit: Int) throws -> [WebhookOutboxRow] {
         try database.read { db in
             try db.query("SELECT sequence, event, body, created_at FROM webhook_outbox WHERE target = ? ORDER BY sequence LIMIT ?",
-                         [.text(target), .integer(Int64(limit))]).map { row in
-                WebhookOutboxRow(sequence: row.int("sequence") ?? 0,
-                                 entry: WebhookOutboxEntry(target: target, event: row.string("event") ?? "", body: row.bytes("body") ?? [],
-                                                           createdAt: row.int("created_at") ?? 0))
-            }
+                         [.text(target), .integer(Int64(limit))]).map { $0.webhookOutboxRow(target: target) }
         }
     }
 

@@ -1,18 +1,8 @@
 import ParlorProtocol
+import ParlorRooms
 import ParlorStore
 
 // Events: a room's history, numbered per room in commit order.
-extension SQLiteRoomReading {
-    func events(roomID: String, since: Int64, pageSize: Int) throws -> Page<EventRecord> {
-        let rows = try db.query("""
-            SELECT seq, type, from_member, body, created_at FROM events
-            WHERE room_id = ? AND seq > ? ORDER BY seq LIMIT ?
-            """, [.text(roomID), .integer(since), .integer(Int64(pageSize + 1))])
-        let events = rows.map { $0.eventRecord(roomID: roomID) }
-        return Page(items: events, pageSize: pageSize) { PageCursor(number: $0.id, id: "") }
-    }
-}
-
 extension SQLiteRoomTransaction {
     /// The id is the room's highest stored `seq` plus one, read in this transaction from the end of the room's range
     /// of the events primary key, the page the insert then writes (migration 006): the writer holds SQLite's one

@@ -1,12 +1,8 @@
+import ParlorRooms
 import ParlorStore
 
-// Sessions: one per WebSocket connection, resumable for the grace period after it ended.
-extension SQLiteRoomReading {
-    func sessionOwner(sessionID: String) throws -> String? {
-        try db.queryOne("SELECT user_id FROM sessions WHERE id = ?", [.text(sessionID)])?.string("user_id")
-    }
-}
-
+// Sessions: one per WebSocket connection, resumable for the grace period after it ended (`sessionOwner` is
+// ParlorRooms' shared SQL).
 extension SQLiteRoomTransaction {
     func openSession(id: String, userID: String, at time: Int64) throws {
         try db.run("INSERT INTO sessions (id, user_id, created_at) VALUES (?, ?, ?)", [.text(id), .text(userID), .integer(time)])
