@@ -22,7 +22,7 @@ SWIFT_TEST_FLAGS ?=
 RUN_ARGS ?=
 
 PARLOR_BIN := .build/debug/parlor
-APT_PACKAGES := libsqlite3-dev libssl-dev libjwt-dev libsrtp2-dev libpq-dev pkg-config python3-venv
+APT_PACKAGES := libsqlite3-dev libssl-dev libjwt-dev libpq-dev pkg-config python3-venv
 # What only the tests need: a real browser and its driver, coturn (a real TURN server), iproute2 for the
 # loopback-only network namespace, and PostgreSQL (`swift test` starts a private cluster of its own: initdb and
 # pg_ctl in a temporary directory, on a free loopback port, as the postgres user when run as root).
