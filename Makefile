@@ -22,7 +22,7 @@ SWIFT_TEST_FLAGS ?=
 RUN_ARGS ?=
 
 PARLOR_BIN := .build/debug/parlor
-APT_PACKAGES := libsqlite3-dev libssl-dev libjwt-dev libsrtp2-dev libpq-dev pkg-config python3-venv
+APT_PACKAGES := libsqlite3-dev libssl-dev libjwt-dev libpq-dev pkg-config python3-venv
 # What only the tests need: a real browser and its driver, coturn (a real TURN server), iproute2 for the
 # loopback-only network namespace, and PostgreSQL (`swift test` starts a private cluster of its own: initdb and
 # pg_ctl in a temporary directory, on a free loopback port, as the postgres user when run as root).
@@ -31,7 +31,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 VENV_STAMP := $(VENV)/.installed
 REQUIREMENTS := Tests/interop/requirements.txt
 
-.PHONY: help deps test-deps build run test venv interop consumer browser fuzz fuzz-check asan tsan readme-options clean
+.PHONY: help deps test-deps build run test venv interop consumer browser browser-srtp fuzz fuzz-check asan tsan readme-options clean
 
 help:
 	@echo "make run      build (debug) and serve on http://localhost:8080 with data in ./data"
@@ -42,6 +42,7 @@ help:
 	@echo "make consumer only the scratch package written from docs/testing.md (builds Parlor again in a temp dir)"
 	@echo "make interop  only the Python interop test (builds first)"
 	@echo "make browser  only the browser WebRTC tests: two users, through coturn, a stage room, an SFU audience (headless Chromium in a loopback-only namespace; root)"
+	@echo "make browser-srtp  the browser tests twice, with each SRTP profile forced in turn (--srtp-profiles)"
 	@echo "make fuzz     libFuzzer on the HTTP parser, WebSocket decoder, JSON decoder, JWT claims, the STUN, RTP/RTCP and SDP parsers and SRTP/SRTCP unprotect (FUZZ_SECONDS each, default 60)"
 	@echo "make fuzz-check  build every fuzz target and run each for FUZZ_CHECK_SECONDS (default 3); part of make test"
 	@echo "make asan     swift test under AddressSanitizer"
@@ -114,6 +115,14 @@ consumer: deps
 
 browser: test-deps venv build
 	PARLOR_BIN=$(PARLOR_BIN) BROWSER_PYTHON=$(VENV)/bin/python $(SUDO) bash Tests/browser/run.sh
+
+# The browser tests once per SRTP profile, each forced in turn (the server reads PARLOR_SRTP_PROFILES;
+# sfu_audience.py checks that every page's connection uses it).
+browser-srtp: test-deps venv build
+	@for profile in AEAD_AES_128_GCM AES_CM_128_HMAC_SHA1_80; do \
+		echo "== browser with --srtp-profiles $$profile"; \
+		$(SUDO) env PARLOR_SRTP_PROFILES=$$profile PARLOR_BIN=$(PARLOR_BIN) BROWSER_PYTHON=$(VENV)/bin/python bash Tests/browser/run.sh || exit 1; \
+	done
 
 FUZZ_SECONDS ?= 60
 fuzz: deps

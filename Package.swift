@@ -22,7 +22,6 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CJWT", pkgConfig: "libjwt", providers: [.apt(["libjwt-dev"])]),
-        .systemLibrary(name: "CSRTP", pkgConfig: "libsrtp2", providers: [.apt(["libsrtp2-dev"])]),
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         // epoll, eventfd, timerfd, accept4, recvmmsg and sendmmsg: Glibc does not expose them to Swift.
         .target(name: "CParlorSystem"),
@@ -39,13 +38,12 @@ let package = Package(
         // The metrics registry every server layer records into, and its Prometheus text.
         .target(name: "ParlorMetrics", dependencies: ["ParlorLoop"]),
         .target(name: "ParlorHTTP", dependencies: ["ParlorLoop", "ParlorCodec", "ParlorProtocol", "ParlorMetrics", "COpenSSL"]),
-        // Media forwarding's building blocks: STUN/ICE-lite, SDP, DTLS (OpenSSL), SRTP (libsrtp2), RTP/RTCP, batched
-        // UDP. No HTTP and no rooms: those use it, not the other way round.
-        .target(name: "ParlorMedia", dependencies: ["ParlorLoop", "ParlorMetrics", "CParlorSystem", "COpenSSL", "CSRTP"]),
         // SRTP and SRTCP (RFC 3711, RFC 7714) over OpenSSL's libcrypto: our packet transform, index and replay
-        // bookkeeping around OpenSSL's AES-CTR, AES-GCM and HMAC-SHA1. Self-contained: ParlorMedia switches to it
-        // from libsrtp2 in a later step.
+        // bookkeeping around OpenSSL's AES-CTR, AES-GCM and HMAC-SHA1. Knows packets and keys, not DTLS or sockets.
         .target(name: "ParlorSRTP", dependencies: ["COpenSSL"]),
+        // Media forwarding's building blocks: STUN/ICE-lite, SDP, DTLS-SRTP (OpenSSL's handshake and exporter,
+        // ParlorSRTP's packets), RTP/RTCP, batched UDP. No HTTP and no rooms: those use it, not the other way round.
+        .target(name: "ParlorMedia", dependencies: ["ParlorLoop", "ParlorMetrics", "CParlorSystem", "COpenSSL", "ParlorSRTP"]),
         .executableTarget(name: "ParlorMigrationEmbedder"),
         .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["ParlorMigrationEmbedder"]),
         // SQLite's default VFS with each WAL commit written in one pwrite instead of two per page (wal_batch.c).
@@ -66,7 +64,7 @@ let package = Package(
         .target(name: "ParlorRoomsPostgres", dependencies: ["ParlorRooms", "ParlorPostgres", "ParlorStore", "ParlorProtocol", "ParlorCodec",
                                                             "ParlorBasics"]),
         .target(name: "ParlorApp", dependencies: ["ParlorRooms", "ParlorRoomsSQLite", "ParlorRoomsPostgres", "ParlorPostgres", "ParlorHTTP", "ParlorProtocol", "ParlorMetrics", "ParlorStore", "ParlorLoop",
-                                                  "ParlorCodec", "ParlorMedia", "COpenSSL"],
+                                                  "ParlorCodec", "ParlorMedia", "ParlorSRTP", "COpenSSL"],
                 // The web client ships inside the binary: no files to deploy, nothing fetched at run time.
                 resources: [.embedInCode("Web")]),
         .executableTarget(name: "parlor", dependencies: ["ParlorApp", "ParlorClient", "ParlorPostgres"]),
@@ -74,10 +72,10 @@ let package = Package(
         // Load generator for bench/: the project's own event loop and codec, so it outruns a script-language client.
         .executableTarget(name: "ParlorBench", dependencies: ["ParlorLoop", "ParlorCodec"]),
         // A WebRTC-shaped client of the forwarding unit (offer, ICE checks, DTLS client, SRTP): tests and the media bench.
-        .target(name: "ParlorMediaClient", dependencies: ["ParlorMedia", "ParlorLoop"]),
+        .target(name: "ParlorMediaClient", dependencies: ["ParlorMedia", "ParlorSRTP", "ParlorLoop"]),
         // Media load client for bench/: speakers and listeners over real UDP, CPU per forwarded packet against the floor.
-        .executableTarget(name: "ParlorMediaBench", dependencies: ["ParlorMediaClient", "ParlorMedia", "ParlorLoop", "ParlorCodec", "ParlorProtocol",
-                                                          "CParlorSystem"]),
+        .executableTarget(name: "ParlorMediaBench", dependencies: ["ParlorMediaClient", "ParlorMedia", "ParlorSRTP", "ParlorLoop", "ParlorCodec",
+                                                          "ParlorProtocol", "CParlorSystem"]),
 
         // Cost per packet of ParlorSRTP's protect and unprotect, with 1 and 4,000 live sessions (bench/srtp-probe).
         .executableTarget(name: "ParlorSRTPProbe", dependencies: ["ParlorSRTP", "COpenSSL"]),
@@ -92,7 +90,7 @@ let package = Package(
         .testTarget(name: "ParlorLoopTests", dependencies: ["ParlorLoop", "ParlorBasics"]),
         .testTarget(name: "ParlorCodecTests", dependencies: ["ParlorCodec", "ParlorProtocol"]),
         .testTarget(name: "ParlorProtocolTests", dependencies: ["ParlorProtocol", "ParlorCodec"]),
-        .testTarget(name: "ParlorMediaTests", dependencies: ["ParlorMedia", "ParlorMediaClient", "ParlorLoop", "COpenSSL"]),
+        .testTarget(name: "ParlorMediaTests", dependencies: ["ParlorMedia", "ParlorMediaClient", "ParlorSRTP", "ParlorLoop", "COpenSSL"]),
         // RFC 3711 and RFC 7714 vectors, the index, replay and stream rules, and the cross-check against libsrtp
         // (pylibsrtp, through Tests/interop/srtp_crosscheck.py).
         .testTarget(name: "ParlorSRTPTests", dependencies: ["ParlorSRTP", "COpenSSL"]),
@@ -108,8 +106,8 @@ let package = Package(
         .testTarget(name: "ParlorHTTPTests", dependencies: ["ParlorHTTP", "ParlorCodec", "ParlorProtocol", "ParlorLoop"]),
         .testTarget(name: "ParlorClientTests", dependencies: ["ParlorClient", "ParlorApp", "ParlorTesting", "ParlorTestServer"]),
         .testTarget(name: "ParlorAppTests", dependencies: ["ParlorApp", "ParlorClient", "ParlorCodec", "ParlorProtocol", "ParlorStore", "ParlorRooms",
-                                                         "ParlorLoop", "ParlorMedia", "ParlorMediaClient", "COpenSSL", "ParlorPostgres", "PostgresTestCluster",
-                                                         "ParlorRoomsSQLite"]),
+                                                         "ParlorLoop", "ParlorMedia", "ParlorMediaClient", "ParlorSRTP", "COpenSSL", "ParlorPostgres",
+                                                         "PostgresTestCluster", "ParlorRoomsSQLite"]),
     ],
     swiftLanguageModes: [.v6]
 )

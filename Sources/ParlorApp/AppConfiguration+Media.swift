@@ -32,6 +32,7 @@ extension AppConfiguration {
         }
         var configuration = MediaServerConfiguration(bind: bind, announced: announced, slots: rooms.maxForwardedSpeakers)
         configuration.setupTimeout = rooms.mediaSetupTimeout
+        configuration.srtpProfiles = srtpProfiles
         return configuration
     }
 }

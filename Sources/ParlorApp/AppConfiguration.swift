@@ -1,6 +1,7 @@
 import ParlorHTTP
 import ParlorLoop
 import ParlorRooms
+import ParlorSRTP
 
 /// Everything `parlor serve` can be told, from flags or PARLOR_* environment variables (flags win).
 public struct AppConfiguration: Sendable {
@@ -67,6 +68,8 @@ public struct AppConfiguration: Sendable {
     public var mediaPort: Int?
     /// Addresses announced to clients as host candidates; empty: found from the interfaces (AppConfiguration+Media.swift).
     public var mediaAddresses: [String] = []
+    /// The SRTP profiles the media server's DTLS agrees to, preferred first (AppConfiguration+OptionsSRTP.swift).
+    public var srtpProfiles = SRTPProtectionProfile.preferenceOrder
 
     public init() {
         http.host = "0.0.0.0"

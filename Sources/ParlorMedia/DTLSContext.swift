@@ -1,4 +1,5 @@
 import COpenSSL
+import ParlorSRTP
 
 /// An OpenSSL `SSL_CTX` for DTLS 1.2 with our certificate, `use_srtp` offering `profiles` (in preference order), and
 /// a peer certificate required but not checked against a CA: the transport compares its fingerprint with the SDP.
@@ -8,11 +9,11 @@ public final class DTLSContext: @unchecked Sendable {  // configured once in ini
 
     public let role: Role
     public let certificate: DTLSCertificate
-    public let profiles: [SRTPProfile]
+    public let profiles: [SRTPProtectionProfile]
     let context: OpaquePointer
 
     public init(role: Role, certificate: DTLSCertificate,
-                profiles: [SRTPProfile] = [.aeadAES128GCM, .aes128CMHMACSHA1_80]) throws(DTLSError) {
+                profiles: [SRTPProtectionProfile] = SRTPProtectionProfile.preferenceOrder) throws(DTLSError) {
         guard let context = SSL_CTX_new(role == .server ? DTLS_server_method() : DTLS_client_method()) else {
             throw .openSSL("SSL_CTX_new")
         }

@@ -1,4 +1,5 @@
 import COpenSSL
+import ParlorSRTP
 
 /// One DTLS association (RFC 6347) with one peer, driven by datagrams: OpenSSL reads from and writes to memory BIOs,
 /// never a socket, so the media port's socket and loop stay ours. Feed it each DTLS datagram from the peer with
@@ -85,11 +86,11 @@ public final class DTLSTransport {
     /// The SRTP profile agreed and the keys exported with "EXTRACTOR-dtls_srtp" (RFC 5764 §4.2).
     public func keyingMaterial() throws(DTLSError) -> SRTPKeyingMaterial {
         guard state == .connected else { throw .notConnected }
-        guard let selected = SSL_get_selected_srtp_profile(ssl), let profile = SRTPProfile(protectionProfileID: selected.pointee.id) else {
+        guard let selected = SSL_get_selected_srtp_profile(ssl), let profile = SRTPProtectionProfile(protectionProfileID: selected.pointee.id) else {
             throw .noSRTPProfile
         }
         let label = "EXTRACTOR-dtls_srtp"
-        var exported = [UInt8](repeating: 0, count: 2 * (profile.keyLength + profile.saltLength))
+        var exported = [UInt8](repeating: 0, count: 2 * profile.keyingMaterialLength)
         guard SSL_export_keying_material(ssl, &exported, exported.count, label, label.utf8.count, nil, 0, 0) == 1 else {
             throw .openSSL("SSL_export_keying_material")
         }

@@ -1,4 +1,5 @@
 import ParlorLoop
+import ParlorSRTP
 
 extension MediaServer {
     /// Every datagram on the port, demultiplexed by its first byte (RFC 7983). Only STUN is answered for an unknown
@@ -45,9 +46,9 @@ extension MediaServer {
         do {
             for reply in try session.dtls.handle(datagram, from: source, now: now) { queue.append(reply, to: source) }
             guard !wasConnected, session.dtls.isConnected else { return }
-            let keys = try session.dtls.keyingMaterial().makeSessions()
-            session.outbound = keys.outbound
-            session.inbound = keys.inbound
+            let contexts = try session.dtls.keyingMaterial().makeContexts()
+            session.outbound = contexts.sender
+            session.inbound = contexts.receiver
         } catch {
             // A failed handshake (wrong certificate) or close_notify: the session is over; a new offer starts again.
             logger.debug("media session ended by DTLS", ["error": "\(error)"])

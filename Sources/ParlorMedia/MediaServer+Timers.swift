@@ -1,4 +1,5 @@
 import ParlorLoop
+import ParlorSRTP
 
 extension MediaServer {
     /// Starts the tick and the report when the first session opens. They stop once no session is left, so a server

@@ -1,5 +1,6 @@
 import ParlorLoop
 import ParlorMetrics
+import ParlorSRTP
 
 /// Parlor's selective forwarding unit for audio: one UDP port and its own event loop thread, where every session's
 /// ICE-lite checks, DTLS handshake, SRTP and forwarding run (docs/media.md, "the packet path").
@@ -48,10 +49,10 @@ public final class MediaServer: @unchecked Sendable {  // mutable state is touch
         self.logger = logger
         self.metrics = metrics
         certificate = try DTLSCertificate()
-        context = try DTLSContext(role: .server, certificate: certificate)
+        context = try DTLSContext(role: .server, certificate: certificate, profiles: configuration.srtpProfiles)
         let loop = try EventLoop(name: "parlor-media")
         self.loop = loop
-        scratch.reserveCapacity(UDPSocket.slotSize + SRTPSession.maximumTrailerLength)
+        scratch.reserveCapacity(UDPSocket.slotSize + SRTPProtectionProfile.largestOverhead)
         // The socket's handler needs `self`; it only runs once `start` registers it on the loop.
         let box = WeakServer()
         let socket = try UDPSocket(loop: loop, bindingTo: configuration.bind) { datagram, source in

@@ -1,4 +1,5 @@
 import ParlorLoop
+import ParlorSRTP
 
 /// How the media server listens and forwards.
 public struct MediaServerConfiguration: Sendable {
@@ -20,6 +21,8 @@ public struct MediaServerConfiguration: Sendable {
     public var reportInterval: TimeSpan = .milliseconds(1000)
     /// Speaking changes and consent checked this often.
     public var tickInterval: TimeSpan = .milliseconds(100)
+    /// The SRTP profiles DTLS agrees to, in our order of preference (the first one the browser offers wins).
+    public var srtpProfiles = SRTPProtectionProfile.preferenceOrder
 
     public init(bind: TransportAddress, announced: [TransportAddress] = [], slots: Int = 8) {
         self.bind = bind

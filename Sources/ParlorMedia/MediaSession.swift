@@ -1,3 +1,5 @@
+import ParlorSRTP
+
 /// One client's session on the media port, in one group: its ICE parameters (kept by the server's
 /// `ICELiteResponder`), its DTLS association and SRTP contexts, the address its media goes to, its receive slots
 /// and what it sends. Owned by the media loop thread, like a `Connection` by its loop.
@@ -12,8 +14,8 @@ final class MediaSession {
     /// Whether an address ever consented: until then the session is still setting up (`setupTimeout`).
     var hadAddress = false
     /// Set once DTLS connected: `outbound` protects what we send it, `inbound` unprotects what it sends.
-    var outbound: SRTPSession?
-    var inbound: SRTPSession?
+    var outbound: SRTPSender?
+    var inbound: SRTPReceiver?
     var slots: [Slot]
     /// Subscribers whose slots carry this session, as (session, slot index): the forwarding fan-out.
     var forwardTo: [(session: MediaSession, slot: Int)] = []

@@ -5,13 +5,14 @@ import CParlorSystem
 import Foundation
 import ParlorLoop
 import ParlorMedia
+import ParlorSRTP
 
 /// The floors a forwarded packet is compared with, measured in the same run:
 /// - `udpMicroseconds`: one datagram of the forwarded size sent with `sendmmsg` (32 per call, round-robin to
 ///   `sockets` loopback sockets, a reader loop draining them with `recvmmsg`), timed by the sender thread's CPU
 ///   clock. On loopback the sender's system call also runs the receiver's UDP input, as the server's does.
-/// - `srtpMicroseconds`: one libsrtp2 protect of an RTP packet of the forwarded size with the profile the run
-///   negotiated (`SRTPSession.protectRTP`, the server's call), timed the same way, round-robin over one session per
+/// - `srtpMicroseconds`: one ParlorSRTP protect of an RTP packet of the forwarded size with the profile the run
+///   negotiated (`SRTPSender.protectRTP`, the server's call), timed the same way, round-robin over one session per
 ///   floor socket (each subscriber has its own key, so the server's protects are spread the same way);
 ///   `srtpOneSessionMicroseconds` is the same with a single session, whose key stays in cache.
 struct FloorResult: Codable {
@@ -29,7 +30,7 @@ struct FloorResult: Codable {
 enum FloorProbe {
     /// Three rounds of each, `seconds` in all per floor, alternating; a floor is the least a round measured (other
     /// work on the machine only ever adds to a round), and every round is kept.
-    static func run(datagramBytes: Int, rtpBytes: Int, profile: SRTPProfile, sockets: Int, seconds: Double, rate: Int) throws -> FloorResult {
+    static func run(datagramBytes: Int, rtpBytes: Int, profile: SRTPProtectionProfile, sockets: Int, seconds: Double, rate: Int) throws -> FloorResult {
         var udpRounds: [Double] = [], srtpRounds: [Double] = [], oneSession: [Double] = [], datagrams = 0, packets = 0
         for _ in 0..<3 {
             let (sent, udp) = try udpFloor(datagramBytes: datagramBytes, sockets: sockets, seconds: seconds / 3, rate: rate)
@@ -99,16 +100,16 @@ enum FloorProbe {
     }
 
     /// Packets protected and µs of CPU per protect, for `seconds`, round-robin over `sessions` sessions.
-    static func srtpFloor(rtpBytes: Int, profile: SRTPProfile, sessions count: Int, seconds: Double) throws -> (Int, Double) {
+    static func srtpFloor(rtpBytes: Int, profile: SRTPProtectionProfile, sessions count: Int, seconds: Double) throws -> (Int, Double) {
         let sessions = try (0..<count).map { _ in
-            try SRTPSession(profile: profile, direction: .outbound, key: (0..<(profile.keyLength + profile.saltLength)).map { _ in UInt8.random(in: 0...255) })
+            try SRTPSender(profile: profile, keyingMaterial: (0..<profile.keyingMaterialLength).map { _ in UInt8.random(in: 0...255) })
         }
         // The speakers' packet: header, the audio-level extension, then filler.
         var plain: [UInt8] = [0x90, 111, 0, 0, 0, 0, 0, 0, 0x12, 0x34, 0x56, 0x78, 0xBE, 0xDE, 0x00, 0x01, 0x10, 0x9E, 0x00, 0x00]
         plain += [UInt8](repeating: 0xA5, count: max(0, rtpBytes - plain.count))
-        plain.reserveCapacity(rtpBytes + SRTPSession.maximumTrailerLength)
+        plain.reserveCapacity(rtpBytes + SRTPProtectionProfile.largestOverhead)
         var packet = plain
-        packet.reserveCapacity(rtpBytes + SRTPSession.maximumTrailerLength)
+        packet.reserveCapacity(rtpBytes + SRTPProtectionProfile.largestOverhead)
         var sequence: UInt32 = 0
         var done = 0
         let cpuStart = threadCPUSeconds()
@@ -123,7 +124,7 @@ enum FloorProbe {
                     packet[3] = UInt8(truncatingIfNeeded: sequence)
                     try session.protectRTP(&packet)
                 }
-                sequence &+= 1  // each session sees every sequence number once (libsrtp refuses a repeated index)
+                sequence &+= 1  // each session sees every sequence number once (a sender refuses a repeated index)
                 done += sessions.count
             }
             cpu = threadCPUSeconds() - cpuStart

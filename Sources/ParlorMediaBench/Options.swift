@@ -28,7 +28,7 @@ struct Options {
         packet of B payload bytes every 20 ms; for each step the listeners count what arrives in a window of SECONDS
         (loss, latency p50/p99), and the server's CPU (/proc/PID/stat, its parlor-media thread) gives µs per
         forwarded packet. Then the floor: a sendmmsg-batched datagram of the same size to loopback sockets, and one
-        libsrtp2 protect. The ramp stops after a step whose loss exceeds --stop-above-loss (20 %).
+        SRTP protect. The ramp stops after a step whose loss exceeds --stop-above-loss (20 %).
         """
 
     static func parse(_ arguments: [String]) throws -> Options {

@@ -5,6 +5,7 @@ import Foundation
 import ParlorLoop
 import ParlorMedia
 import ParlorMediaClient
+import ParlorSRTP
 
 // parlor-media-bench: the forwarding unit's load client (see bench/README.md, "bench/media: the forwarding unit").
 
@@ -43,20 +44,19 @@ do {
     members = Members(port: options.port, roomID: room, runTag: runTag, keeper: keeper, slots: options.speakers)
 } catch { die("setup: \(error)") }
 
-// The floor, in the same run, first: before any peer exists, so the probes' SRTP sessions are the only ones in this
-// process (libsrtp2 as Debian builds it does its cryptography through NSS, whose cost per protect grows with the
-// sessions a process holds), and the server idles. DTLS negotiates AEAD_AES_128_GCM first (DTLSContext), so the
-// probe protects with it; the table names the profile the run actually got.
+// The floor, in the same run, first: before any peer exists, so the probes' SRTP contexts are the only ones in this
+// process, and the server idles. DTLS negotiates AEAD_AES_128_GCM first (SRTPProtectionProfile.preferenceOrder), so
+// the probe protects with it; the table names the profile the run actually got.
 let rtpBytes = 12 + 8 + options.payloadBytes
 var floor: FloorResult?
 do {
-    log("floor: sendmmsg of \(rtpBytes + 16)-byte datagrams to \(options.floorSockets) loopback sockets, then libsrtp2 protect")
+    log("floor: sendmmsg of \(rtpBytes + 16)-byte datagrams to \(options.floorSockets) loopback sockets, then SRTP protect")
     floor = try FloorProbe.run(datagramBytes: rtpBytes + 16, rtpBytes: rtpBytes, profile: .aeadAES128GCM, sockets: options.floorSockets,
                                seconds: options.floorSeconds, rate: options.floorRate)
 } catch { log("floor probe failed: \(error)") }
 
 // Speakers first: the clock starts with the first one, so every listener's window sees a steady stream.
-var profile = SRTPProfile.aeadAES128GCM
+var profile = SRTPProtectionProfile.aeadAES128GCM
 do {
     log("\(options.speakers) speaker(s) joining")
     let speakerClock = clock

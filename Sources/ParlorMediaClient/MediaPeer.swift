@@ -1,5 +1,6 @@
 import ParlorLoop
 import ParlorMedia
+import ParlorSRTP
 
 /// A browser's side of a peer connection with Parlor's forwarding unit, built from ParlorMedia's pieces over a real
 /// UDP socket: a Chromium-shaped offer, ICE checks with the answer's credentials (controlling, USE-CANDIDATE,
@@ -21,8 +22,8 @@ public final class MediaPeer: @unchecked Sendable {  // loop-thread state once c
 
     private var socket: UDPSocket?
     private var dtls: DTLSTransport?
-    private var outbound: SRTPSession?
-    private var inbound: SRTPSession?
+    private var outbound: SRTPSender?
+    private var inbound: SRTPReceiver?
     private var server: TransportAddress?
     private var serverICE: ICECredentials?
     private var checking = false
@@ -30,7 +31,7 @@ public final class MediaPeer: @unchecked Sendable {  // loop-thread state once c
     private var timestamp: UInt32 = 0
     public private(set) var isConnected = false
     /// The SRTP profile DTLS negotiated (nil before).
-    public private(set) var profile: SRTPProfile?
+    public private(set) var profile: SRTPProtectionProfile?
 
     public init(loop: EventLoop, certificate: DTLSCertificate? = nil) throws {
         self.loop = loop
@@ -58,7 +59,7 @@ public final class MediaPeer: @unchecked Sendable {  // loop-thread state once c
         loop.assertInLoop()
         guard let outbound, let socket, let server else { throw MediaClientError("not connected") }
         var packet: [UInt8] = [0x90, 111, UInt8(sequence >> 8), UInt8(sequence & 0xFF)]
-        packet.reserveCapacity(20 + payload.count + SRTPSession.maximumTrailerLength)
+        packet.reserveCapacity(20 + payload.count + SRTPProtectionProfile.largestOverhead)
         packet += withUnsafeBytes(of: timestamp.bigEndian, Array.init) + withUnsafeBytes(of: ssrc.bigEndian, Array.init)
         packet += [0xBE, 0xDE, 0x00, 0x01, 0x10, 0x80 | (level & 0x7F), 0x00, 0x00]
         packet += payload
@@ -118,9 +119,9 @@ public final class MediaPeer: @unchecked Sendable {  // loop-thread state once c
                 socket.send(try dtls.handle(datagram, now: MonotonicClock.now()).map { UDPDatagram(bytes: $0, destination: source) })
                 guard dtls.isConnected, !wasConnected else { return }
                 let keys = try dtls.keyingMaterial()
-                let sessions = try keys.makeSessions()
-                outbound = sessions.outbound
-                inbound = sessions.inbound
+                let contexts = try keys.makeContexts()
+                outbound = contexts.sender
+                inbound = contexts.receiver
                 profile = keys.profile
                 isConnected = true
                 connected?()

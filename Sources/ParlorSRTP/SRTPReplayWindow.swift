@@ -3,7 +3,7 @@
 ///
 /// 128 packets, as libsrtp uses for SRTP and SRTCP (its default `window_size`): at Opus's 50 packets a second that is
 /// 2.5 s of reordering, far beyond any jitter buffer, and two machine words keep the check and the shift branch-light.
-/// (ParlorMedia's libsrtp2 sessions are set to 1024 today; a packet reordered by more than 128 is refused as too old.)
+/// (ParlorMedia's libsrtp2 sessions had 1024; a packet reordered by more than 128 is now refused as too old.)
 struct SRTPReplayWindow: Equatable {
     static let size: UInt64 = 128
 

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import ParlorLoop
+import ParlorSRTP
 import Testing
 @testable import ParlorMedia
 
@@ -14,8 +15,8 @@ import Testing
         let serverCertificate: DTLSCertificate
         let clientCertificate: DTLSCertificate
 
-        init(serverProfiles: [SRTPProfile] = [.aeadAES128GCM, .aes128CMHMACSHA1_80],
-             clientProfiles: [SRTPProfile] = [.aeadAES128GCM, .aes128CMHMACSHA1_80], clientExpects: DTLSFingerprint? = nil) throws {
+        init(serverProfiles: [SRTPProtectionProfile] = SRTPProtectionProfile.preferenceOrder,
+             clientProfiles: [SRTPProtectionProfile] = [.aeadAES128GCM, .aes128CMHMACSHA1_80], clientExpects: DTLSFingerprint? = nil) throws {
             serverCertificate = try DTLSCertificate()
             clientCertificate = try DTLSCertificate(commonName: "browser")
             server = try DTLSTransport(context: DTLSContext(role: .server, certificate: serverCertificate, profiles: serverProfiles),
@@ -71,22 +72,34 @@ import Testing
         #expect(serverKeys.local.count == 28)
     }
 
-    @Test(arguments: [SRTPProfile.aeadAES128GCM, .aes128CMHMACSHA1_80])
-    func srtpKeyedFromTheHandshakeWorksBothWays(profile: SRTPProfile) throws {
+    @Test(arguments: [SRTPProtectionProfile.aeadAES128GCM, .aes128CMHMACSHA1_80])
+    func srtpKeyedFromTheHandshakeWorksBothWays(profile: SRTPProtectionProfile) throws {
         let pair = try Pair(serverProfiles: [profile])
         try pair.runHandshake()
-        let server = try pair.server.keyingMaterial().makeSessions()
-        let client = try pair.client.keyingMaterial().makeSessions()
-        #expect(server.outbound.profile == profile)
-        let plain = SRTPSessionTests.rtpPacket(sequence: 1000)
+        let server = try pair.server.keyingMaterial().makeContexts()
+        let client = try pair.client.keyingMaterial().makeContexts()
+        #expect(server.sender.profile == profile)
+        let plain = SRTPContextTests.rtpPacket(sequence: 1000)
         var packet = plain
-        try client.outbound.protectRTP(&packet)
-        try server.inbound.unprotectRTP(&packet)
+        try client.sender.protectRTP(&packet)
+        try server.receiver.unprotectRTP(&packet)
         #expect(packet == plain)
         var back = plain
-        try server.outbound.protectRTP(&back)
-        try client.inbound.unprotectRTP(&back)
+        try server.sender.protectRTP(&back)
+        try client.receiver.unprotectRTP(&back)
         #expect(back == plain)
+    }
+
+    /// The server's order decides (OpenSSL picks its first profile the client offers): a client that lists counter
+    /// mode first still gets GCM from our default, and counter mode when the server is told only that.
+    @Test func theServersPreferenceWinsOverTheClientsOrder() throws {
+        let preferring = try Pair(clientProfiles: [.aes128CMHMACSHA1_80, .aeadAES128GCM])
+        try preferring.runHandshake()
+        #expect(try preferring.server.keyingMaterial().profile == .aeadAES128GCM)
+        #expect(try preferring.client.keyingMaterial().profile == .aeadAES128GCM)
+        let forced = try Pair(serverProfiles: [.aes128CMHMACSHA1_80])
+        try forced.runHandshake()
+        #expect(try forced.client.keyingMaterial().profile == .aes128CMHMACSHA1_80)
     }
 
     @Test func aLostFlightIsRetransmittedWhenTheTimerRunsOut() throws {

@@ -1,4 +1,5 @@
 import Foundation
+import ParlorSRTP
 import ParlorLoop
 import Testing
 @testable import ParlorMedia
@@ -15,7 +16,7 @@ import Testing
         let context: DTLSContext
         let clientFingerprint: DTLSFingerprint
         var transport: DTLSTransport?
-        var inbound: SRTPSession?
+        var inbound: SRTPReceiver?
         var socket: UDPSocket?
         let events: Inbox
 
@@ -39,7 +40,7 @@ import Testing
                     if transport == nil { transport = try DTLSTransport(context: context, expectedRemoteFingerprint: clientFingerprint) }
                     let replies = try transport!.handle(datagram, from: source, now: now)
                     socket.send(replies.map { UDPDatagram(bytes: $0, destination: source) })
-                    if transport!.isConnected, inbound == nil { inbound = try transport!.keyingMaterial().makeSessions().inbound }
+                    if transport!.isConnected, inbound == nil { inbound = try transport!.keyingMaterial().makeContexts().receiver }
                 } catch {
                     events.append(Array("dtls error \(error)".utf8), from: source)
                 }
@@ -131,9 +132,9 @@ import Testing
         #expect(String(decoding: clientEvents.wait(for: 2)[1].bytes, as: UTF8.self) == "connected")
 
         // 3. SRTP keyed from the handshake: the server unprotects what the client protected.
-        let plain = SRTPSessionTests.rtpPacket(sequence: 1)
+        let plain = SRTPContextTests.rtpPacket(sequence: 1)
         try UDPSocketTests.onLoop(loop) {
-            let outbound = try client.transport.keyingMaterial().makeSessions().outbound
+            let outbound = try client.transport.keyingMaterial().makeContexts().sender
             var packet = plain
             try outbound.protectRTP(&packet)
             sockets.b.send([UDPDatagram(bytes: packet, destination: serverAddress)])

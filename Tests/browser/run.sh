@@ -4,6 +4,7 @@
 # (two_users_talk.py); through a real TURN server with Parlor's time-limited credentials (turn_relay.py); a moderator
 # brings a listener on stage and the audience hears them (stage_room.py); one speaker and six listeners
 # (sfu_audience.py). Arguments name the scripts to run (default: all four), e.g. `run.sh turn_relay.py`.
+# PARLOR_SRTP_PROFILES (e.g. AES_CM_128_HMAC_SHA1_80) forces the servers' SRTP profile, as `make browser-srtp` does.
 #
 # Everything (server, coturn, chromedriver, browsers) runs in a private network namespace whose only interface is
 # `lo`, so WebRTC can only use loopback and nothing leaves the machine.

@@ -8,8 +8,11 @@ statistics); alice's upload does not grow with her audience (her outbound bytes 
 within 20% of those with two: she sends one stream, the server copies it); her mute silences her at every listener
 (the level drops to ~0 and the server forwards nothing); a listener who forces a microphone track into the
 connection (a new offer made by hand, the server's "inactive" answer overridden) does send, and reaches nobody;
-a listener who leaves closes their connection and, back in, hears alice again. Ends with `sfu: N passed, M failed`.
+a listener who leaves closes their connection and, back in, hears alice again; every page's connection uses the SRTP
+profile the server prefers (its transport's `srtpCipher`: AEAD_AES_128_GCM by default, the first of
+PARLOR_SRTP_PROFILES when that forces one). Ends with `sfu: N passed, M failed`.
 """
+import os
 import sys
 import time
 import traceback
@@ -22,6 +25,22 @@ from browser_support import Browser, Person, Server, audio_flows, check, results
 ROOM_NAME = "Assembly"
 LISTENERS = 6
 RATE_WINDOW = 4.0   # seconds over which alice's upload is measured
+# The server reads PARLOR_SRTP_PROFILES too (it inherits our environment): its first profile is the one agreed.
+EXPECTED_SRTP = os.environ.get("PARLOR_SRTP_PROFILES", "AEAD_AES_128_GCM").split(",")[0].strip()
+# What Chromium's `srtpCipher` may say for it: the RFC name, or BoringSSL's with SRTP_ before it (Chromium 156 says the latter).
+SRTP_CIPHER_NAMES = {"AEAD_AES_128_GCM": {"AEAD_AES_128_GCM", "SRTP_AEAD_AES_128_GCM"},
+                     "AES_CM_128_HMAC_SHA1_80": {"AES_CM_128_HMAC_SHA1_80", "SRTP_AES128_CM_HMAC_SHA1_80"}}
+
+# The SRTP profile of the page's connection to the server, from its transport statistics.
+SRTP_CIPHER = """
+return (async () => {
+  const pc = window.parlor.serverConnection;
+  if (!pc) return null;
+  let cipher = null;
+  (await pc.getStats()).forEach((entry) => { if (entry.type === 'transport' && entry.srtpCipher) cipher = entry.srtpCipher; });
+  return cipher;
+})();
+"""
 
 # A listener who wants to be heard anyway: its own peer connection (the page's is closed first, so the client
 # does not offer again over it) with the fake microphone on mid 0, offered with the page's connection to the server;
@@ -58,10 +77,14 @@ return (async () => {
 
 
 def join_from_list(person):
-    join = wait_for(f"the room in {person.name}'s list",
-                    lambda: person.visible(f'#room-list button[aria-label="Join {ROOM_NAME}"]'), timeout=15)
-    if join:
-        join.click()
+    # Found and clicked in one try: the list may be drawn again (a member count changed) between finding the button
+    # and clicking it, and the stale button's exception makes wait_for find it again.
+    def click_join():
+        join = person.visible(f'#room-list button[aria-label="Join {ROOM_NAME}"]')
+        if join:
+            join.click()
+        return join
+    wait_for(f"the room in {person.name}'s list", click_join, timeout=15)
     return wait_for(f"{person.name} in the room", lambda: person.visible("#room-view") and person.hook("memberId"))
 
 
@@ -166,6 +189,9 @@ def audience(server):
         counts = {p.name: p.open_peer_connections() for p in [alice] + listeners}
         check("sfu: every page has exactly one peer connection, to the server",
               all(c == 1 for c in counts.values()), str(counts))
+        ciphers = {p.name: p.js(SRTP_CIPHER) for p in [alice] + listeners}
+        check(f"sfu: every connection to the server is protected with {EXPECTED_SRTP}",
+              all(c in SRTP_CIPHER_NAMES.get(EXPECTED_SRTP, {EXPECTED_SRTP}) for c in ciphers.values()), str(ciphers))
         rate_six, streams_six = outbound_rate(alice)
         check("sfu: alice sends one stream whatever her audience (upload with 6 listeners within 20% of with 2)",
               rate_two > 0 and abs(rate_six - rate_two) <= 0.2 * rate_two and streams_two == streams_six == 1,

@@ -2,6 +2,7 @@ import Foundation
 import ParlorLoop
 import ParlorMedia
 import ParlorMediaClient
+import ParlorSRTP
 
 /// A browser's side of a peer connection with Parlor's forwarding unit: ParlorMediaClient's `MediaPeer` (a
 /// Chromium-shaped offer, ICE checks, the OpenSSL DTLS client role, SRTP over real UDP) with blocking waits for
@@ -30,14 +31,25 @@ final class MediaTestClient: @unchecked Sendable {  // `peer` and `streaming` ar
     private let condition = NSCondition()
     private var packets: [Received] = []
     private var isConnected = false
+    private var negotiatedProfile: SRTPProtectionProfile?
     private var failure: String?
+
+    /// The SRTP profile DTLS agreed with the server (nil before `connect` returned).
+    var profile: SRTPProtectionProfile? { condition.withLock { negotiatedProfile } }
 
     init(loop: EventLoop, slots: Int = 3, sends: Bool = true) throws {
         self.loop = loop
         self.slots = slots
         sending = sends
         peer = try MediaPeer(loop: loop)
-        peer.connected = { [weak self] in self?.update { $0.isConnected = true } }
+        peer.connected = { [weak self] in
+            guard let self else { return }
+            let profile = peer.profile  // on the loop thread, where `peer` lives
+            update {
+                $0.isConnected = true
+                $0.negotiatedProfile = profile
+            }
+        }
         peer.failed = { [weak self] reason in self?.update { $0.failure = reason } }
         peer.received = { [weak self] header, packet in
             self?.update { $0.packets.append(Received(ssrc: header.ssrc, sequence: header.sequenceNumber, payload: Array(packet[header.payloadRange]))) }
