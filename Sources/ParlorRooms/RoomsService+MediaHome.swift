@@ -64,9 +64,14 @@ extension RoomsService {
     func pruneRemoteMedia(_ roomIDs: Set<String>) {
         guard !state.remoteMedia.isEmpty else { return }
         for (key, remote) in state.remoteMedia where roomIDs.contains(key.roomID) {
-            let room = state.rooms[key.roomID]
-            let attached = key.clientID.map { room?.connections(of: remote.userID).contains($0) ?? false } ?? false
-            if !attached || room?.member(forUser: remote.userID)?.id != remote.memberID { forgetRemoteMedia(key) }
+            // Written without a closure over `room`: the closure form crashes Swift 6.3.1's -O CopyPropagation pass
+            // ("Found outside of lifetime use"), so no release build.
+            guard let room = state.rooms[key.roomID], let clientID = key.clientID,
+                  room.connections(of: remote.userID).contains(clientID),
+                  room.member(forUser: remote.userID)?.id == remote.memberID else {
+                forgetRemoteMedia(key)
+                continue
+            }
         }
     }
 

@@ -71,7 +71,7 @@ final class WebhookReceiver: @unchecked Sendable {  // all mutable state is guar
     }
 
     /// Waits (bounded) until `count` requests were accepted with 200.
-    func waitFor(count: Int, timeout: Double = 10) throws -> [Request] {
+    func waitFor(count: Int, timeout: Double = 30) throws -> [Request] {
         try wait(timeout: timeout, "\(count) webhooks accepted") { $0.requests.count >= count ? $0.requests : nil }
     }
 
