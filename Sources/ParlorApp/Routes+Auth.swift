@@ -24,13 +24,7 @@ extension Routes {
                 throw HTTPError(.authInvalidCode, title: "Forbidden", detail: "the access code is wrong")
             }
         }
-        guard let rawName = body["name"] else { throw HTTPError.missingField("name") }
-        guard case .string(let text) = rawName else { throw HTTPError.invalidField("name", "must be a string") }
-        let name: String
-        switch FieldRules.text(text, min: 1, max: 64) {
-        case .success(let valid): name = valid
-        case .failure(let violation): throw HTTPError.invalidField("name", violation.rule)
-        }
+        let name = try FieldRules.requiredText("name", in: body, min: 1, max: 64)
         let claim: String?
         switch body["claim"] {
         case nil, .null?: claim = nil

@@ -39,13 +39,7 @@ extension Routes {
                             headers: HTTPHeaders([("Retry-After", String(wait))]))
         }
         let body = try request.jsonObject()
-        guard let rawDisplayName = body["display_name"] else { throw HTTPError.missingField("display_name") }
-        guard case .string(let displayNameText) = rawDisplayName else { throw HTTPError.invalidField("display_name", "must be a string") }
-        let displayName: String
-        switch FieldRules.text(displayNameText, min: 1, max: 100) {
-        case .success(let valid): displayName = valid
-        case .failure(let violation): throw HTTPError.invalidField("display_name", violation.rule)
-        }
+        let displayName = try FieldRules.requiredText("display_name", in: body, min: 1, max: 100)
         var name: String?
         if let rawName = body["name"], !rawName.isNull {
             guard case .string(let text) = rawName else { throw HTTPError.invalidField("name", "must be a string") }

@@ -2,6 +2,7 @@ import Foundation
 import ParlorCodec
 import ParlorHTTP
 import ParlorLoop
+import ParlorProtocol
 import ParlorRooms
 import ParlorStore
 
@@ -126,5 +127,15 @@ enum FieldRules {
     /// bidirectional-control, invisible or tag characters (`TextRules`), or the rule it broke.
     static func text(_ value: String, min: Int, max: Int) -> Result<String, FieldError> {
         TextRules.check(value, minCharacters: min, maxCharacters: max, maxBytes: max * 4).mapError { .invalid("", $0.rule) }
+    }
+
+    /// The HTTP body's required text field `name`, checked by `text`: 400 when it is missing, not a string or breaks a rule.
+    static func requiredText(_ name: String, in body: JSONObject, min: Int, max: Int) throws(HTTPError) -> String {
+        guard let raw = body[name] else { throw HTTPError.missingField(name) }
+        guard case .string(let value) = raw else { throw HTTPError.invalidField(name, "must be a string") }
+        switch text(value, min: min, max: max) {
+        case .success(let valid): return valid
+        case .failure(let violation): throw HTTPError.invalidField(name, violation.rule)
+        }
     }
 }

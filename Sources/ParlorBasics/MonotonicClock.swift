@@ -5,10 +5,23 @@ import Glibc
 /// Nanoseconds on CLOCK_MONOTONIC: deadlines that wall-clock changes cannot move.
 public enum MonotonicClock {
     public static func now() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+        let time = readClock(CLOCK_MONOTONIC)
+        return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
     }
+}
+
+/// Unix time by CLOCK_REALTIME: for what is stored and shown, never for a deadline.
+public enum WallClock {
+    public static func nowMilliseconds() -> Int64 {
+        let time = readClock(CLOCK_REALTIME)
+        return Int64(time.tv_sec) * 1000 + Int64(time.tv_nsec) / 1_000_000
+    }
+}
+
+private func readClock(_ clock: clockid_t) -> timespec {
+    var time = timespec()
+    clock_gettime(clock, &time)
+    return time
 }
 
 /// A span of time in nanoseconds, written the way configuration speaks (seconds, milliseconds).

@@ -20,21 +20,19 @@ struct WorkerStats {
 
     mutating func error(_ kind: String) { errors[kind, default: 0] += 1 }
 
+    /// The samples a merge appends (joinRTT and joinSentOffset stay parallel) and the counters it adds up.
+    private static var samples: [WritableKeyPath<WorkerStats, [Int64]>] {
+        [\.joinRTT, \.joinSentOffset, \.initialJoinRTT, \.fanOut, \.fanOutSameNode, \.fanOutCrossNode]
+    }
+    private static var counters: [WritableKeyPath<WorkerStats, Int>] {
+        [\.eventsInWindow, \.eventsTotal, \.opsIssued, \.opsSkipped, \.pingsAnswered, \.closedCleanly]
+    }
+
     mutating func merge(_ part: WorkerStats) {
-        joinRTT += part.joinRTT
-        joinSentOffset += part.joinSentOffset
-        initialJoinRTT += part.initialJoinRTT
-        fanOut += part.fanOut
-        fanOutSameNode += part.fanOutSameNode
-        fanOutCrossNode += part.fanOutCrossNode
+        for field in Self.samples { self[keyPath: field] += part[keyPath: field] }
+        for field in Self.counters { self[keyPath: field] += part[keyPath: field] }
         if joinedByNode.count < part.joinedByNode.count { joinedByNode += Array(repeating: 0, count: part.joinedByNode.count - joinedByNode.count) }
         for (node, count) in part.joinedByNode.enumerated() { joinedByNode[node] += count }
-        eventsInWindow += part.eventsInWindow
-        eventsTotal += part.eventsTotal
-        opsIssued += part.opsIssued
-        opsSkipped += part.opsSkipped
-        pingsAnswered += part.pingsAnswered
-        closedCleanly += part.closedCleanly
         for (kind, count) in part.errors { errors[kind, default: 0] += count }
     }
 }

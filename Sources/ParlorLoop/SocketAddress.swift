@@ -11,25 +11,30 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
     /// Parses a numeric host ("127.0.0.1", "0.0.0.0", "::1", "::"); "localhost" means 127.0.0.1.
     public init?(host: String, port: Int) {
         let host = host == "localhost" ? "127.0.0.1" : host
-        storage = sockaddr_storage()
+        let networkPort = in_port_t(UInt16(truncatingIfNeeded: port)).bigEndian
         var v4 = sockaddr_in()
         if inet_pton(AF_INET, host, &v4.sin_addr) == 1 {
             v4.sin_family = sa_family_t(AF_INET)
-            v4.sin_port = in_port_t(UInt16(truncatingIfNeeded: port)).bigEndian
-            withUnsafeMutableBytes(of: &storage) { dst in withUnsafeBytes(of: v4) { dst.copyMemory(from: $0) } }
-            length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            v4.sin_port = networkPort
+            self.init(v4)
             return
         }
         var v6 = sockaddr_in6()
         let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         if inet_pton(AF_INET6, bare, &v6.sin6_addr) == 1 {
             v6.sin6_family = sa_family_t(AF_INET6)
-            v6.sin6_port = in_port_t(UInt16(truncatingIfNeeded: port)).bigEndian
-            withUnsafeMutableBytes(of: &storage) { dst in withUnsafeBytes(of: v6) { dst.copyMemory(from: $0) } }
-            length = socklen_t(MemoryLayout<sockaddr_in6>.size)
+            v6.sin6_port = networkPort
+            self.init(v6)
             return
         }
         return nil
+    }
+
+    /// Copies a filled-in `sockaddr_in` or `sockaddr_in6` into the storage.
+    private init<Address>(_ address: Address) {
+        var storage = sockaddr_storage()
+        withUnsafeMutableBytes(of: &storage) { dst in withUnsafeBytes(of: address) { dst.copyMemory(from: $0) } }
+        self.init(storage: storage, length: socklen_t(MemoryLayout<Address>.size))
     }
 
     init(storage: sockaddr_storage, length: socklen_t) {

@@ -5,11 +5,6 @@ public struct ICECredentials: Sendable, Hashable {
     public var usernameFragment: String
     public var password: String
 
-    public init(usernameFragment: String, password: String) {
-        self.usernameFragment = usernameFragment
-        self.password = password
-    }
-
     /// Fresh random credentials: 8 characters of ufrag (24 bits of entropy minimum per RFC 8445), 24 of password
     /// (128 bits minimum), from the ice-char alphabet.
     public static func random() -> ICECredentials {

@@ -104,8 +104,4 @@ public enum RTCPPacket: Sendable, Equatable {
 public struct SourceDescriptionChunk: Sendable, Equatable {
     public var ssrc: UInt32
     public var cname: String?
-    public init(ssrc: UInt32, cname: String?) {
-        self.ssrc = ssrc
-        self.cname = cname
-    }
 }

@@ -8,21 +8,13 @@ public struct ReportBlock: Sendable, Equatable {
     public var extendedHighestSequence: UInt32
     public var jitter: UInt32
     /// The middle 32 bits of the last SR's NTP timestamp from this source, 0 if none.
-    public var lastSenderReport: UInt32
+    public var lastSenderReport: UInt32 = 0
     /// Since that SR, in 1/65536 s.
-    public var delaySinceLastSenderReport: UInt32
+    public var delaySinceLastSenderReport: UInt32 = 0
+}
 
-    public init(ssrc: UInt32, fractionLost: UInt8, cumulativeLost: Int32, extendedHighestSequence: UInt32, jitter: UInt32,
-                lastSenderReport: UInt32 = 0, delaySinceLastSenderReport: UInt32 = 0) {
-        self.ssrc = ssrc
-        self.fractionLost = fractionLost
-        self.cumulativeLost = cumulativeLost
-        self.extendedHighestSequence = extendedHighestSequence
-        self.jitter = jitter
-        self.lastSenderReport = lastSenderReport
-        self.delaySinceLastSenderReport = delaySinceLastSenderReport
-    }
-
+// In an extension, so that the struct keeps its memberwise initialiser.
+extension ReportBlock {
     init(parsing bytes: [UInt8], at offset: Int) {
         let lost = bytes.uint32(at: offset + 4) & 0x00FF_FFFF
         self.init(ssrc: bytes.uint32(at: offset), fractionLost: bytes[offset + 4],

@@ -49,10 +49,6 @@ public struct MediaDescription: Sendable, Equatable {
     public struct HeaderExtension: Sendable, Equatable {
         public var id: Int
         public var uri: String
-        public init(id: Int, uri: String) {
-            self.id = id
-            self.uri = uri
-        }
     }
 
     public struct Source: Sendable, Equatable {

@@ -23,6 +23,16 @@ public struct MetricsText: Sendable {
         sample(name, Double(value), labels: labels)
     }
 
+    /// A family of one series without labels: its `# HELP`, `# TYPE` and sample.
+    public mutating func single(_ name: String, _ type: String, _ help: String, _ value: Double) {
+        family(name, type, help)
+        sample(name, value)
+    }
+
+    public mutating func single(_ name: String, _ type: String, _ help: String, _ value: Int) {
+        single(name, type, help, Double(value))
+    }
+
     /// Whole numbers without a fraction (counters read better), `+Inf` as the format spells it.
     static func format(_ value: Double) -> String {
         if value == .infinity { return "+Inf" }

@@ -9,12 +9,11 @@ extension ServerMetrics {
         out.family("parlor_connections", "gauge", "Open client connections by kind (http, or websocket once upgraded)")
         out.sample("parlor_connections", httpConnections.load(), labels: [("kind", "http")])
         out.sample("parlor_connections", webSocketConnections.load(), labels: [("kind", "websocket")])
-        out.family("parlor_rooms_open", "gauge", "Open rooms")
-        out.sample("parlor_rooms_open", roomsOpen.load())
-        out.family("parlor_members_joined", "gauge", "Members JOINED in open rooms, those within their grace period included")
-        out.sample("parlor_members_joined", membersJoined.load())
-        out.family("parlor_events_delivered_total", "counter", "Room events handed to WebSocket connections, one per receiver, replays included")
-        out.sample("parlor_events_delivered_total", eventsDelivered.load())
+        out.single("parlor_rooms_open", "gauge", "Open rooms", roomsOpen.load())
+        out.single("parlor_members_joined", "gauge", "Members JOINED in open rooms, those within their grace period included",
+                   membersJoined.load())
+        out.single("parlor_events_delivered_total", "counter", "Room events handed to WebSocket connections, one per receiver, replays included",
+                   eventsDelivered.load())
 
         out.family("parlor_requests_total", "counter", "HTTP requests answered, by route pattern, method and status")
         let ordered = requests.sorted { ($0.key.route, $0.key.method, $0.key.status) < ($1.key.route, $1.key.method, $1.key.status) }
@@ -29,39 +28,32 @@ extension ServerMetrics {
         for limit in RateLimit.allCases {
             out.sample("parlor_rate_limited_total", rateLimitedCount(limit), labels: [("limit", limit.rawValue)])
         }
-        out.family("parlor_webhook_failures_total", "counter", "Webhook delivery attempts that failed (refused, error or timeout)")
-        out.sample("parlor_webhook_failures_total", webhookFailures.load())
-        out.family("parlor_webhook_queue_depth", "gauge", "Webhooks waiting in the outbox (this node's rows, one per receiver)")
-        out.sample("parlor_webhook_queue_depth", webhookQueueDepth.load())
-        out.family("parlor_webhook_oldest_age_seconds", "gauge", "Age of the oldest webhook waiting in the outbox (0 when empty)")
-        out.sample("parlor_webhook_oldest_age_seconds", Self.age(ofMilliseconds: webhookOldestCreatedAt.load()))
+        out.single("parlor_webhook_failures_total", "counter", "Webhook delivery attempts that failed (refused, error or timeout)",
+                   webhookFailures.load())
+        out.single("parlor_webhook_queue_depth", "gauge", "Webhooks waiting in the outbox (this node's rows, one per receiver)",
+                   webhookQueueDepth.load())
+        out.single("parlor_webhook_oldest_age_seconds", "gauge", "Age of the oldest webhook waiting in the outbox (0 when empty)",
+                   Self.age(ofMilliseconds: webhookOldestCreatedAt.load()))
         out.family("parlor_webhook_dropped_total", "counter", "Webhooks not delivered: the outbox was full (oldest dropped) or they failed for --webhook-retry-for")
         out.sample("parlor_webhook_dropped_total", webhookDropped.load(), labels: [("reason", "queue_full")])
         out.sample("parlor_webhook_dropped_total", webhookGaveUp.load(), labels: [("reason", "expired")])
-        out.family("parlor_media_sessions", "gauge", "Clients' peer connections with the media server (--media sfu)")
-        out.sample("parlor_media_sessions", mediaSessions.load())
+        out.single("parlor_media_sessions", "gauge", "Clients' peer connections with the media server (--media sfu)", mediaSessions.load())
         out.family("parlor_media_packets_total", "counter", "RTP packets on the media port: forwarded (one per subscriber copy) or dropped")
         out.sample("parlor_media_packets_total", mediaPacketsForwarded.load(), labels: [("outcome", "forwarded")])
         out.sample("parlor_media_packets_total", mediaPacketsDropped.load(), labels: [("outcome", "dropped")])
-        out.family("parlor_media_stun_unauthenticated_total", "counter", "STUN requests on the media port dropped unanswered: unauthenticated or failing authentication")
-        out.sample("parlor_media_stun_unauthenticated_total", mediaSTUNUnauthenticated.load())
+        out.single("parlor_media_stun_unauthenticated_total", "counter", "STUN requests on the media port dropped unanswered: unauthenticated or failing authentication",
+                   mediaSTUNUnauthenticated.load())
 
         let process = ProcessStatistics.current()
-        if let cpu = process.cpuSeconds {
-            out.family("process_cpu_seconds_total", "counter", "User and system CPU time spent, in seconds")
-            out.sample("process_cpu_seconds_total", cpu)
-        }
-        if let resident = process.residentBytes {
-            out.family("process_resident_memory_bytes", "gauge", "Resident memory size in bytes")
-            out.sample("process_resident_memory_bytes", resident)
-        }
-        if let descriptors = process.openDescriptors {
-            out.family("process_open_fds", "gauge", "Open file descriptors")
-            out.sample("process_open_fds", descriptors)
-        }
-        if let start = process.startTimeSeconds {
-            out.family("process_start_time_seconds", "gauge", "Start time of the process since the Unix epoch, in seconds")
-            out.sample("process_start_time_seconds", start)
+        // The standard process metrics, each only where this platform reports it.
+        let processMetrics: [(name: String, type: String, help: String, value: Double?)] = [
+            ("process_cpu_seconds_total", "counter", "User and system CPU time spent, in seconds", process.cpuSeconds),
+            ("process_resident_memory_bytes", "gauge", "Resident memory size in bytes", process.residentBytes.map(Double.init)),
+            ("process_open_fds", "gauge", "Open file descriptors", process.openDescriptors.map(Double.init)),
+            ("process_start_time_seconds", "gauge", "Start time of the process since the Unix epoch, in seconds", process.startTimeSeconds),
+        ]
+        for metric in processMetrics {
+            if let value = metric.value { out.single(metric.name, metric.type, metric.help, value) }
         }
         return out.text
     }

@@ -96,7 +96,10 @@ public struct EventRecord: Sendable {
         if let tree { return tree }
         return encodedBody.flatMap { try? JSONParser.parse($0) } ?? .object([:])
     }
+}
 
+// The initialisers stand in an extension so that the struct keeps its (private) memberwise one, which both call.
+extension EventRecord {
     public init(roomID: String, id: Int64, type: String, from: String?, body: JSONValue, createdAt: Int64,
                 encodedBody: [UInt8]? = nil) {
         self.init(roomID: roomID, id: id, type: type, from: from, createdAt: createdAt, encodedBody: encodedBody, tree: body)
@@ -105,17 +108,6 @@ public struct EventRecord: Sendable {
     /// An event appended from its body's bytes (a JSON object), with no tree built.
     public init(roomID: String, id: Int64, type: String, from: String?, encodedBody: [UInt8], createdAt: Int64) {
         self.init(roomID: roomID, id: id, type: type, from: from, createdAt: createdAt, encodedBody: encodedBody, tree: nil)
-    }
-
-    private init(roomID: String, id: Int64, type: String, from: String?, createdAt: Int64, encodedBody: [UInt8]?,
-                 tree: JSONValue?) {
-        self.roomID = roomID
-        self.id = id
-        self.type = type
-        self.from = from
-        self.createdAt = createdAt
-        self.encodedBody = encodedBody
-        self.tree = tree
     }
 
     public var json: JSONValue {

@@ -32,16 +32,26 @@ extension SQLRoomReading {
     }
 
     public func openRooms(pageSize: Int, cursor: PageCursor?) throws -> Page<RoomRecord> {
-        var sql = "SELECT \(Self.roomColumns) FROM rooms r WHERE r.closed_at IS NULL"
-        var params: [SQLValue] = []
+        let rooms = try keysetPage("SELECT \(Self.roomColumns) FROM rooms r WHERE r.closed_at IS NULL", [],
+                                   by: "r.created_at", then: "r.id", descending: true, after: cursor, pageSize: pageSize)
+            .map(\.roomRecord)
+        return Page(items: rooms, pageSize: pageSize) { PageCursor(number: $0.createdAt, id: $0.id) }
+    }
+
+    /// `select`'s rows ordered by `key` then `tiebreak`, those after `cursor` (keyset pagination), one more than
+    /// `pageSize` so that `Page` sees whether another page follows. `select` ends in a WHERE clause.
+    func keysetPage(_ select: String, _ parameters: [SQLValue], by key: String, then tiebreak: String, descending: Bool,
+                    after cursor: PageCursor?, pageSize: Int) throws -> [Row] {
+        var sql = select
+        var params = parameters
         if let cursor {
-            sql += " AND (r.created_at, r.id) < ($1, $2)"
+            sql += " AND (\(key), \(tiebreak)) \(descending ? "<" : ">") ($\(params.count + 1), $\(params.count + 2))"
             params += [.integer(cursor.number), .text(cursor.id)]
         }
-        sql += " ORDER BY r.created_at DESC, r.id DESC LIMIT $\(params.count + 1)"
+        sql += descending ? " ORDER BY \(key) DESC, \(tiebreak) DESC" : " ORDER BY \(key), \(tiebreak)"
+        sql += " LIMIT $\(params.count + 1)"
         params.append(.integer(Int64(pageSize + 1)))
-        let rooms = try db.query(sql, params).map(\.roomRecord)
-        return Page(items: rooms, pageSize: pageSize) { PageCursor(number: $0.createdAt, id: $0.id) }
+        return try db.query(sql, params)
     }
 
     public func openRoomState(id: String) throws -> StoredRoom? {
@@ -56,21 +66,14 @@ extension SQLRoomReading {
     /// The state is a literal, not a parameter: SQLite uses a partial index (JOINED rows only) only for a query that
     /// names its condition (migration 007).
     public func members(roomID: String, state: MemberState?, descending: Bool, pageSize: Int, cursor: PageCursor?) throws -> Page<MemberRecord> {
-        var sql: String
+        let sql: String
         switch state {
         case .joined: sql = "SELECT \(Self.memberColumns) FROM \(Self.joinedMemberTables) WHERE m.room_id = $1 AND m.state = 'JOINED'"
         case .left: sql = "SELECT \(Self.memberColumns) FROM \(Self.memberTables) WHERE m.room_id = $1 AND m.state = 'LEFT'"
         case nil: sql = "SELECT \(Self.memberColumns) FROM \(Self.memberTables) WHERE m.room_id = $1"
         }
-        var params: [SQLValue] = [.text(roomID)]
-        if let cursor {
-            sql += descending ? " AND (m.joined_at, m.id) < ($2, $3)" : " AND (m.joined_at, m.id) > ($2, $3)"
-            params += [.integer(cursor.number), .text(cursor.id)]
-        }
-        sql += descending ? " ORDER BY m.joined_at DESC, m.id DESC" : " ORDER BY m.joined_at, m.id"
-        sql += " LIMIT $\(params.count + 1)"
-        params.append(.integer(Int64(pageSize + 1)))
-        let members = try db.query(sql, params).map(\.memberRecord)
+        let members = try keysetPage(sql, [.text(roomID)], by: "m.joined_at", then: "m.id", descending: descending, after: cursor,
+                                     pageSize: pageSize).map(\.memberRecord)
         return Page(items: members, pageSize: pageSize) { PageCursor(number: $0.joinedAt, id: $0.memberID) }
     }
 
@@ -92,18 +95,12 @@ extension SQLRoomReading {
     }
 
     public func raisedHands(roomID: String, pageSize: Int, cursor: PageCursor?) throws -> Page<MemberRecord> {
-        var sql = """
+        let sql = """
             SELECT \(Self.memberColumns) FROM \(Self.joinedMemberTables)
             WHERE m.room_id = $1 AND m.state = 'JOINED' AND ru.hand_raised_at IS NOT NULL
             """
-        var params: [SQLValue] = [.text(roomID)]
-        if let cursor {
-            sql += " AND (ru.hand_raised_at, m.id) > ($2, $3)"
-            params += [.integer(cursor.number), .text(cursor.id)]
-        }
-        sql += " ORDER BY ru.hand_raised_at, m.id LIMIT $\(params.count + 1)"
-        params.append(.integer(Int64(pageSize + 1)))
-        let members = try db.query(sql, params).map(\.memberRecord)
+        let members = try keysetPage(sql, [.text(roomID)], by: "ru.hand_raised_at", then: "m.id", descending: false, after: cursor,
+                                     pageSize: pageSize).map(\.memberRecord)
         return Page(items: members, pageSize: pageSize) { PageCursor(number: $0.handRaisedAt ?? 0, id: $0.memberID) }
     }
 

@@ -14,7 +14,8 @@ extension SQLUserStore {
 }
 
 /// The user stores' statements that are the same SQL in both dialects (SQLiteUserStore, PostgresUserStore).
-/// Claims and revocations stay with each dialect: PostgreSQL tells the other nodes about them.
+/// `setClaim` and `revoke` stay with each dialect: PostgreSQL tells the other nodes about them (and revokes with
+/// RETURNING).
 public protocol SQLUserStoreTransaction: UserStoreTransaction {
     associatedtype Connection: SQLConnection
     var db: Connection { get }
@@ -43,6 +44,12 @@ extension SQLUserStoreTransaction {
             throw Self.missingRow
         }
         return (row.userStatus, row.string("claim_hash") != nil)
+    }
+
+    /// The claim's UPDATE, the same in both dialects; PostgreSQL's `setClaim` then tells the other nodes.
+    public func updateClaim(userID: String, claimHash: String, tokensValidAfter: Int64) throws {
+        try db.run("UPDATE users SET claim_hash = $1, tokens_valid_after = $2 WHERE id = $3",
+                   [.text(claimHash), .integer(tokensValidAfter), .text(userID)])
     }
 
     public func insertSeparate(id: String, handle: String, displayName: String, claimHash: String, now: Int64) throws {

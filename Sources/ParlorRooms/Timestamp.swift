@@ -1,14 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import ParlorBasics
 
 /// Wall-clock time as stored (Unix milliseconds) and as sent (ISO 8601 UTC with milliseconds).
 public enum Timestamp {
-    public static func nowMilliseconds() -> Int64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
-    }
+    public static func nowMilliseconds() -> Int64 { WallClock.nowMilliseconds() }
 
     /// "2026-11-30T01:53:30.123Z", computed with the days-from-civil algorithm (no Foundation formatter per event).
     public static func iso8601(milliseconds: Int64) -> String {

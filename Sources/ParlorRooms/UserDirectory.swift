@@ -25,12 +25,6 @@ public final class UserDirectory: Sendable {
         public var tokensValidAfter: Int64
         /// Unix milliseconds; until then the user gets no token and no token of theirs is accepted (0: never).
         public var blockedUntil: Int64
-
-        public init(user: User, tokensValidAfter: Int64, blockedUntil: Int64) {
-            self.user = user
-            self.tokensValidAfter = tokensValidAfter
-            self.blockedUntil = blockedUntil
-        }
     }
 
     /// POST /auth's decision: who the caller is, and the claim secret to keep for next time.

@@ -22,11 +22,6 @@ public struct WebhookOutboxEntry: Sendable {
 public struct WebhookOutboxRow: Sendable {
     public let sequence: Int64
     public let entry: WebhookOutboxEntry
-
-    public init(sequence: Int64, entry: WebhookOutboxEntry) {
-        self.sequence = sequence
-        self.entry = entry
-    }
 }
 
 /// What the rooms transaction writes to the outbox (SQLite and PostgreSQL transactions conform).

@@ -20,8 +20,7 @@ public struct PostgresUserStore: SQLUserStore {
         static var missingRow: any Error { PostgresError(message: "the user row is missing right after its insert") }
 
         func setClaim(userID: String, claimHash: String, tokensValidAfter: Int64) throws {
-            try db.run("UPDATE users SET claim_hash = $1, tokens_valid_after = $2 WHERE id = $3",
-                       [.text(claimHash), .integer(tokensValidAfter), .text(userID)])
+            try updateClaim(userID: userID, claimHash: claimHash, tokensValidAfter: tokensValidAfter)
             try notify(PostgresClusterLink.userPrefix, userID)
         }
 

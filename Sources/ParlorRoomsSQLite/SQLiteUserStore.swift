@@ -18,8 +18,7 @@ public struct SQLiteUserStore: SQLUserStore {
         static var missingRow: any Error { StoreError(code: 1, message: "the user row is missing right after its insert") }
 
         func setClaim(userID: String, claimHash: String, tokensValidAfter: Int64) throws {
-            try db.run("UPDATE users SET claim_hash = ?, tokens_valid_after = ? WHERE id = ?",
-                       [.text(claimHash), .integer(tokensValidAfter), .text(userID)])
+            try updateClaim(userID: userID, claimHash: claimHash, tokensValidAfter: tokensValidAfter)
         }
 
         func revoke(userID: String, displayName: String, tokensValidAfter: Int64, blockedUntil: Int64) throws -> [UserDirectory.UserStatus] {

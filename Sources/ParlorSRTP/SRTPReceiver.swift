@@ -36,13 +36,7 @@ public final class SRTPReceiver {
         var estimator = stream.rtpIndex ?? RTPIndexEstimator(firstSequence: sequence)
         guard let index = estimator.estimate(sequence: sequence) else { throw .tooOld(index: UInt64(sequence)) }
         try stream.rtpWindow.check(index)
-        let rtpLength: Int
-        switch transform {
-        case .counterMode(let counterMode):
-            rtpLength = try counterMode.unprotectRTP(packet, length: length, headerLength: headerLength, ssrc: ssrc, index: index)
-        case .gcm(let gcm):
-            rtpLength = try gcm.unprotectRTP(packet, length: length, headerLength: headerLength, ssrc: ssrc, index: index)
-        }
+        let rtpLength = try transform.unprotectRTP(packet, length: length, headerLength: headerLength, ssrc: ssrc, index: index)
         estimator.accept(index: index)
         stream.rtpIndex = estimator
         stream.rtpWindow.accept(index)
@@ -52,9 +46,7 @@ public final class SRTPReceiver {
 
     /// Checks and decrypts `packet` in place, removing the tag. On an error `packet` must be dropped.
     public func unprotectRTP(_ packet: inout [UInt8]) throws(SRTPError) {
-        let length = packet.count
-        let rtpLength = try SRTPPacketTransform.withBytes(&packet) { (bytes) throws(SRTPError) in try unprotectRTP(bytes, length: length) }
-        packet.removeLast(length - rtpLength)
+        try SRTPPacketTransform.inPlace(&packet, growth: 0) { (bytes, length) throws(SRTPError) in try unprotectRTP(bytes, length: length) }
     }
 
     /// Checks and decrypts the SRTCP packet in `buffer[0..<length]` in place: reads the E-flag and 31-bit index,
@@ -77,13 +69,7 @@ public final class SRTPReceiver {
         let position = streams.position(of: ssrc)
         var stream = if let position { streams[position] } else { SRTPStream(ssrc: ssrc) }
         try stream.rtcpWindow.check(UInt64(index))
-        let rtcpLength: Int
-        switch transform {
-        case .counterMode(let counterMode):
-            rtcpLength = try counterMode.unprotectRTCP(packet, length: length, ssrc: ssrc, index: index, encrypted: encrypted)
-        case .gcm(let gcm):
-            rtcpLength = try gcm.unprotectRTCP(packet, length: length, ssrc: ssrc, index: index, encrypted: encrypted)
-        }
+        let rtcpLength = try transform.unprotectRTCP(packet, length: length, ssrc: ssrc, index: index, encrypted: encrypted)
         stream.rtcpWindow.accept(UInt64(index))
         if let position { streams[position] = stream } else { try addStream(stream) }
         return rtcpLength
@@ -91,9 +77,7 @@ public final class SRTPReceiver {
 
     /// Checks and decrypts `packet` in place, removing the E-flag, index and tag. On an error `packet` must be dropped.
     public func unprotectRTCP(_ packet: inout [UInt8]) throws(SRTPError) {
-        let length = packet.count
-        let rtcpLength = try SRTPPacketTransform.withBytes(&packet) { (bytes) throws(SRTPError) in try unprotectRTCP(bytes, length: length) }
-        packet.removeLast(length - rtcpLength)
+        try SRTPPacketTransform.inPlace(&packet, growth: 0) { (bytes, length) throws(SRTPError) in try unprotectRTCP(bytes, length: length) }
     }
 
     /// Keeps a new SSRC's stream, once its first packet authenticated.

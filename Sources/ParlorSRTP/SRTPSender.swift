@@ -35,13 +35,7 @@ public final class SRTPSender {
         guard let index = estimator.estimate(sequence: sequence) else { throw .tooOld(index: UInt64(sequence)) }
         guard index < (1 << 48) - 1 else { throw .indexExhausted }
         try stream.rtpWindow.check(index)
-        let protectedLength: Int
-        switch transform {
-        case .counterMode(let counterMode):
-            protectedLength = try counterMode.protectRTP(packet, length: length, headerLength: headerLength, ssrc: ssrc, index: index)
-        case .gcm(let gcm):
-            protectedLength = try gcm.protectRTP(packet, length: length, headerLength: headerLength, ssrc: ssrc, index: index)
-        }
+        let protectedLength = try transform.protectRTP(packet, length: length, headerLength: headerLength, ssrc: ssrc, index: index)
         estimator.accept(index: index)
         stream.rtpIndex = estimator
         stream.rtpWindow.accept(index)
@@ -52,14 +46,8 @@ public final class SRTPSender {
     /// Protects `packet` in place, appending the tag. Reserve `profile.rtpOverhead` bytes of capacity beyond the
     /// packet (`reserveCapacity`) and the append does not allocate. On an error `packet` is unchanged.
     public func protectRTP(_ packet: inout [UInt8]) throws(SRTPError) {
-        let length = packet.count
-        for _ in 0..<profile.rtpOverhead { packet.append(0) }
-        do {
-            let protectedLength = try SRTPPacketTransform.withBytes(&packet) { (bytes) throws(SRTPError) in try protectRTP(bytes, length: length) }
-            packet.removeLast(packet.count - protectedLength)
-        } catch {
-            packet.removeLast(profile.rtpOverhead)
-            throw error
+        try SRTPPacketTransform.inPlace(&packet, growth: profile.rtpOverhead) { (bytes, length) throws(SRTPError) in
+            try protectRTP(bytes, length: length)
         }
     }
 
@@ -75,25 +63,15 @@ public final class SRTPSender {
         let position = try streams.positionAddingIfNeeded(ssrc)
         let index = streams[position].nextRTCPIndex
         guard index < 0x7FFF_FFFF else { throw .indexExhausted }
-        let protectedLength: Int
-        switch transform {
-        case .counterMode(let counterMode): protectedLength = try counterMode.protectRTCP(packet, length: length, ssrc: ssrc, index: index)
-        case .gcm(let gcm): protectedLength = try gcm.protectRTCP(packet, length: length, ssrc: ssrc, index: index)
-        }
+        let protectedLength = try transform.protectRTCP(packet, length: length, ssrc: ssrc, index: index)
         streams[position].nextRTCPIndex = index + 1
         return protectedLength
     }
 
     /// Protects `packet` in place; reserve `profile.rtcpOverhead` bytes of capacity beyond it to avoid allocating.
     public func protectRTCP(_ packet: inout [UInt8]) throws(SRTPError) {
-        let length = packet.count
-        for _ in 0..<profile.rtcpOverhead { packet.append(0) }
-        do {
-            let protectedLength = try SRTPPacketTransform.withBytes(&packet) { (bytes) throws(SRTPError) in try protectRTCP(bytes, length: length) }
-            packet.removeLast(packet.count - protectedLength)
-        } catch {
-            packet.removeLast(profile.rtcpOverhead)
-            throw error
+        try SRTPPacketTransform.inPlace(&packet, growth: profile.rtcpOverhead) { (bytes, length) throws(SRTPError) in
+            try protectRTCP(bytes, length: length)
         }
     }
 
