@@ -49,7 +49,7 @@ final class MediaWorker: @unchecked Sendable {  // mutable state is touched only
     var tickTimer: TimerID?
     var reportTimer: TimerID?
     var forwarded = 0, dropped = 0, decrypted = 0, handedOff = 0, handoffsReceived = 0
-    private var reportedForwarded = 0, reportedDropped = 0
+    private var reportedForwarded = 0, reportedDropped = 0, reportedHandedOff = 0
 
     init(index: Int, workerCount: Int, loop: EventLoop, socket: UDPSocket, configuration: MediaServerConfiguration,
          logger: Logger, metrics: ServerMetrics?, context: DTLSContext) {
@@ -214,8 +214,10 @@ final class MediaWorker: @unchecked Sendable {  // mutable state is touched only
         if let metrics {  // before the send: whoever received a copy finds it counted
             metrics.mediaPacketsForwarded.add(forwarded - reportedForwarded)
             metrics.mediaPacketsDropped.add(dropped - reportedDropped)
+            metrics.mediaPacketsHandedOff.add(handedOff - reportedHandedOff)
             reportedForwarded = forwarded
             reportedDropped = dropped
+            reportedHandedOff = handedOff
         }
         if let workers = server?.workers {
             for target in outbox.indices where !outbox[target].isEmpty {

@@ -45,6 +45,8 @@ extension ServerMetrics {
         out.sample("parlor_media_packets_total", mediaPacketsDropped.load(), labels: [("outcome", "dropped")])
         out.family("parlor_media_stun_unauthenticated_total", "counter", "STUN requests on the media port dropped unanswered: unauthenticated or failing authentication")
         out.sample("parlor_media_stun_unauthenticated_total", mediaSTUNUnauthenticated.load())
+        out.family("parlor_media_handoffs_total", "counter", "Decrypted RTP packets one media worker handed to another, once per packet and worker with listeners of its speaker")
+        out.sample("parlor_media_handoffs_total", mediaPacketsHandedOff.load())
 
         let process = ProcessStatistics.current()
         if let cpu = process.cpuSeconds {

@@ -22,6 +22,7 @@ import Testing
             let listeners = try ["bob", "carol", "dave"].map { try harness.join(room, $0, speaker: false) }
             for listener in listeners { _ = try SFUTests.slots(listener.socket, room, carrying: alice.member) }
             let before = media.onLoop { $0.workerStatistics }
+            let handoffsBefore = app.metrics.mediaPacketsHandedOff.load()
             #expect(before.map(\.sessions) == [2, 2], "four sessions spread over two workers")
 
             let sent = (1...10).map { SFUTests.payload("alice says \($0)") }
@@ -41,6 +42,7 @@ import Testing
             #expect(Self.delta(after, before, \.decrypted) == [11, 0], "decrypted once, on the speaker's worker")
             #expect(Self.delta(after, before, \.handedOff) == [11, 0], "handed to worker 1 once per packet, not per listener")
             #expect(Self.delta(after, before, \.handoffsReceived) == [0, 11])
+            #expect(app.metrics.mediaPacketsHandedOff.load() - handoffsBefore == 11, "parlor_media_handoffs_total")
             #expect(Self.delta(after, before, \.forwarded) == [11, 22], "carol on worker 0; bob and dave on worker 1")
             #expect(alice.media.received.isEmpty)
         }
