@@ -2,6 +2,7 @@
 #include "CParlorSystemUDP.h"
 #include <errno.h>
 #include <string.h>
+#include <linux/filter.h>
 
 // One batch at most this large: the callers' buffers are sized to it (and the arrays below live on the stack).
 #define PARLOR_UDP_MAX_BATCH 64
@@ -51,4 +52,15 @@ int parlor_udp_send_batch(int fd, const uint8_t *buffer, const uint32_t *offsets
         sent = sendmmsg(fd, messages, count, MSG_DONTWAIT);
     } while (sent < 0 && errno == EINTR);
     return sent;
+}
+
+int parlor_udp_reuse_port(int fd) {
+    int on = 1;
+    return setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, sizeof on);
+}
+
+int parlor_udp_steer_to_first(int fd) {
+    struct sock_filter code[] = { BPF_STMT(BPF_RET | BPF_K, 0) };
+    struct sock_fprog program = { .len = 1, .filter = code };
+    return setsockopt(fd, SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &program, sizeof program);
 }

@@ -33,6 +33,7 @@ extension AppConfiguration {
         var configuration = MediaServerConfiguration(bind: bind, announced: announced, slots: rooms.maxForwardedSpeakers)
         configuration.setupTimeout = rooms.mediaSetupTimeout
         configuration.srtpProfiles = srtpProfiles
+        configuration.workers = mediaWorkers
         return configuration
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import ParlorHTTP
 import ParlorLoop
 import ParlorRooms
@@ -70,6 +71,8 @@ public struct AppConfiguration: Sendable {
     public var mediaAddresses: [String] = []
     /// The SRTP profiles the media server's DTLS agrees to, preferred first (AppConfiguration+OptionsSRTP.swift).
     public var srtpProfiles = SRTPProtectionProfile.preferenceOrder
+    /// Media workers (threads) the forwarding unit spreads sessions over (AppConfiguration+OptionsMediaWorkers.swift).
+    public var mediaWorkers = AppConfiguration.defaultMediaWorkers
 
     public init() {
         http.host = "0.0.0.0"
@@ -94,6 +97,8 @@ public struct AppConfiguration: Sendable {
         configuration.rooms.maxRoomsPerAddress = 0
         configuration.rooms.messagesPerAddressPerSecond = 0
         configuration.rooms.reactionsPerAddressPerSecond = 0
+        // Two media workers whatever the machine, so the SFU suites cross workers; PARLOR_MEDIA_WORKERS=1 runs them on one.
+        configuration.mediaWorkers = ProcessInfo.processInfo.environment["PARLOR_MEDIA_WORKERS"].flatMap { Int($0) } ?? 2
         return configuration
     }
 

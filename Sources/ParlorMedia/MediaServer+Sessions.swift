@@ -3,7 +3,7 @@ import ParlorLoop
 extension MediaServer {
     func openSession(_ setup: MediaSessionSetup) {
         loop.assertInLoop()
-        if let old = sessions[setup.id] {
+        if let old = records[setup.id] {
             // The same peer connection renegotiating (same certificate, same group): it keeps DTLS and SRTP, as the
             // browser does; only a changed ICE ufrag (an ICE restart) re-registers its credentials.
             if old.setup.remoteFingerprint == setup.remoteFingerprint, old.setup.group == setup.group, old.member == setup.member {
@@ -11,63 +11,70 @@ extension MediaServer {
             }
             closeSession(old, notify: false)
         }
-        let dtls: DTLSTransport
-        do {
-            dtls = try DTLSTransport(context: context, expectedRemoteFingerprint: setup.remoteFingerprint)
-        } catch {
-            logger.error("media session could not start DTLS", ["error": "\(error)"])
-            return
-        }
-        let session = MediaSession(setup: setup, dtls: dtls, now: MonotonicClock.now())
-        sessions[setup.id] = session
+        nextKey += 1
+        // The worker with the fewest sessions owns it for its life; ties go to the lowest index.
+        let worker = sessionsPerWorker.indices.min { sessionsPerWorker[$0] < sessionsPerWorker[$1] } ?? 0
+        let record = MediaSessionRecord(setup: setup, key: nextKey, worker: worker)
+        records[setup.id] = record
+        sessionsPerWorker[worker] += 1
         startTimersIfStopped()
-        metrics?.mediaSessions.set(sessions.count)
-        sessionByUsernameFragment[setup.local.usernameFragment] = session
+        metrics?.mediaSessions.set(records.count)
+        recordByUsernameFragment[setup.local.usernameFragment] = record
         responder.addSession(local: setup.local, remote: setup.remoteICE)
-        groups[setup.group, default: MediaGroup()].sessions.append(session)
+        groups[setup.group, default: MediaGroup()].records.append(record)
+        let (key, loudness) = (record.key, record.loudness)
+        workers[worker].run { $0.open(setup, key: key, loudness: loudness) }
         reassignSlots(in: setup.group)
     }
 
-    private func renegotiate(_ session: MediaSession, _ setup: MediaSessionSetup) {
-        let previous = session.setup
+    private func renegotiate(_ record: MediaSessionRecord, _ setup: MediaSessionSetup) {
+        let previous = record.setup
         if previous.local != setup.local || previous.remoteICE != setup.remoteICE {
-            sessionByUsernameFragment[previous.local.usernameFragment] = nil
+            recordByUsernameFragment[previous.local.usernameFragment] = nil
             responder.removeSession(usernameFragment: previous.local.usernameFragment)
-            sessionByUsernameFragment[setup.local.usernameFragment] = session
+            recordByUsernameFragment[setup.local.usernameFragment] = record
             responder.addSession(local: setup.local, remote: setup.remoteICE)
         }
-        session.update(setup)
-        if !setup.sends, session.speaking.reset() == false { emit(.speaking(group: setup.group, member: setup.member, on: false)) }
+        record.update(setup)
+        let key = record.key
+        workers[record.worker].run { $0.renegotiate(key: key, setup) }
         reassignSlots(in: setup.group)
     }
 
-    /// Removes a session; `notify`: send close_notify to its address.
-    func closeSession(_ session: MediaSession, notify: Bool) {
+    /// Removes a session; `notify`: its worker sends close_notify to its address.
+    func closeSession(_ record: MediaSessionRecord, notify: Bool) {
         loop.assertInLoop()
-        guard sessions[session.id] === session else { return }
-        sessions[session.id] = nil
-        metrics?.mediaSessions.set(sessions.count)
-        sessionByUsernameFragment[session.setup.local.usernameFragment] = nil
-        responder.removeSession(usernameFragment: session.setup.local.usernameFragment)
-        let alert = session.dtls.close()
-        if notify, let address = session.address {
-            for datagram in alert { queue.append(datagram, to: address) }
-            socket.send(&queue)
-        }
-        if session.speaking.reset() == false { emit(.speaking(group: session.setup.group, member: session.member, on: false)) }
-        let name = session.setup.group
-        groups[name]?.sessions.removeAll { $0 === session }
-        session.forwardTo = []
-        for index in session.slots.indices { session.slots[index].source = nil }
-        if let group = groups[name], group.sessions.isEmpty, group.senders.isEmpty {
+        forget(record)
+        let key = record.key
+        workers[record.worker].run { $0.close(key: key, notify: notify) }
+        regroup(after: record)
+    }
+
+    /// A worker ended a session by itself: forgotten here, and the owner told.
+    func workerEnded(session id: UInt64, key: UInt64) {
+        loop.assertInLoop()
+        guard let record = records[id], record.key == key else { return }
+        forget(record)
+        regroup(after: record)
+        emit(.ended(session: id, group: record.setup.group))
+    }
+
+    private func forget(_ record: MediaSessionRecord) {
+        records[record.id] = nil
+        sessionsPerWorker[record.worker] -= 1
+        metrics?.mediaSessions.set(records.count)
+        recordByUsernameFragment[record.setup.local.usernameFragment] = nil
+        responder.removeSession(usernameFragment: record.setup.local.usernameFragment)
+    }
+
+    private func regroup(after record: MediaSessionRecord) {
+        let name = record.setup.group
+        groups[name]?.records.removeAll { $0 === record }
+        if let group = groups[name], group.records.isEmpty, group.senders.isEmpty {
             groups[name] = nil
+            broadcast(MediaGroupPlan(), group: name)
         } else {
             reassignSlots(in: name)
-        }
-        closedSinceTrim += 1
-        if closedSinceTrim >= configuration.trimAfterClosedSessions || sessions.isEmpty {
-            closedSinceTrim = 0
-            MallocArenas.trim()
         }
     }
 
@@ -76,57 +83,65 @@ extension MediaServer {
         var group = groups[name] ?? MediaGroup()
         guard group.senders != members || groups[name] == nil else { return }
         group.senders = members
-        if group.sessions.isEmpty, members.isEmpty {
+        if group.records.isEmpty, members.isEmpty {
             groups[name] = nil
             return
         }
         groups[name] = group
-        for session in group.sessions where !members.contains(session.member) {
-            if session.speaking.reset() == false { emit(.speaking(group: name, member: session.member, on: false)) }
-        }
         reassignSlots(in: name)
     }
 
     /// Whether a session's packets are forwarded: its member may send and its offer sends.
-    func isSender(_ session: MediaSession, in group: MediaGroup) -> Bool {
-        session.setup.sends && group.senders.contains(session.member)
+    func isSender(_ record: MediaSessionRecord, in group: MediaGroup) -> Bool {
+        record.setup.sends && group.senders.contains(record.member)
     }
 
     /// Gives every subscriber of the group the group's senders other than its own member, the loudest recent ones
     /// when there are more senders than slots; a sender keeps its slot while it stays chosen. Reports each
-    /// subscriber whose assignment changed (a new session's first senders too), then rebuilds the fan-out.
+    /// subscriber whose assignment changed (a new session's first senders too), then gives the workers the new plan.
     func reassignSlots(in name: String) {
         loop.assertInLoop()
-        guard let group = groups[name] else { return }
-        let senders = group.sessions.filter { isSender($0, in: group) }
+        guard var group = groups[name] else { return }
+        let senders = group.records.filter { isSender($0, in: group) }
         // Loudest recent first; the order they opened breaks ties (a stable sort keeps it).
         let ranked = senders.count < 2 ? senders
-            : senders.enumerated().sorted { ($0.element.speaking.lastLoudAt, -$0.offset) > ($1.element.speaking.lastLoudAt, -$1.offset) }.map(\.element)
-        for sender in group.sessions { sender.forwardTo.removeAll(keepingCapacity: true) }
-        for subscriber in group.sessions {
-            let chosen = ranked.lazy.filter { $0.member != subscriber.member }.prefix(subscriber.slots.count)
-            // By identity: a session replaced under the same id is another sender.
-            let chosenIDs = Set(chosen.map(ObjectIdentifier.init))
+            : senders.enumerated().map { ($0.element.loudness.lastLoudAt.load(ordering: .relaxed), $0.offset, $0.element) }
+                .sorted { ($0.0, -$0.1) > ($1.0, -$1.1) }.map(\.2)
+        let memberByKey = Dictionary(group.records.map { ($0.key, $0.member) }, uniquingKeysWith: { first, _ in first })
+        for subscriber in group.records {
+            let chosen = ranked.lazy.filter { $0.member != subscriber.member }.prefix(subscriber.sources.count)
+            let chosenKeys = Set(chosen.map(\.key))
             var changed = false
-            for index in subscriber.slots.indices {
-                if let source = subscriber.slots[index].source, !chosenIDs.contains(ObjectIdentifier(source)) {
-                    subscriber.slots[index].source = nil
+            for index in subscriber.sources.indices {
+                if let source = subscriber.sources[index], !chosenKeys.contains(source) {
+                    subscriber.sources[index] = nil
                     changed = true
                 }
             }
-            let placed = Set(subscriber.slots.compactMap { $0.source.map(ObjectIdentifier.init) })
-            var free = subscriber.slots.indices.filter { subscriber.slots[$0].source == nil }.makeIterator()
-            for sender in chosen where !placed.contains(ObjectIdentifier(sender)) {
+            let placed = Set(subscriber.sources.compactMap { $0 })
+            var free = subscriber.sources.indices.filter { subscriber.sources[$0] == nil }.makeIterator()
+            for sender in chosen where !placed.contains(sender.key) {
                 guard let index = free.next() else { break }
-                subscriber.slots[index].source = sender
+                subscriber.sources[index] = sender.key
                 changed = true
             }
-            for (index, slot) in subscriber.slots.enumerated() {
-                slot.source?.forwardTo.append((subscriber, index))
-            }
             if changed {
-                emit(.slots(session: subscriber.id, group: name, subscriber.assignments))
+                let assignments = zip(subscriber.setup.slots, subscriber.sources).map { slot, source in
+                    MediaSlotAssignment(mid: slot.mid, member: source.flatMap { memberByKey[$0] })
+                }
+                emit(.slots(session: subscriber.id, group: name, assignments))
             }
         }
+        let plan = MediaGroupPlan(senders: Set(senders.map(\.key)),
+                                  subscribers: group.records.map { .init(key: $0.key, worker: $0.worker, sources: $0.sources) })
+        guard plan != group.plan else { return }
+        group.plan = plan
+        groups[name] = group
+        broadcast(plan, group: name)
+    }
+
+    /// Every worker takes the plan (one with no sessions of the group forgets it), in the order plans were made.
+    private func broadcast(_ plan: MediaGroupPlan, group name: String) {
+        for worker in workers { worker.run { $0.apply(plan, group: name) } }
     }
 }

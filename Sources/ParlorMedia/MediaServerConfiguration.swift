@@ -23,6 +23,8 @@ public struct MediaServerConfiguration: Sendable {
     public var tickInterval: TimeSpan = .milliseconds(100)
     /// The SRTP profiles DTLS agrees to, in our order of preference (the first one the browser offers wins).
     public var srtpProfiles = SRTPProtectionProfile.preferenceOrder
+    /// Media workers (threads) the sessions are spread over; worker 0 shares the receive loop (`--media-workers`).
+    public var workers = 1
 
     public init(bind: TransportAddress, announced: [TransportAddress] = [], slots: Int = 8) {
         self.bind = bind

@@ -2,10 +2,13 @@ import ParlorSRTP
 
 /// One client's session on the media port, in one group: its ICE parameters (kept by the server's
 /// `ICELiteResponder`), its DTLS association and SRTP contexts, the address its media goes to, its receive slots
-/// and what it sends. Owned by the media loop thread, like a `Connection` by its loop.
+/// and what it sends. Owned by its worker's loop thread, like a `Connection` by its loop.
 final class MediaSession {
     /// Replaced when the client renegotiates (`update`).
     private(set) var setup: MediaSessionSetup
+    /// The receive loop's key for it (`MediaSessionRecord.key`).
+    let key: UInt64
+    let loudness: SessionLoudness
     let dtls: DTLSTransport
     let openedAt: UInt64
     /// Where its media goes: the address ICE selected; nil before the first check and after consent expired.
@@ -17,8 +20,12 @@ final class MediaSession {
     var outbound: SRTPSender?
     var inbound: SRTPReceiver?
     var slots: [Slot]
-    /// Subscribers whose slots carry this session, as (session, slot index): the forwarding fan-out.
+    /// Subscribers on this worker whose slots carry this session, as (session, slot index): the forwarding fan-out.
     var forwardTo: [(session: MediaSession, slot: Int)] = []
+    /// Other workers with subscribers of it: each gets every decrypted packet once.
+    var handoffTo: [Int] = []
+    /// Its member may send and its offer sends (the group's plan): otherwise its packets are dropped on entry.
+    var maySend = false
     var speaking = SpeakingDetector()
     /// The statistics of the source it sends, for our receiver reports.
     var reception: RTPReceptionStatistics?
@@ -30,12 +37,14 @@ final class MediaSession {
     struct Slot {
         let mid: String
         var rewriter: RTPRewriter
-        /// The sending session the slot carries.
-        var source: MediaSession?
+        /// The key of the sending session the slot carries.
+        var source: UInt64?
     }
 
-    init(setup: MediaSessionSetup, dtls: DTLSTransport, now: UInt64) {
+    init(setup: MediaSessionSetup, key: UInt64, loudness: SessionLoudness, dtls: DTLSTransport, now: UInt64) {
         self.setup = setup
+        self.key = key
+        self.loudness = loudness
         self.dtls = dtls
         openedAt = now
         slots = setup.slots.map { Slot(mid: $0.mid, rewriter: RTPRewriter(outgoingSSRC: $0.ssrc), source: nil) }
@@ -55,14 +64,4 @@ final class MediaSession {
 
     var id: UInt64 { setup.id }
     var member: String { setup.member }
-
-    /// The slots as events report them.
-    var assignments: [MediaSlotAssignment] { slots.map { MediaSlotAssignment(mid: $0.mid, member: $0.source?.member) } }
-}
-
-/// The sessions of one group (a room) and which of its members may send.
-struct MediaGroup {
-    /// In the order they opened: with no loudness to tell senders apart, earlier ones keep their slots.
-    var sessions: [MediaSession] = []
-    var senders: Set<String> = []
 }

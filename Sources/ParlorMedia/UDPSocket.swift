@@ -51,14 +51,20 @@ public final class UDPSocket: DescriptorHandler {
     /// full socket buffer on send).
     public private(set) var receiveCalls = 0, datagramsReceived = 0, sendCalls = 0, datagramsSent = 0, datagramsDropped = 0
 
-    /// Binds a UDP socket to `address` (port 0 picks a free one; see `localAddress`).
-    public init(loop: EventLoop, bindingTo address: TransportAddress,
+    /// Binds a UDP socket to `address` (port 0 picks a free one; see `localAddress`). `sharingPort`: SO_REUSEPORT,
+    /// so the media workers' send sockets bind the same port (`steerToFirst` keeps every datagram on the first).
+    public init(loop: EventLoop, bindingTo address: TransportAddress, sharingPort: Bool = false,
                 receive: @escaping (_ datagram: [UInt8], _ source: TransportAddress) -> Void) throws(SystemError) {
         let family = address.isIPv6 ? AF_INET6 : AF_INET
         var fd: Int32 = -1
         repeat { fd = socket(family, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
         while fd < 0 && errno == EINTR
         guard fd >= 0 else { throw SystemError("socket") }
+        if sharingPort, parlor_udp_reuse_port(fd) != 0 {
+            let error = SystemError("setsockopt SO_REUSEPORT")
+            Glibc.close(fd)
+            throw error
+        }
         var (storage, length) = address.storage
         let bound = withUnsafePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
         var local = sockaddr_storage()
@@ -78,6 +84,12 @@ public final class UDPSocket: DescriptorHandler {
     }
 
     deinit { if isOpen { Glibc.close(fd) } }
+
+    /// Every datagram to the shared port goes to this socket's SO_REUSEPORT group's first socket (the first bound),
+    /// none to the send-only ones bound after it. Call right after binding the first one.
+    public func steerToFirst() throws(SystemError) {
+        guard parlor_udp_steer_to_first(fd) == 0 else { throw SystemError("setsockopt SO_ATTACH_REUSEPORT_CBPF") }
+    }
 
     /// Registers for reading. Loop thread only.
     public func start() throws(SystemError) {

@@ -43,6 +43,8 @@ extension ServerMetrics {
         out.sample("parlor_media_packets_total", mediaPacketsDropped.load(), labels: [("outcome", "dropped")])
         out.single("parlor_media_stun_unauthenticated_total", "counter", "STUN requests on the media port dropped unanswered: unauthenticated or failing authentication",
                    mediaSTUNUnauthenticated.load())
+        out.single("parlor_media_handoffs_total", "counter", "Decrypted RTP packets one media worker handed to another, once per packet and worker with listeners of its speaker",
+                   mediaPacketsHandedOff.load())
 
         let process = ProcessStatistics.current()
         // The standard process metrics, each only where this platform reports it.

@@ -28,6 +28,9 @@ public final class ServerMetrics: Sendable {
     public let mediaPacketsDropped = MetricCell()
     /// STUN binding requests on the media port dropped unanswered: no USERNAME/MESSAGE-INTEGRITY, or wrong ones.
     public let mediaSTUNUnauthenticated = MetricCell()
+    /// Decrypted RTP packets one media worker handed to another (--media-workers): once per packet and worker with
+    /// listeners of its speaker.
+    public let mediaPacketsHandedOff = MetricCell()
     private let rateLimitedCells: [RateLimit: MetricCell]
     private let requestTables: [ObjectIdentifier: LoopRequestCounts]
     private let loops: [EventLoop]

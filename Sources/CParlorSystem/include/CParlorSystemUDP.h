@@ -18,4 +18,13 @@ int parlor_udp_receive_batch(int fd, uint8_t *buffer, size_t slot_size, unsigned
 int parlor_udp_send_batch(int fd, const uint8_t *buffer, const uint32_t *offsets, const uint32_t *lengths,
                           const struct sockaddr_storage *destinations, const socklen_t *destination_lengths, unsigned count);
 
+// SO_REUSEPORT on a socket not yet bound, so the media workers' send sockets can bind the announced port too.
+// Returns 0, or -1 with errno.
+int parlor_udp_reuse_port(int fd);
+
+// Attaches to the socket's SO_REUSEPORT group a classic BPF program that steers every datagram to the group's first
+// socket (index 0: the first one bound), so the kernel never hashes a datagram to a send-only socket that nobody
+// reads. Returns 0, or -1 with errno.
+int parlor_udp_steer_to_first(int fd);
+
 #endif
