@@ -28,20 +28,52 @@ final class HTTPSetup {
         head += "\r\n"
         let socket = try self.socket ?? BlockingSocket(port: port)
         self.socket = socket
-        try socket.write(Array(head.utf8) + Array(payload))
-        var headEnd: Int?
-        while headEnd == nil {
-            headEnd = HeadScan.end(socket.buffer)
-            if headEnd == nil { try socket.fill() }
-        }
-        let headText = String(decoding: socket.buffer[0..<headEnd!], as: UTF8.self)
-        let status = Int(headText.split(separator: " ").dropFirst().first ?? "") ?? 0
-        let length = HeadScan.contentLength(headText)
-        while socket.buffer.count < headEnd! + 4 + length { try socket.fill() }
-        let bodyBytes = Array(socket.buffer[(headEnd! + 4)..<(headEnd! + 4 + length)])
-        socket.buffer.removeFirst(headEnd! + 4 + length)
+        let (status, bodyBytes) = try socket.exchange(Array(head.utf8) + Array(payload))
         guard status == expect else { throw BenchError("\(method) \(path): \(status) \(String(decoding: bodyBytes, as: UTF8.self))") }
         return (try JSONSerialization.jsonObject(with: Data(bodyBytes)) as? [String: Any]) ?? [:]
+    }
+}
+
+extension BlockingSocket {
+    /// Writes one HTTP/1.1 request and reads its response (Content-Length framed, or chunked as Janus's
+    /// libmicrohttpd sends it): the status and the body.
+    func exchange(_ request: [UInt8]) throws -> (status: Int, body: [UInt8]) {
+        try write(request)
+        var headEnd: Int?
+        while headEnd == nil {
+            headEnd = HeadScan.end(buffer)
+            if headEnd == nil { try fill() }
+        }
+        let headText = String(decoding: buffer[0..<headEnd!], as: UTF8.self)
+        let status = Int(headText.split(separator: " ").dropFirst().first ?? "") ?? 0
+        if headText.lowercased().contains("transfer-encoding: chunked") {
+            buffer.removeFirst(headEnd! + 4)
+            return (status, try readChunks())
+        }
+        let length = HeadScan.contentLength(headText)
+        while buffer.count < headEnd! + 4 + length { try fill() }
+        let body = Array(buffer[(headEnd! + 4)..<(headEnd! + 4 + length)])
+        buffer.removeFirst(headEnd! + 4 + length)
+        return (status, body)
+    }
+
+    /// A chunked body (RFC 9112 §7.1): size lines in hex, each chunk and its CRLF, until the zero chunk and the
+    /// empty trailer.
+    private func readChunks() throws -> [UInt8] {
+        var body: [UInt8] = []
+        while true {
+            var lineEnd: Int?
+            while lineEnd == nil {
+                lineEnd = buffer.count >= 2 ? (0..<(buffer.count - 1)).first { buffer[$0] == 13 && buffer[$0 + 1] == 10 } : nil
+                if lineEnd == nil { try fill() }
+            }
+            let sizeText = String(decoding: buffer[0..<lineEnd!], as: UTF8.self).split(separator: ";").first ?? ""
+            guard let size = Int(sizeText.trimmingCharacters(in: .whitespaces), radix: 16) else { throw BenchError("bad chunk size \(sizeText)") }
+            while buffer.count < lineEnd! + 2 + size + 2 { try fill() }
+            body += buffer[(lineEnd! + 2)..<(lineEnd! + 2 + size)]
+            buffer.removeFirst(lineEnd! + 2 + size + 2)  // a zero chunk's "CRLF" is the end of its (empty) trailer
+            if size == 0 { return body }
+        }
     }
 }
 

@@ -3,6 +3,8 @@ import Foundation
 /// parlor-media-bench's command line.
 struct Options {
     var port = 0
+    /// `--janus`: Janus's HTTP API instead of Parlor's (the VideoRoom plugin; one speaker).
+    var janusURL: URL?
     var serverPID: Int32 = 0
     var speakers = 1
     var listenerSteps: [Int] = [100]
@@ -19,7 +21,8 @@ struct Options {
     var json = false
 
     static let usage = """
-        usage: parlor-media-bench --url http://127.0.0.1:PORT --server-pid PID [--speakers S] [--listeners N1,N2,…]
+        usage: parlor-media-bench (--url http://127.0.0.1:PORT | --janus http://127.0.0.1:PORT/janus) --server-pid PID
+                                  [--speakers S] [--listeners N1,N2,…]
                                   [--window SECONDS] [--settle SECONDS] [--threads T] [--setup-threads T]
                                   [--payload-bytes B] [--floor-sockets K] [--floor-seconds S] [--floor-rate R]
                                   [--stop-above-loss PERCENT] [--label NAME] [--json]
@@ -28,7 +31,9 @@ struct Options {
         packet of B payload bytes every 20 ms; for each step the listeners count what arrives in a window of SECONDS
         (loss, latency p50/p99), and the server's CPU (/proc/PID/stat, its parlor-media thread) gives µs per
         forwarded packet. Then the floor: a sendmmsg-batched datagram of the same size to loopback sockets, and one
-        SRTP protect. The ramp stops after a step whose loss exceeds --stop-above-loss (20 %).
+        SRTP protect. The ramp stops after a step whose loss exceeds --stop-above-loss (20 %). With --janus the same
+        peers join a Janus VideoRoom (one publisher, the listeners subscribers) over Janus's HTTP API; CPU is the
+        whole Janus process's.
         """
 
     static func parse(_ arguments: [String]) throws -> Options {
@@ -52,6 +57,12 @@ struct Options {
                     throw BenchError("--url must be http://127.0.0.1:PORT (loopback only)")
                 }
                 options.port = port
+            case "--janus":
+                let url = try value()
+                guard let parsed = URL(string: url), parsed.port != nil, url.hasPrefix("http://127.0.0.1:") else {
+                    throw BenchError("--janus must be http://127.0.0.1:PORT/PATH (loopback only)")
+                }
+                options.janusURL = parsed
             case "--server-pid": options.serverPID = try number(try value(), name)
             case "--speakers": options.speakers = try number(try value(), name)
             case "--listeners": options.listenerSteps = try value().split(separator: ",").map { try number(String($0), name) }
@@ -71,7 +82,10 @@ struct Options {
             }
             index += 1
         }
-        guard options.port > 0, options.serverPID > 0 else { throw BenchError("--url and --server-pid are required\n\(usage)") }
+        guard options.port > 0 || options.janusURL != nil, options.serverPID > 0 else {
+            throw BenchError("--url (or --janus) and --server-pid are required\n\(usage)")
+        }
+        guard options.janusURL == nil || options.speakers == 1 else { throw BenchError("--janus: one speaker") }
         guard (1...64).contains(options.speakers), (1...16).contains(options.threads), (1...32).contains(options.setupThreads) else {
             throw BenchError("--speakers 1…64, --threads 1…16, --setup-threads 1…32")
         }

@@ -35,13 +35,18 @@ let clock: SpeakerClock
 let shards: [ListenerShard]
 let members: Members
 do {
-    let http = HTTPSetup(port: options.port)
-    let owner = try http.token(name: "mbench-\(runTag)-owner")
-    let room = try http.createRoom(token: owner, name: "media bench \(runTag)")
+    var room = ""
+    var janus: JanusRoom?
+    if let url = options.janusURL {
+        janus = try JanusRoom(url: url)
+    } else {
+        let http = HTTPSetup(port: options.port)
+        room = try http.createRoom(token: try http.token(name: "mbench-\(runTag)-owner"), name: "media bench \(runTag)")
+    }
     keeper = try Keeper()
     clock = try SpeakerClock(payloadBytes: options.payloadBytes)
     shards = try (0..<options.threads).map { try ListenerShard(index: $0) }
-    members = Members(port: options.port, roomID: room, runTag: runTag, keeper: keeper, slots: options.speakers)
+    members = Members(port: options.port, roomID: room, runTag: runTag, keeper: keeper, slots: options.speakers, janus: janus)
 } catch { die("setup: \(error)") }
 
 // The floor, in the same run, first: before any peer exists, so the probes' SRTP contexts are the only ones in this

@@ -25,15 +25,17 @@ public struct MediaAnswer: Sendable {
 
 /// The offer, shaped like Chromium's (Tests/ParlorMediaTests/ChromiumOffer.swift): BUNDLE, rtcp-mux, Opus 111, the
 /// audio-level extension as id 1 among the others Chromium offers; a microphone m-line (sending when `sends`,
-/// with `ssrc`), then `slots` receive-only m-lines.
-public func mediaOffer(ice: ICECredentials, fingerprint: DTLSFingerprint, ssrc: UInt32, slots: Int, sends: Bool) -> String {
+/// with `ssrc`), then `slots` receive-only m-lines. `setup` is what a=setup says: a browser offers "actpass"; a client
+/// that must stay the DTLS client whatever the answerer picks (Janus takes the client role when offered actpass)
+/// offers "active".
+public func mediaOffer(ice: ICECredentials, fingerprint: DTLSFingerprint, ssrc: UInt32, slots: Int, sends: Bool, setup: String = "actpass") -> String {
     let mids = (0...slots).map(String.init)
     var lines = ["v=0", "o=- 5001175385494079587 2 IN IP4 127.0.0.1", "s=-", "t=0 0", "a=group:BUNDLE " + mids.joined(separator: " "),
                  "a=extmap-allow-mixed", "a=msid-semantic: WMS mic"]
     for mid in mids {
         lines += ["m=audio 9 UDP/TLS/RTP/SAVPF 111 63 9 0 8 13 110 126", "c=IN IP4 0.0.0.0", "a=rtcp:9 IN IP4 0.0.0.0",
                   "a=ice-ufrag:\(ice.usernameFragment)", "a=ice-pwd:\(ice.password)", "a=ice-options:trickle",
-                  "a=fingerprint:\(fingerprint.sdpValue)", "a=setup:actpass", "a=mid:\(mid)",
+                  "a=fingerprint:\(fingerprint.sdpValue)", "a=setup:\(setup)", "a=mid:\(mid)",
                   "a=extmap:1 urn:ietf:params:rtp-hdrext:ssrc-audio-level",
                   "a=extmap:2 http://www.webrtc.org/experiments/rtp-hdrext/abs-send-time",
                   "a=extmap:3 http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01",
@@ -51,7 +53,7 @@ public func mediaOffer(ice: ICECredentials, fingerprint: DTLSFingerprint, ssrc: 
 }
 
 extension MediaPeer {
-    public func offer(slots: Int, sends: Bool) -> String {
-        mediaOffer(ice: ice, fingerprint: certificate.fingerprint, ssrc: ssrc, slots: slots, sends: sends)
+    public func offer(slots: Int, sends: Bool, setup: String = "actpass") -> String {
+        mediaOffer(ice: ice, fingerprint: certificate.fingerprint, ssrc: ssrc, slots: slots, sends: sends, setup: setup)
     }
 }

@@ -38,11 +38,12 @@ public final class MediaPeer: @unchecked Sendable {  // loop-thread state once c
         self.certificate = try certificate ?? DTLSCertificate(commonName: "browser")
     }
 
-    /// Applies the server's answer (`MediaAnswer`): binds a socket on 127.0.0.1, checks connectivity, then runs the
-    /// DTLS handshake; `connected` is called when SRTP is keyed. Loop thread.
-    public func connect(to answer: MediaAnswer) throws {
+    /// Applies the server's answer (`MediaAnswer`, or a server's offer read the same way): binds a socket on
+    /// `localHost` (127.0.0.1; a server that leaves loopback out of its candidates needs another of the machine's
+    /// addresses), checks connectivity, then runs the DTLS handshake; `connected` is called when SRTP is keyed. Loop thread.
+    public func connect(to answer: MediaAnswer, localHost: String = "127.0.0.1") throws {
         loop.assertInLoop()
-        let local = TransportAddress(host: "127.0.0.1", port: 0)!
+        guard let local = TransportAddress(host: localHost, port: 0) else { throw MediaClientError("not an address: \(localHost)") }
         let socket = try UDPSocket(loop: loop, bindingTo: local) { [weak self] datagram, source in self?.receive(datagram, from: source) }
         self.socket = socket
         dtls = try DTLSTransport(context: DTLSContext(role: .client, certificate: certificate), expectedRemoteFingerprint: answer.fingerprint)
