@@ -6,7 +6,8 @@ extension RoomsService {
     struct Batch {
         var outbox = Outbox()
         var completions: [() -> Void] = []
-        var touchedRooms: Set<String> = []
+        /// The rooms whose contexts its commands took (RoomContext.swift).
+        var changed = ChangedRooms()
         /// Rooms whose memory may be ahead of the database after a failure, re-read once the transaction is over.
         var roomsToReload: Set<String> = []
         /// Rooms whose media sessions or senders may have changed without touching the room (a second connection
@@ -42,7 +43,7 @@ extension RoomsService {
         mutating func merge(_ other: Batch) {
             outbox.append(other.outbox)
             completions += other.completions
-            touchedRooms.formUnion(other.touchedRooms)
+            changed.merge(other.changed)
             mediaRooms.formUnion(other.mediaRooms)
             notices += other.notices
         }

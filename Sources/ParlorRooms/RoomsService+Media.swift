@@ -32,7 +32,7 @@ extension RoomsService {
             return step.batch.reply(to: caller, change.requestType, body: .object([:]))
         }
         let message = try applyMedia(change, to: member, in: room, &step)
-        step.batch.touchedRooms.insert(cid)
+        step.context(of: room)
         step.batch.reply(to: caller, change.requestType, body: .object([:]))
         if let message { broadcast(message, in: room, &step) }
     }

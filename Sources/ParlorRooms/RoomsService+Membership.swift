@@ -9,10 +9,15 @@ extension RoomsService {
         throw RoomError.notFound(cid)
     }
 
+    /// The context of the open room `cid`, for a command that changes it (RoomContext.swift).
+    func context(for cid: String, in step: inout Step) throws -> RoomContext {
+        step.context(of: try openRoom(cid, &step))
+    }
+
     func join(_ cid: String, for caller: Caller, _ step: inout Step) throws {
         assertOnRoomsThread()
-        let room = try openRoom(cid, &step)
-        step.batch.touchedRooms.insert(cid)
+        let context = try context(for: cid, in: &step)
+        let room = context.room
         if let existing = room.member(forUser: caller.user.id) {
             // Idempotent: the same member back, no second member:joined. A member waiting out its grace period is back.
             if existing.disconnectedAt != nil { try markPresent(existing.id, in: room, &step) }
@@ -31,7 +36,7 @@ extension RoomsService {
         var member = LiveMember(id: Identifier.makeTimeOrdered(Identifier.member, milliseconds: now), user: caller.user,
                                 joinedAt: now)
         member.address = caller.client.address
-        try step.store.addMember(id: member.id, roomID: cid, userID: caller.user.id, joinedAt: now)
+        try context.store.addMember(id: member.id, roomID: cid, userID: caller.user.id, joinedAt: now)
         let event = try appendMemberJoined(member, to: room, at: now, &step)
         if room.emptySince != nil { try step.store.setRoomEmpty(id: cid, since: nil) }
         admit(member, to: room)
@@ -61,7 +66,7 @@ extension RoomsService {
         assertOnRoomsThread()
         let room = try openRoom(cid, &step)
         guard let member = room.member(forUser: caller.user.id) else { throw RoomError.notJoined(cid) }
-        step.batch.touchedRooms.insert(cid)
+        step.context(of: room)
         step.batch.reply(to: caller, .conversationLeave, body: .object([:]))
         try end(member, in: room, reason: .left, &step)
     }

@@ -15,8 +15,7 @@ extension RoomsService {
         if action.needsModerator, room.role(of: member.user.id) != .moderator {
             throw RoomError(.memberNotAllowed, "only a moderator of room \(cid) may do that")
         }
-        step.batch.touchedRooms.insert(cid)
-        let body = try act(action, in: room, by: member, from: caller.client.address, &step)
+        let body = try act(action, in: step.context(of: room).room, by: member, from: caller.client.address, &step)
         step.batch.reply(to: caller, action.requestType, body: body)
     }
 
@@ -27,8 +26,7 @@ extension RoomsService {
         if case .user(let user) = requester, user == nil || user?.id != room.createdBy {
             throw RoomError(.roomForbidden, "only the room's creator or an admin can moderate it over HTTP")
         }
-        step.batch.touchedRooms.insert(roomID)
-        return try act(action, in: room, by: nil, from: nil, &step)
+        return try act(action, in: step.context(of: room).room, by: nil, from: nil, &step)
     }
 
     /// Applies `action` by `actor` (nil: not a member) from client address `address` and returns the reply's body;

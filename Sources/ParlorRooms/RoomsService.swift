@@ -257,7 +257,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
             committed = false
             // The commit failed: nothing of this batch happened. Tell everyone waiting, and re-read the rooms it touched.
             logger.error("rooms batch failed to commit", ["error": "\(error)", "commands": String(commands.count)])
-            batch.roomsToReload.formUnion(batch.touchedRooms)
+            batch.roomsToReload.formUnion(batch.changed.rooms)
             batch.failAll(commands, with: roomError(for: error))
             // Those that ran, the one that ended the transaction, and those that never ran.
             retries += retriesIfTheBatchFails + [inProgress].compactMap { $0 }
@@ -284,7 +284,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
             batch.fail(command, with: error)
         } catch {
             logger.error("rooms command failed", ["error": "\(error)"])
-            batch.roomsToReload.formUnion(step.batch.touchedRooms)
+            batch.roomsToReload.formUnion(step.batch.changed.rooms)
             if !transaction.isActive { throw error }
             batch.fail(command, with: roomError(for: error))
             return false
