@@ -30,7 +30,7 @@ extension Step {
     }
 }
 
-extension RoomsService.Batch {
+extension Batch {
     /// A room brought up to date from what other nodes committed (or closed by them): changed, though no command
     /// of this node took its context.
     mutating func caughtUp(_ roomID: String) { changed.insert(roomID) }

@@ -43,12 +43,8 @@ extension RoomsService {
     }
 
     private func joinedMember(_ memberID: String, in roomID: String, _ step: inout Step) throws -> (LiveRoom, LiveMember) {
-        assertOnRoomsThread()
         let room = try openRoom(roomID, &step)
-        guard let member = room.member(memberID) else {
-            throw RoomError(.memberNotFound, "\(memberID) is not a joined member of room \(roomID)")
-        }
-        return (room, member)
+        return (room, try room.joinedMember(memberID))
     }
 
     /// Ends every membership with reason room_closed, then closes the room.

@@ -22,7 +22,7 @@ extension RoomsService {
             // Idempotent: the same member back, no second member:joined. A member waiting out its grace period is back.
             if existing.disconnectedAt != nil { try markPresent(existing.id, in: room, &step) }
             try attach(caller.client, to: room, member: existing.id, &step)
-            step.batch.reply(to: caller, .conversationJoin, encodedBody: joinReply(room, memberID: existing.id))
+            step.batch.reply(to: caller, .conversationJoin, encodedBody: room.joinReply(memberID: existing.id))
             return
         }
         try checkAdmission(caller, to: room, &step)
@@ -39,27 +39,12 @@ extension RoomsService {
         try context.store.addMember(id: member.id, roomID: cid, userID: caller.user.id, joinedAt: now)
         let event = try appendMemberJoined(member, to: room, at: now, &step)
         if room.emptySince != nil { try step.store.setRoomEmpty(id: cid, since: nil) }
-        admit(member, to: room)
+        if let timer = room.admit(member) { clock.cancel(timer) }
         try assignInitialRole(caller.user, in: room, &step)
         try attach(caller.client, to: room, member: member.id, &step)
-        step.batch.reply(to: caller, .conversationJoin, encodedBody: joinReply(room, memberID: member.id))
+        step.batch.reply(to: caller, .conversationJoin, encodedBody: room.joinReply(memberID: member.id))
         broadcast(event, in: room, &step)
         step.batch.notices.append(.memberJoined(room: room.summary, member: member.summary, eventID: event.id))
-    }
-
-    /// The join reply's body, its O(n) member list spliced from each member's cached bytes.
-    private func joinReply(_ room: LiveRoom, memberID: String) -> [UInt8] {
-        assertOnRoomsThread()
-        let members = room.encodedMemberList()
-        var reply = JSONObjectWriter(reservingCapacity: members.count + 256)
-        reply.field("member_id", string: memberID)
-        reply.field("cid", string: room.id)
-        reply.field("members", encoded: members)
-        reply.field("last_event_id", integer: room.lastEventID)
-        reply.field("mode", string: room.mode.rawValue)
-        reply.field("locked", .bool(room.locked))
-        reply.field("role", string: room.member(memberID).map { room.role(of: $0.user.id) }?.rawValue ?? MemberRole.speaker.rawValue)
-        return reply.finish()
     }
 
     func leave(_ cid: String, for caller: Caller, _ step: inout Step) throws {
@@ -88,15 +73,6 @@ extension RoomsService {
             try step.store.setHand(roomID: room.id, userID: member.user.id, raisedAt: nil)
         }
         if reason != .roomClosed { try promoteSuccessorIfNeeded(after: member, in: room, &step) }
-    }
-
-    /// What a join changes in the live room, here or (caught up from its member:joined) on another node.
-    func admit(_ member: LiveMember, to room: LiveRoom) {
-        assertOnRoomsThread()
-        room.lastJoinedAt = max(room.lastJoinedAt, member.joinedAt)
-        room.add(member)
-        room.emptySince = nil
-        if let timer = room.ttlTimer { clock.cancel(timer); room.ttlTimer = nil }
     }
 
     /// What an ended membership changes in the live room, here or (caught up from its member:left) on another node:

@@ -38,11 +38,11 @@ extension RoomsService {
             guard let actor else { throw RoomError(.requestInvalidField, "only a member raises its own hand") }
             try setHand(of: actor, raised: true, by: actor, in: room, &step)
         case .lowerHand(let memberID):
-            let target = try memberID.map { try joinedMember($0, in: room) } ?? actor
+            let target = try memberID.map { try room.joinedMember($0) } ?? actor
             guard let target else { throw RoomError(.requestMissingField, "member_id is required") }
             try setHand(of: target, raised: false, by: actor, in: room, &step)
         case .setRole(let memberID, let role):
-            try setRole(of: try joinedMember(memberID, in: room), to: role, by: actor, in: room, &step)
+            try setRole(of: try room.joinedMember(memberID), to: role, by: actor, in: room, &step)
         case .ban(let userID, let seconds):
             return try ban(userID, seconds: seconds, by: actor, in: room, &step)
         case .muteAll:
@@ -59,29 +59,13 @@ extension RoomsService {
         return .object([:])
     }
 
-    private func joinedMember(_ memberID: String, in room: LiveRoom) throws -> LiveMember {
-        guard let member = room.member(memberID) else {
-            throw RoomError(.memberNotFound, "\(memberID) is not a joined member of room \(room.id)")
-        }
-        return member
-    }
-
     /// The role a user gets the first time it joins (then kept for the room's life), stored. An open room's
     /// speakers need no row (a user without one is a speaker), which keeps a join one statement shorter.
     func assignInitialRole(_ user: User, in room: LiveRoom, _ step: inout Step) throws {
         assertOnRoomsThread()
-        guard let (role, stored) = initialRole(of: user, in: room) else { return }
+        guard let (role, stored) = room.initialRole(of: user) else { return }
         if stored { try step.store.setRole(roomID: room.id, userID: user.id, role) }
         room.setRole(role, of: user.id)
-    }
-
-    /// The role a joining user gets (nil: it has one already) and whether it is stored: a node catching up a
-    /// member:joined sets it only when stored, as reading the room back would.
-    func initialRole(of user: User, in room: LiveRoom) -> (role: MemberRole, stored: Bool)? {
-        guard room.roles[user.id] == nil else { return nil }
-        let role = StageRules.initialRole(mode: room.mode, isCreator: user.id == room.createdBy,
-                                          roomHasCreator: room.createdBy != nil, roomHasRoles: !room.roles.isEmpty)
-        return (role, room.mode == .stage || role != .speaker)
     }
 
     /// Whether the user has been in the room before (its role is kept, so a lock or an address ban lets it back in).
@@ -104,7 +88,7 @@ extension RoomsService {
         try step.store.setHand(roomID: room.id, userID: userID, raisedAt: raisedAt)
         room.setHand(raisedAt: raisedAt, of: userID)
         // Raised: the event's time is the hand's (as a join's is the member's), so a node catching it up knows it.
-        try appendAndBroadcast(EventType.memberHand, about: member, in: room, body: ["raised": .bool(raised), "by": by(actor)],
+        try appendAndBroadcast(EventType.memberHand, about: member, in: room, body: ["raised": .bool(raised), "by": actor.idOrNull],
                                at: raisedAt ?? now, &step)
     }
 
@@ -120,7 +104,7 @@ extension RoomsService {
         if role.maySpeak, room.hands[userID] != nil { try setHand(of: member, raised: false, by: actor, in: room, &step) }
         try step.store.setRole(roomID: room.id, userID: userID, role)
         room.setRole(role, of: userID)
-        try appendAndBroadcast(EventType.memberRole, about: member, in: room, body: ["role": .string(role.rawValue), "by": by(actor)],
+        try appendAndBroadcast(EventType.memberRole, about: member, in: room, body: ["role": .string(role.rawValue), "by": actor.idOrNull],
                                at: clock.now(), &step)
         // Demoted: its audio stops at once, so the other clients stop playing it (the forwarding unit will enforce it).
         if !role.maySpeak, let current = room.member(member.id), current.audioEnabled,
@@ -142,7 +126,7 @@ extension RoomsService {
         assertOnRoomsThread()
         var muted = 0
         for member in room.sortedMembers where member.id != actor?.id && member.audioEnabled && !member.audioMuted {
-            if let message = try applyMedia(.mute(true), to: member, in: room, by: by(actor), &step) {
+            if let message = try applyMedia(.mute(true), to: member, in: room, by: actor.idOrNull, &step) {
                 broadcast(message, in: room, &step)
                 muted += 1
             }
@@ -156,7 +140,7 @@ extension RoomsService {
         try step.store.setLocked(roomID: room.id, locked)
         room.locked = locked
         let event = try appendEvent(to: room, type: EventType.roomLocked.rawValue, from: actor?.id,
-                                    body: ["locked": .bool(locked), "by": by(actor)], at: clock.now(), &step)
+                                    body: ["locked": .bool(locked), "by": actor.idOrNull], at: clock.now(), &step)
         broadcast(event, in: room, &step)
         step.batch.notices.append(.roomEvent(room: room.summary, event: event))
     }
@@ -188,16 +172,8 @@ extension RoomsService {
     func checkAdmission(_ caller: Caller, to room: LiveRoom, _ step: inout Step) throws {
         assertOnRoomsThread()
         guard room.locked || !room.bans.isEmpty else { return }  // the common case costs nothing
-        let known = try isKnown(caller.user.id, in: room, &step)
-        let now = clock.now()
-        if let ban = StageRules.refusingBan(userID: caller.user.id, address: caller.client.address, knownToRoom: known,
-                                            bans: room.bans.values, at: now) {
-            throw RoomError(.roomBanned, "you are banned from room \(room.id) until \(Timestamp.iso8601(milliseconds: ban.until))")
-        }
-        room.bans = room.bans.filter { $0.value.until > now }
-        if room.locked, !known, caller.user.id != room.createdBy {
-            throw RoomError(.roomLocked, "room \(room.id) is locked: it takes no new members")
-        }
+        try room.checkAdmission(userID: caller.user.id, address: caller.client.address,
+                                known: try isKnown(caller.user.id, in: room, &step), at: clock.now())
     }
 
     /// Stores an event about `member` (its `member_id` and `user` plus `body`), sends it to the room and the webhooks.
@@ -212,6 +188,4 @@ extension RoomsService {
         step.batch.notices.append(.roomEvent(room: room.summary, event: event))
         return event
     }
-
-    private func by(_ actor: LiveMember?) -> JSONValue { actor.map { .string($0.id) } ?? .null }
 }

@@ -30,7 +30,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
     private let inbox = Locked(Inbox())
     private let shuttingDown = Atomic<Bool>(false)
     private let changeCounter = Atomic<UInt64>(0)
-    /// Users with a session or a membership, for POST /auth (RoomsService+LiveUsers.swift).
+    /// Users with a session or a membership, for POST /auth (LiveUsers.swift).
     public let liveUsers = LiveUsers()
     /// Rooms, members, deliveries and latencies for /metrics; also where the app layer counts what it refuses.
     public let metrics: ServerMetrics

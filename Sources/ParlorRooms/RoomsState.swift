@@ -135,7 +135,7 @@ struct ClientState {
 /// collecting what it sends once everything has committed.
 struct Step {
     let store: any RoomTransaction
-    var batch: RoomsService.Batch
+    var batch: Batch
 }
 
 /// Who sent a request and how its reply is addressed.
