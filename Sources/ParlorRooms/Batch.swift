@@ -88,4 +88,14 @@ struct Batch {
             }
         }
     }
+
+    /// Queues one encoding of the event to every connection that receives the room's events.
+    mutating func broadcast(_ event: EventRecord, in room: LiveRoom) {
+        broadcast(ProtocolMessage.event(event), in: room)
+    }
+
+    /// Queues a room event's message to every connection that receives the room's events (counted as delivered).
+    mutating func broadcast(_ message: [UInt8], in room: LiveRoom) {
+        room.forEachConnection { outbox.sendEvent(message, to: $0) }
+    }
 }

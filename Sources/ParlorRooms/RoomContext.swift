@@ -1,3 +1,5 @@
+import ParlorProtocol
+
 /// One command's hold on the room it changes: the room's live state and the store transaction the command writes
 /// in (inside its savepoint). A command takes it with `Step.context(of:)` once the room is found and the command
 /// allowed (`RoomsService.context(for:in:)` finds and takes in one), and taking it records the room as changed by
@@ -6,6 +8,43 @@
 struct RoomContext {
     let room: LiveRoom
     let store: any RoomTransaction
+    /// `--max-room-events`: the history the room keeps.
+    let maxRoomEvents: Int
+
+    /// Stores the room's next event (the store allocates its id in this transaction) and returns it.
+    func appendEvent(type: String, from: String?, body: JSONValue, at now: Int64) throws -> EventRecord {
+        let event = try store.appendEvent(roomID: room.id, type: type, from: from, body: body, at: now)
+        try appended(event)
+        return event
+    }
+
+    /// The same, for a body already written as a JSON object's bytes (the record's tree is parsed only if asked).
+    func appendEvent(type: String, from: String?, encodedBody: [UInt8], at now: Int64) throws -> EventRecord {
+        let event = try store.appendEvent(roomID: room.id, type: type, from: from, encodedBody: encodedBody, at: now)
+        try appended(event)
+        return event
+    }
+
+    func appendMemberJoined(_ member: LiveMember, at now: Int64) throws -> EventRecord {
+        try appendEvent(type: EventType.memberJoined.rawValue, from: member.id, encodedBody: member.eventBody(), at: now)
+    }
+
+    func appendMemberLeft(_ member: LiveMember, reason: LeaveReason, at now: Int64) throws -> EventRecord {
+        try appendEvent(type: EventType.memberLeft.rawValue, from: member.id, encodedBody: member.eventBody(reason: reason), at: now)
+    }
+
+    static let eventsPrunedPerAppend = 4
+
+    /// The room's head moves to `event`, and its history keeps the newest `maxRoomEvents` (issue 34): each event
+    /// past the cap deletes the oldest beyond it, in the same transaction, a few at most (so a cap lowered since the
+    /// last run is caught up a little per event and the work per event stays bounded). The newest event is never
+    /// deleted: SQLite's next id comes from it.
+    private func appended(_ event: EventRecord) throws {
+        room.lastEventID = event.id
+        let cap = Int64(maxRoomEvents)
+        guard event.id > cap else { return }
+        _ = try store.pruneEvents(roomID: room.id, through: event.id - cap, limit: Self.eventsPrunedPerAppend)
+    }
 }
 
 /// The rooms a batch changed: those whose contexts its commands took, and those caught up from other nodes'
@@ -26,7 +65,7 @@ extension Step {
     @discardableResult
     mutating func context(of room: LiveRoom) -> RoomContext {
         batch.changed.insert(room.id)
-        return RoomContext(room: room, store: store)
+        return RoomContext(room: room, store: store, maxRoomEvents: maxRoomEvents)
     }
 }
 

@@ -34,6 +34,6 @@ extension RoomsService {
             "timestamp": .string(Timestamp.iso8601(milliseconds: now)),
             "body": ["member_id": .string(member.id), "user": member.user.json, "emoji": .string(emoji)],
         ])
-        broadcast(message, in: room, &step)
+        step.batch.broadcast(message, in: room)
     }
 }

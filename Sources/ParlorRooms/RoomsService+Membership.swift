@@ -37,13 +37,13 @@ extension RoomsService {
                                 joinedAt: now)
         member.address = caller.client.address
         try context.store.addMember(id: member.id, roomID: cid, userID: caller.user.id, joinedAt: now)
-        let event = try appendMemberJoined(member, to: room, at: now, &step)
+        let event = try context.appendMemberJoined(member, at: now)
         if room.emptySince != nil { try step.store.setRoomEmpty(id: cid, since: nil) }
         if let timer = room.admit(member) { clock.cancel(timer) }
         try assignInitialRole(caller.user, in: room, &step)
         try attach(caller.client, to: room, member: member.id, &step)
         step.batch.reply(to: caller, .conversationJoin, encodedBody: room.joinReply(memberID: member.id))
-        broadcast(event, in: room, &step)
+        step.batch.broadcast(event, in: room)
         step.batch.notices.append(.memberJoined(room: room.summary, member: member.summary, eventID: event.id))
     }
 
@@ -62,11 +62,11 @@ extension RoomsService {
         assertOnRoomsThread()
         let now = clock.now()
         try step.store.endMembership(memberID: member.id, reason: reason, at: now)
-        let event = try appendMemberLeft(member, reason: reason, to: room, at: now, &step)
+        let event = try step.context(of: room).appendMemberLeft(member, reason: reason, at: now)
         let becameEmpty = room.memberCount == 1
         if becameEmpty { try step.store.setRoomEmpty(id: room.id, since: now) }
 
-        broadcast(event, in: room, &step)
+        step.batch.broadcast(event, in: room)
         step.batch.notices.append(.memberLeft(room: room.summary, member: member.summary, reason: reason, eventID: event.id))
         // A member who leaves leaves the queue of hands (member:left says so); a room without moderators gets one.
         if dismiss(member, from: room, at: now) {

@@ -109,7 +109,7 @@ extension RoomsService {
         // Demoted: its audio stops at once, so the other clients stop playing it (the forwarding unit will enforce it).
         if !role.maySpeak, let current = room.member(member.id), current.audioEnabled,
            let message = try applyMedia(.disable, to: current, in: room, &step) {
-            broadcast(message, in: room, &step)
+            step.batch.broadcast(message, in: room)
         }
     }
 
@@ -127,7 +127,7 @@ extension RoomsService {
         var muted = 0
         for member in room.sortedMembers where member.id != actor?.id && member.audioEnabled && !member.audioMuted {
             if let message = try applyMedia(.mute(true), to: member, in: room, by: actor.idOrNull, &step) {
-                broadcast(message, in: room, &step)
+                step.batch.broadcast(message, in: room)
                 muted += 1
             }
         }
@@ -139,9 +139,9 @@ extension RoomsService {
         guard room.locked != locked else { return }
         try step.store.setLocked(roomID: room.id, locked)
         room.locked = locked
-        let event = try appendEvent(to: room, type: EventType.roomLocked.rawValue, from: actor?.id,
-                                    body: ["locked": .bool(locked), "by": actor.idOrNull], at: clock.now(), &step)
-        broadcast(event, in: room, &step)
+        let event = try step.context(of: room).appendEvent(type: EventType.roomLocked.rawValue, from: actor?.id,
+                                    body: ["locked": .bool(locked), "by": actor.idOrNull], at: clock.now())
+        step.batch.broadcast(event, in: room)
         step.batch.notices.append(.roomEvent(room: room.summary, event: event))
     }
 
@@ -183,8 +183,8 @@ extension RoomsService {
         assertOnRoomsThread()
         var object: JSONObject = ["member_id": .string(member.id), "user": member.user.json]
         for (key, value) in body.pairs { object[key] = value }
-        let event = try appendEvent(to: room, type: type.rawValue, from: member.id, body: .object(object), at: now, &step)
-        broadcast(event, in: room, &step)
+        let event = try step.context(of: room).appendEvent(type: type.rawValue, from: member.id, body: .object(object), at: now)
+        step.batch.broadcast(event, in: room)
         step.batch.notices.append(.roomEvent(room: room.summary, event: event))
         return event
     }

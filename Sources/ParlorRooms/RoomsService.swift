@@ -274,7 +274,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
     /// (RoomError); throws if that failure also ended the transaction (SQLite does on some storage errors).
     private func apply(_ command: Command, in transaction: any RoomTransaction, batch: inout Batch) throws -> Bool {
         assertOnRoomsThread()
-        var step = Step(store: transaction, batch: Batch())
+        var step = Step(store: transaction, batch: Batch(), maxRoomEvents: configuration.maxRoomEvents)
         do {
             if cluster != nil { try prepare(forCluster: command, in: transaction, batch: &batch) }
             // A cluster signal is handled whole by prepare(forCluster:): no savepoint (two round trips) around nothing.

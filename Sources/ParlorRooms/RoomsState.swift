@@ -136,6 +136,8 @@ struct ClientState {
 struct Step {
     let store: any RoomTransaction
     var batch: Batch
+    /// `--max-room-events`: the history a room keeps, which each appended event prunes to (RoomContext.swift).
+    let maxRoomEvents: Int
 }
 
 /// Who sent a request and how its reply is addressed.
