@@ -61,6 +61,18 @@ struct ChangedRooms {
 }
 
 extension Step {
+    /// Stores an event about `member` (its `member_id` and `user` plus `body`), sends it to the room and the webhooks.
+    @discardableResult
+    mutating func appendAndBroadcast(_ type: EventType, about member: LiveMember, in room: LiveRoom, body: JSONObject,
+                                     at now: Int64) throws -> EventRecord {
+        var object: JSONObject = ["member_id": .string(member.id), "user": member.user.json]
+        for (key, value) in body.pairs { object[key] = value }
+        let event = try context(of: room).appendEvent(type: type.rawValue, from: member.id, body: .object(object), at: now)
+        batch.broadcast(event, in: room)
+        batch.notices.append(.roomEvent(room: room.summary, event: event))
+        return event
+    }
+
     /// The context of a room the command is about to change (checks passed); the batch counts the room as changed.
     @discardableResult
     mutating func context(of room: LiveRoom) -> RoomContext {

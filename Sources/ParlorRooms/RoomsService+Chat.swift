@@ -16,7 +16,7 @@ extension RoomsService {
         }
         try admitMessage(from: address, in: room, at: now)
         room.update(member.id) { _ = $0.messageWindow.admit(at: now) }
-        return try appendAndBroadcast(EventType.messageText, about: member, in: room, body: ["text": .string(text)], at: now, &step).id
+        return try step.appendAndBroadcast(EventType.messageText, about: member, in: room, body: ["text": .string(text)], at: now).id
     }
 
     func sendReaction(_ emoji: String, from member: LiveMember, address: String?, in room: LiveRoom, _ step: inout Step) throws {

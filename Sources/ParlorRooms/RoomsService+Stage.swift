@@ -88,8 +88,8 @@ extension RoomsService {
         try step.store.setHand(roomID: room.id, userID: userID, raisedAt: raisedAt)
         room.setHand(raisedAt: raisedAt, of: userID)
         // Raised: the event's time is the hand's (as a join's is the member's), so a node catching it up knows it.
-        try appendAndBroadcast(EventType.memberHand, about: member, in: room, body: ["raised": .bool(raised), "by": actor.idOrNull],
-                               at: raisedAt ?? now, &step)
+        try step.appendAndBroadcast(EventType.memberHand, about: member, in: room, body: ["raised": .bool(raised), "by": actor.idOrNull],
+                                    at: raisedAt ?? now)
     }
 
     func setRole(of member: LiveMember, to role: MemberRole, by actor: LiveMember?, in room: LiveRoom, _ step: inout Step) throws {
@@ -104,8 +104,8 @@ extension RoomsService {
         if role.maySpeak, room.hands[userID] != nil { try setHand(of: member, raised: false, by: actor, in: room, &step) }
         try step.store.setRole(roomID: room.id, userID: userID, role)
         room.setRole(role, of: userID)
-        try appendAndBroadcast(EventType.memberRole, about: member, in: room, body: ["role": .string(role.rawValue), "by": actor.idOrNull],
-                               at: clock.now(), &step)
+        try step.appendAndBroadcast(EventType.memberRole, about: member, in: room, body: ["role": .string(role.rawValue), "by": actor.idOrNull],
+                                    at: clock.now())
         // Demoted: its audio stops at once, so the other clients stop playing it (the forwarding unit will enforce it).
         if !role.maySpeak, let current = room.member(member.id), current.audioEnabled,
            let message = try applyMedia(.disable, to: current, in: room, &step) {
@@ -174,18 +174,5 @@ extension RoomsService {
         guard room.locked || !room.bans.isEmpty else { return }  // the common case costs nothing
         try room.checkAdmission(userID: caller.user.id, address: caller.client.address,
                                 known: try isKnown(caller.user.id, in: room, &step), at: clock.now())
-    }
-
-    /// Stores an event about `member` (its `member_id` and `user` plus `body`), sends it to the room and the webhooks.
-    @discardableResult
-    func appendAndBroadcast(_ type: EventType, about member: LiveMember, in room: LiveRoom, body: JSONObject, at now: Int64,
-                            _ step: inout Step) throws -> EventRecord {
-        assertOnRoomsThread()
-        var object: JSONObject = ["member_id": .string(member.id), "user": member.user.json]
-        for (key, value) in body.pairs { object[key] = value }
-        let event = try step.context(of: room).appendEvent(type: type.rawValue, from: member.id, body: .object(object), at: now)
-        step.batch.broadcast(event, in: room)
-        step.batch.notices.append(.roomEvent(room: room.summary, event: event))
-        return event
     }
 }
