@@ -13,6 +13,17 @@ extension LiveRoom {
         return ttlTimer
     }
 
+    /// Removes an ended member (here, or caught up from its member:left): its connections stop receiving the room,
+    /// its hand goes down, and an emptied room is empty since `now`. Returns the connections detached and whether
+    /// the hand was up.
+    func dismiss(_ member: LiveMember, at now: Int64) -> (detached: Set<ClientID>, handWasUp: Bool) {
+        remove(member.id)
+        let detached = detachAll(user: member.user.id)
+        let handWasUp = setHand(raisedAt: nil, of: member.user.id) != nil
+        if memberCount == 0 { emptySince = now }
+        return (detached, handWasUp)
+    }
+
     /// The joined member `memberID`, or the error a request naming another gets.
     func joinedMember(_ memberID: String) throws -> LiveMember {
         guard let member = member(memberID) else {

@@ -82,13 +82,9 @@ extension RoomsService {
     func dismiss(_ member: LiveMember, from room: LiveRoom, at now: Int64) -> Bool {
         assertOnRoomsThread()
         if let timer = member.dropTimer { clock.cancel(timer) }
-        room.remove(member.id)
-        for clientID in room.detachAll(user: member.user.id) { state.clients[clientID]?.rooms.remove(room.id) }
-        let handWasUp = room.setHand(raisedAt: nil, of: member.user.id) != nil
-        if room.memberCount == 0 {
-            room.emptySince = now
-            scheduleExpiry(of: room)
-        }
+        let (detached, handWasUp) = room.dismiss(member, at: now)
+        for clientID in detached { state.clients[clientID]?.rooms.remove(room.id) }
+        if room.memberCount == 0 { scheduleExpiry(of: room) }
         return handWasUp
     }
 
