@@ -35,6 +35,18 @@ struct RoomContext {
 
     static let eventsPrunedPerAppend = 4
 
+    /// Whether the user has been in the room before (its role is kept, so a lock or an address ban lets it back in).
+    func isKnown(_ userID: String) throws -> Bool {
+        if room.roles[userID] != nil { return true }
+        return try store.hasMembership(userID: userID, roomID: room.id)
+    }
+
+    /// The join refusal a ban or the lock gives this caller, if any.
+    func checkAdmission(_ caller: Caller, at now: @autoclosure () -> Int64) throws {
+        guard room.locked || !room.bans.isEmpty else { return }  // the common case costs nothing
+        try room.checkAdmission(userID: caller.user.id, address: caller.client.address, known: try isKnown(caller.user.id), at: now())
+    }
+
     /// The room's head moves to `event`, and its history keeps the newest `maxRoomEvents` (issue 34): each event
     /// past the cap deletes the oldest beyond it, in the same transaction, a few at most (so a cap lowered since the
     /// last run is caught up a little per event and the work per event stays bounded). The newest event is never

@@ -25,7 +25,7 @@ extension RoomsService {
             step.batch.reply(to: caller, .conversationJoin, encodedBody: room.joinReply(memberID: existing.id))
             return
         }
-        try checkAdmission(caller, to: room, &step)
+        try context.checkAdmission(caller, at: clock.now())
         let cap = min(room.maxMembers ?? Int64.max, Int64(configuration.maxMembersPerRoom))
         if room.memberCount >= Int(cap) { throw RoomError.full(cid, cap) }
         try checkMembersPerAddress(caller, in: room)

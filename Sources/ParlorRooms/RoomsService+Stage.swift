@@ -68,13 +68,6 @@ extension RoomsService {
         room.setRole(role, of: user.id)
     }
 
-    /// Whether the user has been in the room before (its role is kept, so a lock or an address ban lets it back in).
-    private func isKnown(_ userID: String, in room: LiveRoom, _ step: inout Step) throws -> Bool {
-        assertOnRoomsThread()
-        if room.roles[userID] != nil { return true }
-        return try step.store.hasMembership(userID: userID, roomID: room.id)
-    }
-
     func setHand(of member: LiveMember, raised: Bool, by actor: LiveMember?, in room: LiveRoom, _ step: inout Step) throws {
         assertOnRoomsThread()
         let userID = member.user.id
@@ -153,7 +146,7 @@ extension RoomsService {
         }
         guard userID != actor?.user.id else { throw RoomError(.requestInvalidField, "user_id must not be your own") }
         let member = room.member(forUser: userID)
-        guard try member != nil || isKnown(userID, in: room, &step) else {
+        guard try member != nil || step.context(of: room).isKnown(userID) else {
             throw RoomError(.memberNotFound, "user \(userID) has never been a member of room \(room.id)")
         }
         let now = clock.now()
@@ -166,13 +159,5 @@ extension RoomsService {
         room.bans[userID] = ban
         if let member { try end(member, in: room, reason: .kicked, &step) }
         return ["until": .string(Timestamp.iso8601(milliseconds: until))]
-    }
-
-    /// The join refusal a ban or the lock gives this caller, if any.
-    func checkAdmission(_ caller: Caller, to room: LiveRoom, _ step: inout Step) throws {
-        assertOnRoomsThread()
-        guard room.locked || !room.bans.isEmpty else { return }  // the common case costs nothing
-        try room.checkAdmission(userID: caller.user.id, address: caller.client.address,
-                                known: try isKnown(caller.user.id, in: room, &step), at: clock.now())
     }
 }
