@@ -36,11 +36,11 @@ extension RoomsService {
         switch action {
         case .raiseHand:
             guard let actor else { throw RoomError(.requestInvalidField, "only a member raises its own hand") }
-            try setHand(of: actor, raised: true, by: actor, in: room, &step)
+            try step.setHand(of: actor, raised: true, by: actor, in: room, at: clock.now())
         case .lowerHand(let memberID):
             let target = try memberID.map { try room.joinedMember($0) } ?? actor
             guard let target else { throw RoomError(.requestMissingField, "member_id is required") }
-            try setHand(of: target, raised: false, by: actor, in: room, &step)
+            try step.setHand(of: target, raised: false, by: actor, in: room, at: clock.now())
         case .setRole(let memberID, let role):
             try setRole(of: try room.joinedMember(memberID), to: role, by: actor, in: room, &step)
         case .ban(let userID, let seconds):
@@ -48,7 +48,7 @@ extension RoomsService {
         case .muteAll:
             return ["muted": JSONValue(try muteAll(in: room, by: actor, &step))]
         case .lock(let locked):
-            try setLocked(locked, by: actor, in: room, &step)
+            try step.setLocked(locked, by: actor, in: room, at: clock.now())
         case .message(let text):
             guard let actor else { throw RoomError(.requestInvalidField, "only a member sends chat messages") }
             return ["id": JSONValue(try sendMessage(text, from: actor, address: address, in: room, &step))]
@@ -68,23 +68,6 @@ extension RoomsService {
         room.setRole(role, of: user.id)
     }
 
-    func setHand(of member: LiveMember, raised: Bool, by actor: LiveMember?, in room: LiveRoom, _ step: inout Step) throws {
-        assertOnRoomsThread()
-        let userID = member.user.id
-        guard raised != (room.hands[userID] != nil) else { return }
-        let now = clock.now()
-        var raisedAt: Int64?
-        if raised {
-            raisedAt = max(now, room.lastHandRaisedAt + 1)
-            room.lastHandRaisedAt = raisedAt ?? now
-        }
-        try step.store.setHand(roomID: room.id, userID: userID, raisedAt: raisedAt)
-        room.setHand(raisedAt: raisedAt, of: userID)
-        // Raised: the event's time is the hand's (as a join's is the member's), so a node catching it up knows it.
-        try step.appendAndBroadcast(EventType.memberHand, about: member, in: room, body: ["raised": .bool(raised), "by": actor.idOrNull],
-                                    at: raisedAt ?? now)
-    }
-
     func setRole(of member: LiveMember, to role: MemberRole, by actor: LiveMember?, in room: LiveRoom, _ step: inout Step) throws {
         assertOnRoomsThread()
         let userID = member.user.id
@@ -94,7 +77,7 @@ extension RoomsService {
             throw RoomError(.mediaTooManySenders,
                             "room \(room.id) already has \(configuration.maxAudioSenders) speakers; demote one first")
         }
-        if role.maySpeak, room.hands[userID] != nil { try setHand(of: member, raised: false, by: actor, in: room, &step) }
+        if role.maySpeak, room.hands[userID] != nil { try step.setHand(of: member, raised: false, by: actor, in: room, at: clock.now()) }
         try step.store.setRole(roomID: room.id, userID: userID, role)
         room.setRole(role, of: userID)
         try step.appendAndBroadcast(EventType.memberRole, about: member, in: room, body: ["role": .string(role.rawValue), "by": actor.idOrNull],
@@ -125,17 +108,6 @@ extension RoomsService {
             }
         }
         return muted
-    }
-
-    private func setLocked(_ locked: Bool, by actor: LiveMember?, in room: LiveRoom, _ step: inout Step) throws {
-        assertOnRoomsThread()
-        guard room.locked != locked else { return }
-        try step.store.setLocked(roomID: room.id, locked)
-        room.locked = locked
-        let event = try step.context(of: room).appendEvent(type: EventType.roomLocked.rawValue, from: actor?.id,
-                                    body: ["locked": .bool(locked), "by": actor.idOrNull], at: clock.now())
-        step.batch.broadcast(event, in: room)
-        step.batch.notices.append(.roomEvent(room: room.summary, event: event))
     }
 
     /// Bans a user (and, for users the room has not seen, the client addresses it had lately) and ends its membership.
