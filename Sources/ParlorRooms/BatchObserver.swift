@@ -18,11 +18,11 @@ struct BatchEnd {
     /// The batch's commands with the monotonic time each arrived.
     let received: [(RoomsService.Command, receivedAt: UInt64)]
 
-    init(_ batch: RoomsService.Batch, committed: Bool, retries: [(Settlement, attempt: Int)],
+    init(_ batch: Batch, committed: Bool, retries: [(Settlement, attempt: Int)],
          received: [(RoomsService.Command, receivedAt: UInt64)]) {
         self.committed = committed
-        changedRooms = batch.touchedRooms.union(batch.roomsToReload)
-        changedAnyRoom = !batch.touchedRooms.isEmpty
+        changedRooms = batch.changed.rooms.union(batch.roomsToReload)
+        changedAnyRoom = !batch.changed.isEmpty
         mediaRooms = changedRooms.union(batch.mediaRooms)
         outbox = batch.outbox
         completions = batch.completions

@@ -11,13 +11,12 @@ extension RoomsService {
             return .object([:])
         case .kick(let roomID, let memberID):
             let (room, member) = try joinedMember(memberID, in: roomID, &step)
-            step.batch.touchedRooms.insert(roomID)
-            try end(member, in: room, reason: .kicked, &step)
+            try end(member, in: step.context(of: room).room, reason: .kicked, &step)
             return .object([:])
         case .mute(let roomID, let memberID):
             let (room, member) = try joinedMember(memberID, in: roomID, &step)
-            step.batch.touchedRooms.insert(roomID)
-            if let message = try applyMedia(.mute(true), to: member, in: room, &step) { broadcast(message, in: room, &step) }
+            step.context(of: room)
+            if let message = try applyMedia(.mute(true), to: member, in: room, &step) { step.batch.broadcast(message, in: room) }
             return .object([:])
         case .moderate(let roomID, let action, let requester):
             return try moderate(action, roomID: roomID, by: requester, &step)
@@ -31,8 +30,7 @@ extension RoomsService {
             // Memberships end first, so the users' own connections get member:left before the close frame.
             for room in state.rooms.values.sorted(by: { $0.id < $1.id }) {
                 for member in room.sortedMembers where userIDs.contains(member.user.id) {
-                    step.batch.touchedRooms.insert(room.id)
-                    try end(member, in: room, reason: .kicked, &step)
+                    try end(member, in: step.context(of: room).room, reason: .kicked, &step)
                 }
             }
             let clientIDs = state.clients.values.filter { userIDs.contains($0.ref.user.id) }.map(\.ref.id)
@@ -45,12 +43,8 @@ extension RoomsService {
     }
 
     private func joinedMember(_ memberID: String, in roomID: String, _ step: inout Step) throws -> (LiveRoom, LiveMember) {
-        assertOnRoomsThread()
         let room = try openRoom(roomID, &step)
-        guard let member = room.member(memberID) else {
-            throw RoomError(.memberNotFound, "\(memberID) is not a joined member of room \(roomID)")
-        }
-        return (room, member)
+        return (room, try room.joinedMember(memberID))
     }
 
     /// Ends every membership with reason room_closed, then closes the room.
@@ -64,12 +58,12 @@ extension RoomsService {
                 throw RoomError(.roomForbidden, "only the room's creator or an admin can close it")
             }
         }
-        step.batch.touchedRooms.insert(roomID)
+        let context = step.context(of: room)
         for member in room.sortedMembers {
             try end(member, in: room, reason: .roomClosed, &step)
         }
         if let timer = room.ttlTimer { clock.cancel(timer) }
-        try step.store.closeRoom(id: roomID, at: clock.now())
+        try context.store.closeRoom(id: roomID, at: clock.now())
         state.rooms[roomID] = nil
         step.batch.notices.append(.roomFinished(room: room.summary, reason: "closed"))
         logger.info("room closed", ["room": roomID, "reason": "closed by request"])
@@ -81,10 +75,10 @@ extension RoomsService {
         assertOnRoomsThread()
         try step.store.deleteEverything()
         for room in state.rooms.values {
+            step.context(of: room)
             if let timer = room.ttlTimer { clock.cancel(timer) }
             for member in room.sortedMembers { if let timer = member.dropTimer { clock.cancel(timer) } }
         }
-        step.batch.touchedRooms.formUnion(state.rooms.keys)
         state.rooms.removeAll()
         for clientID in Array(state.clients.keys) {
             state.clients[clientID]?.rooms.removeAll()

@@ -16,7 +16,7 @@ extension RoomsService {
         }
         try admitMessage(from: address, in: room, at: now)
         room.update(member.id) { _ = $0.messageWindow.admit(at: now) }
-        return try appendAndBroadcast(EventType.messageText, about: member, in: room, body: ["text": .string(text)], at: now, &step).id
+        return try step.appendAndBroadcast(EventType.messageText, about: member, in: room, body: ["text": .string(text)], at: now).id
     }
 
     func sendReaction(_ emoji: String, from member: LiveMember, address: String?, in room: LiveRoom, _ step: inout Step) throws {
@@ -34,6 +34,6 @@ extension RoomsService {
             "timestamp": .string(Timestamp.iso8601(milliseconds: now)),
             "body": ["member_id": .string(member.id), "user": member.user.json, "emoji": .string(emoji)],
         ])
-        broadcast(message, in: room, &step)
+        step.batch.broadcast(message, in: room)
     }
 }

@@ -108,7 +108,7 @@ extension RoomsService {
             for room in state.rooms.values.filter({ $0.member(forUser: userID) != nil }).map(\.id).sorted() {
                 try sync(room, lock: true, transaction, &batch)
             }
-            var step = Step(store: transaction, batch: Batch())
+            var step = Step(store: transaction, batch: Batch(), maxRoomEvents: configuration.maxRoomEvents)
             _ = try transaction.withSavepoint { try run(.disconnectUser(userIDs: [userID], reason: "token revoked"), &step) }
             batch.merge(step.batch)
         default:
@@ -168,11 +168,11 @@ extension RoomsService {
         var events: [EventRecord] = []
         if head.closed {
             if let live { forget(live) }
-            batch.touchedRooms.insert(roomID)
+            batch.caughtUp(roomID)
         } else if let live, live.lastEventID == head.lastEventID {
             // Up to date: nothing to load.
         } else {
-            batch.touchedRooms.insert(roomID)
+            batch.caughtUp(roomID)
             var applied = false
             // Not after a failed command (the room is read back after the batch), nor past a long gap.
             if apply, let live, !batch.roomsToReload.contains(roomID), live.lastEventID < head.lastEventID,
@@ -219,21 +219,16 @@ extension RoomsService {
         }
         let stage = try transaction.stage(roomID: roomID, at: now)
         let presence = try transaction.presence(roomID: roomID)
-        let room = LiveRoom(record: stored.record, emptySince: stored.emptySince)
-        room.createdFrom = stored.createdFrom
-        room.lastJoinedAt = stored.lastJoinedAt
-        room.load(stage)
-        for record in stored.members {
-            var member = previous?.member(record.memberID)
-                ?? LiveMember(id: record.memberID, user: record.user, joinedAt: record.joinedAt)
+        // Members as stored, each keeping what lives only here (timers, rate windows) from before.
+        let room = LiveRoom(stored: stored, stage: stage, emptySince: stored.emptySince, createdFrom: stored.createdFrom,
+                            replacing: previous) { record, previous in
+            var member = previous ?? LiveMember(id: record.memberID, user: record.user, joinedAt: record.joinedAt)
             member.audioEnabled = record.audioEnabled
             member.audioMuted = record.audioMuted
             member.disconnectedAt = presence[record.memberID]?.disconnectedAt
-            room.add(member)
-            for clientID in previous?.connections(of: record.user.id) ?? [] { room.attach(clientID, user: record.user.id) }
+            return member
         }
         if let previous {
-            for clientID in previous.watchers { room.watch(clientID) }
             // Members that ended elsewhere: their timers stop, their connections here no longer receive the room.
             for member in previous.sortedMembers where room.member(member.id) == nil {
                 if let timer = member.dropTimer { clock.cancel(timer) }
@@ -304,7 +299,7 @@ extension RoomsService {
             guard let room = state.rooms[member.roomID], room.member(member.memberID) != nil else { continue }
             room.update(member.memberID) { $0.disconnectedAt = member.disconnectedAt }
             scheduleDrop(member.memberID, in: room, after: remainingGrace(since: member.disconnectedAt))
-            batch.touchedRooms.insert(member.roomID)
+            batch.caughtUp(member.roomID)
         }
     }
 
@@ -377,15 +372,9 @@ extension RoomsService {
             return (rooms, try transaction.latestRoomCreatedAt())
         }
         for (stored, stage, presence) in openRooms {
-            let record = stored.record
-            let room = LiveRoom(record: record, emptySince: stored.emptySince ?? (record.memberCount == 0 ? record.createdAt : nil))
-            room.createdFrom = stored.createdFrom
-            room.lastJoinedAt = stored.lastJoinedAt
-            room.load(stage)
-            for member in stored.members {
-                room.add(LiveMember(id: member.memberID, user: member.user, joinedAt: member.joinedAt, audioEnabled: member.audioEnabled,
-                                    audioMuted: member.audioMuted, disconnectedAt: presence[member.memberID]?.disconnectedAt))
-            }
+            // Every node's members, with their stored presence.
+            let room = LiveRoom(stored: stored, stage: stage, emptySince: LiveRoom.emptySinceAtStart(stored), createdFrom: stored.createdFrom,
+                                replacing: nil) { record, _ in LiveMember(record, disconnectedAt: presence[record.memberID]?.disconnectedAt) }
             state.rooms[room.id] = room
             state.clusterDelivered[room.id] = room.lastEventID
             if room.memberCount == 0 { scheduleExpiry(of: room) }

@@ -63,8 +63,8 @@ extension RoomsService {
             // A join's event time is the member's joined_at (RoomsService+Membership.swift); it is present, attached
             // where it joined.
             let member = LiveMember(id: memberID, user: User(id: userID, name: name), joinedAt: event.createdAt)
-            admit(member, to: room)
-            if let (role, stored) = initialRole(of: member.user, in: room), stored { room.setRole(role, of: userID) }
+            if let timer = room.admit(member) { clock.cancel(timer) }
+            if let (role, stored) = room.initialRole(of: member.user), stored { room.setRole(role, of: userID) }
         case EventType.memberLeft.rawValue:
             guard let member = room.member(memberID) else { return false }
             dismiss(member, from: room, at: event.createdAt)

@@ -27,7 +27,7 @@ extension RoomsService {
         room.createdFrom = request.createdFrom
         state.rooms[id] = room
         state.lastRoomCreatedAt = now
-        step.batch.touchedRooms.insert(id)
+        step.context(of: room)
         step.batch.notices.append(.roomStarted(room: room.summary))
         scheduleExpiry(of: room)
         return record
@@ -57,7 +57,7 @@ extension RoomsService {
         try step.store.closeRoom(id: roomID, at: now)
         state.rooms[roomID] = nil
         room.ttlTimer = nil
-        step.batch.touchedRooms.insert(roomID)
+        step.context(of: room)
         step.batch.notices.append(.roomFinished(room: room.summary, reason: "ttl"))
         logger.info("room closed", ["room": roomID, "reason": "ttl"])
     }
@@ -77,20 +77,13 @@ extension RoomsService {
                     continue
                 }
                 let previous = state.rooms[roomID]
-                let room = LiveRoom(record: stored.record, emptySince: stored.record.memberCount == 0 ? clock.now() : nil)
-                room.createdFrom = previous?.createdFrom
-                room.lastJoinedAt = stored.lastJoinedAt
-                room.load(stage)
-                for record in stored.members {
-                    var member = LiveMember(id: record.memberID, user: record.user, joinedAt: record.joinedAt,
-                                            audioEnabled: record.audioEnabled, audioMuted: record.audioMuted)
-                    member.dropTimer = previous?.member(record.memberID)?.dropTimer
-                    member.disconnectedAt = previous?.member(record.memberID)?.disconnectedAt
-                    room.add(member)
-                    for clientID in previous?.connections(of: record.user.id) ?? [] { room.attach(clientID, user: record.user.id) }
+                // Members as stored, each keeping its grace period (away since, drop timer) from before.
+                state.rooms[roomID] = LiveRoom(stored: stored, stage: stage, emptySince: stored.record.memberCount == 0 ? clock.now() : nil,
+                                               createdFrom: previous?.createdFrom, replacing: previous) { record, previous in
+                    var member = LiveMember(record, disconnectedAt: previous?.disconnectedAt)
+                    member.dropTimer = previous?.dropTimer
+                    return member
                 }
-                for clientID in previous?.watchers ?? [] { room.watch(clientID) }
-                state.rooms[roomID] = room
             }
             state.staleRooms.subtract(roomIDs)
         } catch {

@@ -32,9 +32,9 @@ extension RoomsService {
             return step.batch.reply(to: caller, change.requestType, body: .object([:]))
         }
         let message = try applyMedia(change, to: member, in: room, &step)
-        step.batch.touchedRooms.insert(cid)
+        step.context(of: room)
         step.batch.reply(to: caller, change.requestType, body: .object([:]))
-        if let message { broadcast(message, in: room, &step) }
+        if let message { step.batch.broadcast(message, in: room) }
     }
 
     /// Applies a media change and returns the event frame to broadcast, or nil when nothing changed.
@@ -79,7 +79,7 @@ extension RoomsService {
             "media": ["audio_settings": ["enabled": .bool(updated.audioEnabled), "muted": .bool(updated.audioMuted)]],
         ]
         if let by { body["by"] = by }
-        let event = try appendEvent(to: room, type: eventType, from: member.id, body: .object(body), at: clock.now(), &step)
+        let event = try step.context(of: room).appendEvent(type: eventType, from: member.id, body: .object(body), at: clock.now())
         room.update(member.id) {
             $0.audioEnabled = updated.audioEnabled
             $0.audioMuted = updated.audioMuted

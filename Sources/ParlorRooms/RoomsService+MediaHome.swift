@@ -122,8 +122,8 @@ extension RoomsService {
             }
         case .speaking(let home, let roomID, let memberID, let on):
             guard home != transaction.nodeID, let room = state.rooms[roomID], let member = room.member(memberID) else { return }
-            var step = Step(store: transaction, batch: Batch())
-            if let event = try applyMedia(.speaking(on), to: member, in: room, &step) { broadcast(event, in: room, &step) }
+            var step = Step(store: transaction, batch: Batch(), maxRoomEvents: configuration.maxRoomEvents)
+            if let event = try applyMedia(.speaking(on), to: member, in: room, &step) { step.batch.broadcast(event, in: room) }
             batch.merge(step.batch)
         case .restart(let home, let roomID):
             let restart = ProtocolMessage.message(["type": .string(EventType.mediaRestart.rawValue), "cid": .string(roomID), "body": .object([:])])
@@ -175,7 +175,7 @@ extension RoomsService {
               let request = message["request"]?.intValue, let userID = message["user"]?.stringValue,
               let memberID = message["member"]?.stringValue, let sdp = message["sdp"]?.stringValue else { return }
         var reply: JSONObject = ["kind": "reply", "request": JSONValue(request)]
-        var step = Step(store: transaction, batch: Batch())
+        var step = Step(store: transaction, batch: Batch(), maxRoomEvents: configuration.maxRoomEvents)
         do {
             try transaction.withSavepoint {
                 // Caught up, not locked: nothing stored changes here (a lock met mid-batch could deadlock with another node).

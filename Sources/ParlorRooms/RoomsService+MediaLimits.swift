@@ -18,25 +18,6 @@ extension RoomsService {
     }
 }
 
-/// A token bucket in rooms-clock milliseconds: `rate` tokens a second up to `burst`.
-struct OfferBucket {
-    private var tokens: Double
-    private var updatedAt: Int64
-
-    init(burst: Double, now: Int64) {
-        tokens = burst
-        updatedAt = now
-    }
-
-    mutating func take(rate: Double, burst: Double, now: Int64) -> Bool {
-        tokens = min(burst, tokens + Double(max(0, now - updatedAt)) / 1000 * rate)
-        updatedAt = now
-        guard tokens >= 1 else { return false }
-        tokens -= 1
-        return true
-    }
-}
-
 extension RoomsService {
     /// Issue 34 item 9: an offer costs the rooms thread about half a millisecond, and 40 connections offering 50
     /// times a second kept a core busy. Throws `media:error:rate-limited` past `--media-offer-rate` per connection

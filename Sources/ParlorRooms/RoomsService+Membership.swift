@@ -9,18 +9,23 @@ extension RoomsService {
         throw RoomError.notFound(cid)
     }
 
+    /// The context of the open room `cid`, for a command that changes it (RoomContext.swift).
+    func context(for cid: String, in step: inout Step) throws -> RoomContext {
+        step.context(of: try openRoom(cid, &step))
+    }
+
     func join(_ cid: String, for caller: Caller, _ step: inout Step) throws {
         assertOnRoomsThread()
-        let room = try openRoom(cid, &step)
-        step.batch.touchedRooms.insert(cid)
+        let context = try context(for: cid, in: &step)
+        let room = context.room
         if let existing = room.member(forUser: caller.user.id) {
             // Idempotent: the same member back, no second member:joined. A member waiting out its grace period is back.
             if existing.disconnectedAt != nil { try markPresent(existing.id, in: room, &step) }
             try attach(caller.client, to: room, member: existing.id, &step)
-            step.batch.reply(to: caller, .conversationJoin, encodedBody: joinReply(room, memberID: existing.id))
+            step.batch.reply(to: caller, .conversationJoin, encodedBody: room.joinReply(memberID: existing.id))
             return
         }
-        try checkAdmission(caller, to: room, &step)
+        try context.checkAdmission(caller, at: clock.now())
         let cap = min(room.maxMembers ?? Int64.max, Int64(configuration.maxMembersPerRoom))
         if room.memberCount >= Int(cap) { throw RoomError.full(cid, cap) }
         try checkMembersPerAddress(caller, in: room)
@@ -31,37 +36,22 @@ extension RoomsService {
         var member = LiveMember(id: Identifier.makeTimeOrdered(Identifier.member, milliseconds: now), user: caller.user,
                                 joinedAt: now)
         member.address = caller.client.address
-        try step.store.addMember(id: member.id, roomID: cid, userID: caller.user.id, joinedAt: now)
-        let event = try appendMemberJoined(member, to: room, at: now, &step)
+        try context.store.addMember(id: member.id, roomID: cid, userID: caller.user.id, joinedAt: now)
+        let event = try context.appendMemberJoined(member, at: now)
         if room.emptySince != nil { try step.store.setRoomEmpty(id: cid, since: nil) }
-        admit(member, to: room)
+        if let timer = room.admit(member) { clock.cancel(timer) }
         try assignInitialRole(caller.user, in: room, &step)
         try attach(caller.client, to: room, member: member.id, &step)
-        step.batch.reply(to: caller, .conversationJoin, encodedBody: joinReply(room, memberID: member.id))
-        broadcast(event, in: room, &step)
+        step.batch.reply(to: caller, .conversationJoin, encodedBody: room.joinReply(memberID: member.id))
+        step.batch.broadcast(event, in: room)
         step.batch.notices.append(.memberJoined(room: room.summary, member: member.summary, eventID: event.id))
-    }
-
-    /// The join reply's body, its O(n) member list spliced from each member's cached bytes.
-    private func joinReply(_ room: LiveRoom, memberID: String) -> [UInt8] {
-        assertOnRoomsThread()
-        let members = room.encodedMemberList()
-        var reply = JSONObjectWriter(reservingCapacity: members.count + 256)
-        reply.field("member_id", string: memberID)
-        reply.field("cid", string: room.id)
-        reply.field("members", encoded: members)
-        reply.field("last_event_id", integer: room.lastEventID)
-        reply.field("mode", string: room.mode.rawValue)
-        reply.field("locked", .bool(room.locked))
-        reply.field("role", string: room.member(memberID).map { room.role(of: $0.user.id) }?.rawValue ?? MemberRole.speaker.rawValue)
-        return reply.finish()
     }
 
     func leave(_ cid: String, for caller: Caller, _ step: inout Step) throws {
         assertOnRoomsThread()
         let room = try openRoom(cid, &step)
         guard let member = room.member(forUser: caller.user.id) else { throw RoomError.notJoined(cid) }
-        step.batch.touchedRooms.insert(cid)
+        step.context(of: room)
         step.batch.reply(to: caller, .conversationLeave, body: .object([:]))
         try end(member, in: room, reason: .left, &step)
     }
@@ -72,26 +62,17 @@ extension RoomsService {
         assertOnRoomsThread()
         let now = clock.now()
         try step.store.endMembership(memberID: member.id, reason: reason, at: now)
-        let event = try appendMemberLeft(member, reason: reason, to: room, at: now, &step)
+        let event = try step.context(of: room).appendMemberLeft(member, reason: reason, at: now)
         let becameEmpty = room.memberCount == 1
         if becameEmpty { try step.store.setRoomEmpty(id: room.id, since: now) }
 
-        broadcast(event, in: room, &step)
+        step.batch.broadcast(event, in: room)
         step.batch.notices.append(.memberLeft(room: room.summary, member: member.summary, reason: reason, eventID: event.id))
         // A member who leaves leaves the queue of hands (member:left says so); a room without moderators gets one.
         if dismiss(member, from: room, at: now) {
             try step.store.setHand(roomID: room.id, userID: member.user.id, raisedAt: nil)
         }
         if reason != .roomClosed { try promoteSuccessorIfNeeded(after: member, in: room, &step) }
-    }
-
-    /// What a join changes in the live room, here or (caught up from its member:joined) on another node.
-    func admit(_ member: LiveMember, to room: LiveRoom) {
-        assertOnRoomsThread()
-        room.lastJoinedAt = max(room.lastJoinedAt, member.joinedAt)
-        room.add(member)
-        room.emptySince = nil
-        if let timer = room.ttlTimer { clock.cancel(timer); room.ttlTimer = nil }
     }
 
     /// What an ended membership changes in the live room, here or (caught up from its member:left) on another node:
@@ -101,13 +82,9 @@ extension RoomsService {
     func dismiss(_ member: LiveMember, from room: LiveRoom, at now: Int64) -> Bool {
         assertOnRoomsThread()
         if let timer = member.dropTimer { clock.cancel(timer) }
-        room.remove(member.id)
-        for clientID in room.detachAll(user: member.user.id) { state.clients[clientID]?.rooms.remove(room.id) }
-        let handWasUp = room.setHand(raisedAt: nil, of: member.user.id) != nil
-        if room.memberCount == 0 {
-            room.emptySince = now
-            scheduleExpiry(of: room)
-        }
+        let (detached, handWasUp) = room.dismiss(member, at: now)
+        for clientID in detached { state.clients[clientID]?.rooms.remove(room.id) }
+        if room.memberCount == 0 { scheduleExpiry(of: room) }
         return handWasUp
     }
 

@@ -33,7 +33,7 @@ extension RoomsService {
         for roomID in clientState.rooms {
             guard let room = state.rooms[roomID], let member = room.member(forUser: client.user.id) else { continue }
             if room.detach(client.id, user: client.user.id) { continue }
-            step.batch.touchedRooms.insert(roomID)
+            step.context(of: room)
             try lastConnectionDetached(member, in: room, at: now, &step)
         }
     }
@@ -64,8 +64,7 @@ extension RoomsService {
         guard let room = state.rooms[roomID], var member = room.member(memberID), member.disconnectedAt != nil,
               room.connections(of: member.user.id).isEmpty, try clusterAllowsDrop(memberID, &step) else { return }
         member.dropTimer = nil
-        step.batch.touchedRooms.insert(roomID)
-        try end(member, in: room, reason: .dropped, &step)
+        try end(member, in: step.context(of: room).room, reason: .dropped, &step)
     }
 
     /// At start: load open rooms, give every JOINED member a fresh grace period, and arm room expiry.
@@ -80,15 +79,9 @@ extension RoomsService {
             return (recovered, Array(zip(rooms, stages)), try transaction.latestRoomCreatedAt())
         }
         for (stored, stage) in openRooms {
-            let record = stored.record
-            let room = LiveRoom(record: record, emptySince: stored.emptySince ?? (record.memberCount == 0 ? record.createdAt : nil))
-            room.createdFrom = stored.createdFrom
-            room.lastJoinedAt = stored.lastJoinedAt
-            room.load(stage)
-            for member in stored.members {
-                room.add(LiveMember(id: member.memberID, user: member.user, joinedAt: member.joinedAt,
-                                    audioEnabled: member.audioEnabled, audioMuted: member.audioMuted, disconnectedAt: now))
-            }
+            // Every member away since this start (the previous run's connections are gone).
+            let room = LiveRoom(stored: stored, stage: stage, emptySince: LiveRoom.emptySinceAtStart(stored), createdFrom: stored.createdFrom,
+                                replacing: nil) { record, _ in LiveMember(record, disconnectedAt: now) }
             state.rooms[room.id] = room
         }
         state.lastRoomCreatedAt = latestCreatedAt

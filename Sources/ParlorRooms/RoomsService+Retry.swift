@@ -60,7 +60,7 @@ extension RoomsService {
         for roomID in settlement.roomIDs {
             guard let room = state.rooms[roomID], let member = room.member(forUser: settlement.userID),
                   room.connections(of: settlement.userID).isEmpty else { continue }
-            step.batch.touchedRooms.insert(roomID)
+            step.context(of: room)
             if cluster != nil {
                 // This node's attachment goes too; another node may still have the member attached (then it stays).
                 // A drop already due comes from the timer, in the next batch, by the node holding the member.

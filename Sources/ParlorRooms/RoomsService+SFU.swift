@@ -167,7 +167,7 @@ extension RoomsService {
         case .speaking(let roomID, let memberID, let on):
             guard let room = state.rooms[roomID], let member = room.member(memberID) else { return }
             if let message = try applyMedia(.speaking(on), to: member, in: room, &step) {
-                broadcast(message, in: room, &step)
+                step.batch.broadcast(message, in: room)
                 try announceSpeaking(memberID, on: on, in: roomID, &step)
             }
         case .ended(let id, let roomID):

@@ -64,7 +64,7 @@ extension RoomsService {
                 continue
             }
             if member.disconnectedAt != nil { try markPresent(member.id, in: room, &step) }
-            step.batch.touchedRooms.insert(cid)
+            step.context(of: room)
             try attach(caller.client, to: room, member: member.id, &step)
             resumed.append(["cid": .string(cid), "member_id": .string(member.id), "last_event_id": JSONValue(room.lastEventID)])
             if lastEventID < room.lastEventID { replays.append(ReplayCursor(roomID: cid, after: lastEventID, upTo: room.lastEventID)) }

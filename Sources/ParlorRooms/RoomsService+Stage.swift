@@ -15,8 +15,7 @@ extension RoomsService {
         if action.needsModerator, room.role(of: member.user.id) != .moderator {
             throw RoomError(.memberNotAllowed, "only a moderator of room \(cid) may do that")
         }
-        step.batch.touchedRooms.insert(cid)
-        let body = try act(action, in: room, by: member, from: caller.client.address, &step)
+        let body = try act(action, in: step.context(of: room).room, by: member, from: caller.client.address, &step)
         step.batch.reply(to: caller, action.requestType, body: body)
     }
 
@@ -27,8 +26,7 @@ extension RoomsService {
         if case .user(let user) = requester, user == nil || user?.id != room.createdBy {
             throw RoomError(.roomForbidden, "only the room's creator or an admin can moderate it over HTTP")
         }
-        step.batch.touchedRooms.insert(roomID)
-        return try act(action, in: room, by: nil, from: nil, &step)
+        return try act(action, in: step.context(of: room).room, by: nil, from: nil, &step)
     }
 
     /// Applies `action` by `actor` (nil: not a member) from client address `address` and returns the reply's body;
@@ -38,19 +36,19 @@ extension RoomsService {
         switch action {
         case .raiseHand:
             guard let actor else { throw RoomError(.requestInvalidField, "only a member raises its own hand") }
-            try setHand(of: actor, raised: true, by: actor, in: room, &step)
+            try step.setHand(of: actor, raised: true, by: actor, in: room, at: clock.now())
         case .lowerHand(let memberID):
-            let target = try memberID.map { try joinedMember($0, in: room) } ?? actor
+            let target = try memberID.map { try room.joinedMember($0) } ?? actor
             guard let target else { throw RoomError(.requestMissingField, "member_id is required") }
-            try setHand(of: target, raised: false, by: actor, in: room, &step)
+            try step.setHand(of: target, raised: false, by: actor, in: room, at: clock.now())
         case .setRole(let memberID, let role):
-            try setRole(of: try joinedMember(memberID, in: room), to: role, by: actor, in: room, &step)
+            try setRole(of: try room.joinedMember(memberID), to: role, by: actor, in: room, &step)
         case .ban(let userID, let seconds):
             return try ban(userID, seconds: seconds, by: actor, in: room, &step)
         case .muteAll:
             return ["muted": JSONValue(try muteAll(in: room, by: actor, &step))]
         case .lock(let locked):
-            try setLocked(locked, by: actor, in: room, &step)
+            try step.setLocked(locked, by: actor, in: room, at: clock.now())
         case .message(let text):
             guard let actor else { throw RoomError(.requestInvalidField, "only a member sends chat messages") }
             return ["id": JSONValue(try sendMessage(text, from: actor, address: address, in: room, &step))]
@@ -61,53 +59,13 @@ extension RoomsService {
         return .object([:])
     }
 
-    private func joinedMember(_ memberID: String, in room: LiveRoom) throws -> LiveMember {
-        guard let member = room.member(memberID) else {
-            throw RoomError(.memberNotFound, "\(memberID) is not a joined member of room \(room.id)")
-        }
-        return member
-    }
-
     /// The role a user gets the first time it joins (then kept for the room's life), stored. An open room's
     /// speakers need no row (a user without one is a speaker), which keeps a join one statement shorter.
     func assignInitialRole(_ user: User, in room: LiveRoom, _ step: inout Step) throws {
         assertOnRoomsThread()
-        guard let (role, stored) = initialRole(of: user, in: room) else { return }
+        guard let (role, stored) = room.initialRole(of: user) else { return }
         if stored { try step.store.setRole(roomID: room.id, userID: user.id, role) }
         room.setRole(role, of: user.id)
-    }
-
-    /// The role a joining user gets (nil: it has one already) and whether it is stored: a node catching up a
-    /// member:joined sets it only when stored, as reading the room back would.
-    func initialRole(of user: User, in room: LiveRoom) -> (role: MemberRole, stored: Bool)? {
-        guard room.roles[user.id] == nil else { return nil }
-        let role = StageRules.initialRole(mode: room.mode, isCreator: user.id == room.createdBy,
-                                          roomHasCreator: room.createdBy != nil, roomHasRoles: !room.roles.isEmpty)
-        return (role, room.mode == .stage || role != .speaker)
-    }
-
-    /// Whether the user has been in the room before (its role is kept, so a lock or an address ban lets it back in).
-    private func isKnown(_ userID: String, in room: LiveRoom, _ step: inout Step) throws -> Bool {
-        assertOnRoomsThread()
-        if room.roles[userID] != nil { return true }
-        return try step.store.hasMembership(userID: userID, roomID: room.id)
-    }
-
-    func setHand(of member: LiveMember, raised: Bool, by actor: LiveMember?, in room: LiveRoom, _ step: inout Step) throws {
-        assertOnRoomsThread()
-        let userID = member.user.id
-        guard raised != (room.hands[userID] != nil) else { return }
-        let now = clock.now()
-        var raisedAt: Int64?
-        if raised {
-            raisedAt = max(now, room.lastHandRaisedAt + 1)
-            room.lastHandRaisedAt = raisedAt ?? now
-        }
-        try step.store.setHand(roomID: room.id, userID: userID, raisedAt: raisedAt)
-        room.setHand(raisedAt: raisedAt, of: userID)
-        // Raised: the event's time is the hand's (as a join's is the member's), so a node catching it up knows it.
-        try appendAndBroadcast(EventType.memberHand, about: member, in: room, body: ["raised": .bool(raised), "by": by(actor)],
-                               at: raisedAt ?? now, &step)
     }
 
     func setRole(of member: LiveMember, to role: MemberRole, by actor: LiveMember?, in room: LiveRoom, _ step: inout Step) throws {
@@ -119,15 +77,15 @@ extension RoomsService {
             throw RoomError(.mediaTooManySenders,
                             "room \(room.id) already has \(configuration.maxAudioSenders) speakers; demote one first")
         }
-        if role.maySpeak, room.hands[userID] != nil { try setHand(of: member, raised: false, by: actor, in: room, &step) }
+        if role.maySpeak, room.hands[userID] != nil { try step.setHand(of: member, raised: false, by: actor, in: room, at: clock.now()) }
         try step.store.setRole(roomID: room.id, userID: userID, role)
         room.setRole(role, of: userID)
-        try appendAndBroadcast(EventType.memberRole, about: member, in: room, body: ["role": .string(role.rawValue), "by": by(actor)],
-                               at: clock.now(), &step)
+        try step.appendAndBroadcast(EventType.memberRole, about: member, in: room, body: ["role": .string(role.rawValue), "by": actor.idOrNull],
+                                    at: clock.now())
         // Demoted: its audio stops at once, so the other clients stop playing it (the forwarding unit will enforce it).
         if !role.maySpeak, let current = room.member(member.id), current.audioEnabled,
            let message = try applyMedia(.disable, to: current, in: room, &step) {
-            broadcast(message, in: room, &step)
+            step.batch.broadcast(message, in: room)
         }
     }
 
@@ -144,23 +102,12 @@ extension RoomsService {
         assertOnRoomsThread()
         var muted = 0
         for member in room.sortedMembers where member.id != actor?.id && member.audioEnabled && !member.audioMuted {
-            if let message = try applyMedia(.mute(true), to: member, in: room, by: by(actor), &step) {
-                broadcast(message, in: room, &step)
+            if let message = try applyMedia(.mute(true), to: member, in: room, by: actor.idOrNull, &step) {
+                step.batch.broadcast(message, in: room)
                 muted += 1
             }
         }
         return muted
-    }
-
-    private func setLocked(_ locked: Bool, by actor: LiveMember?, in room: LiveRoom, _ step: inout Step) throws {
-        assertOnRoomsThread()
-        guard room.locked != locked else { return }
-        try step.store.setLocked(roomID: room.id, locked)
-        room.locked = locked
-        let event = try appendEvent(to: room, type: EventType.roomLocked.rawValue, from: actor?.id,
-                                    body: ["locked": .bool(locked), "by": by(actor)], at: clock.now(), &step)
-        broadcast(event, in: room, &step)
-        step.batch.notices.append(.roomEvent(room: room.summary, event: event))
     }
 
     /// Bans a user (and, for users the room has not seen, the client addresses it had lately) and ends its membership.
@@ -171,7 +118,7 @@ extension RoomsService {
         }
         guard userID != actor?.user.id else { throw RoomError(.requestInvalidField, "user_id must not be your own") }
         let member = room.member(forUser: userID)
-        guard try member != nil || isKnown(userID, in: room, &step) else {
+        guard try member != nil || step.context(of: room).isKnown(userID) else {
             throw RoomError(.memberNotFound, "user \(userID) has never been a member of room \(room.id)")
         }
         let now = clock.now()
@@ -185,35 +132,4 @@ extension RoomsService {
         if let member { try end(member, in: room, reason: .kicked, &step) }
         return ["until": .string(Timestamp.iso8601(milliseconds: until))]
     }
-
-    /// The join refusal a ban or the lock gives this caller, if any.
-    func checkAdmission(_ caller: Caller, to room: LiveRoom, _ step: inout Step) throws {
-        assertOnRoomsThread()
-        guard room.locked || !room.bans.isEmpty else { return }  // the common case costs nothing
-        let known = try isKnown(caller.user.id, in: room, &step)
-        let now = clock.now()
-        if let ban = StageRules.refusingBan(userID: caller.user.id, address: caller.client.address, knownToRoom: known,
-                                            bans: room.bans.values, at: now) {
-            throw RoomError(.roomBanned, "you are banned from room \(room.id) until \(Timestamp.iso8601(milliseconds: ban.until))")
-        }
-        room.bans = room.bans.filter { $0.value.until > now }
-        if room.locked, !known, caller.user.id != room.createdBy {
-            throw RoomError(.roomLocked, "room \(room.id) is locked: it takes no new members")
-        }
-    }
-
-    /// Stores an event about `member` (its `member_id` and `user` plus `body`), sends it to the room and the webhooks.
-    @discardableResult
-    func appendAndBroadcast(_ type: EventType, about member: LiveMember, in room: LiveRoom, body: JSONObject, at now: Int64,
-                            _ step: inout Step) throws -> EventRecord {
-        assertOnRoomsThread()
-        var object: JSONObject = ["member_id": .string(member.id), "user": member.user.json]
-        for (key, value) in body.pairs { object[key] = value }
-        let event = try appendEvent(to: room, type: type.rawValue, from: member.id, body: .object(object), at: now, &step)
-        broadcast(event, in: room, &step)
-        step.batch.notices.append(.roomEvent(room: room.summary, event: event))
-        return event
-    }
-
-    private func by(_ actor: LiveMember?) -> JSONValue { actor.map { .string($0.id) } ?? .null }
 }

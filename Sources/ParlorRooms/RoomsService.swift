@@ -30,7 +30,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
     private let inbox = Locked(Inbox())
     private let shuttingDown = Atomic<Bool>(false)
     private let changeCounter = Atomic<UInt64>(0)
-    /// Users with a session or a membership, for POST /auth (RoomsService+LiveUsers.swift).
+    /// Users with a session or a membership, for POST /auth (LiveUsers.swift).
     public let liveUsers = LiveUsers()
     /// Rooms, members, deliveries and latencies for /metrics; also where the app layer counts what it refuses.
     public let metrics: ServerMetrics
@@ -257,7 +257,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
             committed = false
             // The commit failed: nothing of this batch happened. Tell everyone waiting, and re-read the rooms it touched.
             logger.error("rooms batch failed to commit", ["error": "\(error)", "commands": String(commands.count)])
-            batch.roomsToReload.formUnion(batch.touchedRooms)
+            batch.roomsToReload.formUnion(batch.changed.rooms)
             batch.failAll(commands, with: roomError(for: error))
             // Those that ran, the one that ended the transaction, and those that never ran.
             retries += retriesIfTheBatchFails + [inProgress].compactMap { $0 }
@@ -274,7 +274,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
     /// (RoomError); throws if that failure also ended the transaction (SQLite does on some storage errors).
     private func apply(_ command: Command, in transaction: any RoomTransaction, batch: inout Batch) throws -> Bool {
         assertOnRoomsThread()
-        var step = Step(store: transaction, batch: Batch())
+        var step = Step(store: transaction, batch: Batch(), maxRoomEvents: configuration.maxRoomEvents)
         do {
             if cluster != nil { try prepare(forCluster: command, in: transaction, batch: &batch) }
             // A cluster signal is handled whole by prepare(forCluster:): no savepoint (two round trips) around nothing.
@@ -284,7 +284,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
             batch.fail(command, with: error)
         } catch {
             logger.error("rooms command failed", ["error": "\(error)"])
-            batch.roomsToReload.formUnion(step.batch.touchedRooms)
+            batch.roomsToReload.formUnion(step.batch.changed.rooms)
             if !transaction.isActive { throw error }
             batch.fail(command, with: roomError(for: error))
             return false

@@ -135,7 +135,9 @@ struct ClientState {
 /// collecting what it sends once everything has committed.
 struct Step {
     let store: any RoomTransaction
-    var batch: RoomsService.Batch
+    var batch: Batch
+    /// `--max-room-events`: the history a room keeps, which each appended event prunes to (RoomContext.swift).
+    let maxRoomEvents: Int
 }
 
 /// Who sent a request and how its reply is addressed.
