@@ -1,22 +1,6 @@
 import ParlorLoop
 
-extension MediaServer {
-    /// Starts the receive loop's tick and report when the first session opens. They stop once no session is left,
-    /// so a server without media sessions never wakes for them (it did ten times a second).
-    func startTimersIfStopped() {
-        loop.assertInLoop()
-        if tickTimer == nil { armTick() }
-        if reportTimer == nil { armReport() }
-    }
-
-    private func armTick() {
-        tickTimer = loop.schedule(after: configuration.tickInterval) { [weak self] in self?.tick() }
-    }
-
-    private func armReport() {
-        reportTimer = loop.schedule(after: configuration.reportInterval) { [weak self] in self?.report() }
-    }
-
+extension MediaServer: MediaTimers {
     /// Every `tickInterval`: our consent checks and their retransmissions, and consent that expired (RFC 7675: the
     /// session's worker stops sending to it, and ends it after `addressGracePeriod`).
     func tick() {

@@ -107,10 +107,7 @@ public final class MediaServer: @unchecked Sendable {  // mutable state is touch
     /// Closes every session and the port, and stops the loops. Call once.
     public func stop() {
         loop.submitAndWait { [self] in
-            if let tickTimer { loop.cancelTimer(tickTimer) }
-            if let reportTimer { loop.cancelTimer(reportTimer) }
-            tickTimer = nil
-            reportTimer = nil
+            cancelTimers()
             socket.send(&queue)
             socket.close()
             events = nil

@@ -1,23 +1,7 @@
 import ParlorLoop
 import ParlorSRTP
 
-extension MediaWorker {
-    /// Starts the tick and the report when the worker's first session opens. They stop once it has none, so an idle
-    /// worker never wakes for them.
-    func startTimersIfStopped() {
-        loop.assertInLoop()
-        if tickTimer == nil { armTick() }
-        if reportTimer == nil { armReport() }
-    }
-
-    private func armTick() {
-        tickTimer = loop.schedule(after: configuration.tickInterval) { [weak self] in self?.tick() }
-    }
-
-    private func armReport() {
-        reportTimer = loop.schedule(after: configuration.reportInterval) { [weak self] in self?.report() }
-    }
-
+extension MediaWorker: MediaTimers {
     /// Every `tickInterval`: DTLS retransmissions, speaking that ended (also when packets stopped coming), and
     /// sessions without an address for `addressGracePeriod` (or that never completed ICE in `setupTimeout`) ended.
     func tick() {

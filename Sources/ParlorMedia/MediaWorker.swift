@@ -191,10 +191,7 @@ final class MediaWorker: @unchecked Sendable {  // mutable state is touched only
     func stop() {
         loop.assertInLoop()
         for key in Array(sessions.keys) { close(key: key, notify: false) }
-        if let tickTimer { loop.cancelTimer(tickTimer) }
-        if let reportTimer { loop.cancelTimer(reportTimer) }
-        tickTimer = nil
-        reportTimer = nil
+        cancelTimers()
         socket.send(&queue)
         if index > 0 { socket.close() }
         events = nil
