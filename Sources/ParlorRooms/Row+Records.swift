@@ -38,7 +38,7 @@ extension Row {
                    lastJoinedAt: lastJoinedAt, members: members)
     }
 
-    /// A users row (`SQLUserStoreTransaction.userColumns`): the display name, or the handle when it has none.
+    /// A users row (`SQLUserTransaction.userColumns`): the display name, or the handle when it has none.
     public var userStatus: UserDirectory.UserStatus {
         let handle = string("name") ?? ""
         return UserDirectory.UserStatus(user: User(id: string("id") ?? "", name: string("display_name") ?? handle),
