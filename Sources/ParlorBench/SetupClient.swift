@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import ParlorCodec
+import ParlorLoop
 
 /// A blocking HTTP/1.1 keep-alive client for the setup requests (POST /auth, POST /rooms); the measured traffic
 /// goes through the workers' event loops instead.
@@ -47,22 +48,7 @@ final class SetupClient {
 
     /// A blocking connected socket: connect gives up after 5 s, a read after 10 s.
     private static func connect(host: String, port: Int) -> Int32? {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { return nil }
-        var connectTimeout = timeval(tv_sec: 5, tv_usec: 0)  // SO_SNDTIMEO bounds connect(2) as well
-        var readTimeout = timeval(tv_sec: 10, tv_usec: 0)
-        var one: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &connectTimeout, socklen_t(MemoryLayout<timeval>.size))
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &readTimeout, socklen_t(MemoryLayout<timeval>.size))
-        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(truncatingIfNeeded: port)).bigEndian
-        let connected = inet_pton(AF_INET, host, &address.sin_addr) == 1 && withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
-        if !connected { close(fd) }
-        return connected ? fd : nil
+        try? SocketAddress(host: host, port: port)?.connectBlocking(sendTimeout: .seconds(5), receiveTimeout: .seconds(10))
     }
 
     /// Writes all of `bytes` or returns false.

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import ParlorLoop
 
 /// A blocking TCP connection to 127.0.0.1 for the unmeasured setup (HTTP requests, the WebSocket upgrade and the
 /// signalling requests); reads give up after 30 s, so a stuck server ends the run instead of hanging it.
@@ -9,24 +10,10 @@ final class BlockingSocket {
     var buffer: [UInt8] = []
 
     init(port: Int) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw BenchError("socket: errno \(errno)") }
-        var timeout = timeval(tv_sec: 30, tv_usec: 0)
-        var one: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(truncatingIfNeeded: port)).bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
-        guard connected else {
-            let code = errno
-            Glibc.close(fd)
-            throw BenchError("connect to 127.0.0.1:\(port): errno \(code)")
+        do {
+            fd = try SocketAddress(host: "127.0.0.1", port: port)!.connectBlocking(sendTimeout: .seconds(30), receiveTimeout: .seconds(30))
+        } catch {
+            throw BenchError("\(error)")
         }
     }
 
