@@ -61,13 +61,7 @@ extension MediaWorker {
     /// subscribers whose slots carry it and handed once to each other worker with such subscribers, if its member
     /// may send; dropped otherwise (mutes and stage roles are enforced here, where the packet enters).
     private func handleRTP(_ datagram: [UInt8], from session: MediaSession, now: UInt64) {
-        guard let inbound = session.inbound else { return drop() }
-        var packet = datagram
-        do {
-            try inbound.unprotectRTP(&packet)
-        } catch {
-            return drop()
-        }
+        guard let packet = unprotected(datagram, from: session, rtcp: false) else { return drop() }
         decrypted += 1
         guard let header = try? RTPHeader(parsing: packet) else { return drop() }
         session.packetsReceived += 1
@@ -110,16 +104,23 @@ extension MediaWorker {
 
     /// SRTCP is terminated here: a sender's SR feeds our receiver reports to it; nothing is forwarded.
     private func handleRTCP(_ datagram: [UInt8], from session: MediaSession, now: UInt64) {
-        guard let inbound = session.inbound else { return drop() }
-        var packet = datagram
-        do {
-            try inbound.unprotectRTCP(&packet)
-        } catch {
-            return drop()
-        }
+        guard let packet = unprotected(datagram, from: session, rtcp: true) else { return drop() }
         guard let packets = try? RTCPPacket.parseCompound(packet) else { return drop() }
         for case .senderReport(let report) in packets where report.ssrc == session.reception?.ssrc {
             session.reception?.record(report, arrival: now)
         }
+    }
+
+    /// `datagram` authenticated and decrypted by the session's inbound SRTP (as SRTCP with `rtcp`); nil when it has
+    /// none yet or the packet fails: the caller drops it.
+    private func unprotected(_ datagram: [UInt8], from session: MediaSession, rtcp: Bool) -> [UInt8]? {
+        guard let inbound = session.inbound else { return nil }
+        var packet = datagram
+        do {
+            if rtcp { try inbound.unprotectRTCP(&packet) } else { try inbound.unprotectRTP(&packet) }
+        } catch {
+            return nil
+        }
+        return packet
     }
 }
