@@ -1,5 +1,12 @@
 /// Where the parts of an RTP or RTCP packet lie, read from a caller's bytes without copying them.
 enum RTPPacketLayout {
+    /// The packet in `buffer[0..<length]`, as bytes; throws when `length` is not within the buffer.
+    @inline(__always)
+    static func bytes(of buffer: UnsafeMutableRawBufferPointer, length: Int) throws(SRTPError) -> UnsafeMutablePointer<UInt8> {
+        guard let base = buffer.baseAddress, length >= 0, length <= buffer.count else { throw .tooShort(length: length) }
+        return base.assumingMemoryBound(to: UInt8.self)
+    }
+
     /// The RTP header's length: fixed 12 bytes, the CSRCs, and the header extension (RFC 3550 §5.1, §5.3.1), all
     /// of which SRTP authenticates but does not encrypt. Throws when `length` bytes cannot hold it.
     @inline(__always)

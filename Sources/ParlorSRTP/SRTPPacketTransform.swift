@@ -4,11 +4,6 @@ enum SRTPPacketTransform: ~Copyable {
     case counterMode(CounterModeTransform)
     case gcm(GCMTransform)
 
-    init(profile: SRTPProtectionProfile, keyingMaterial: [UInt8], encrypt: Bool) throws(SRTPError) {
-        try self.init(profile: profile, sessionKeys: try SRTPKeyDerivation.sessionKeys(profile: profile, keyingMaterial: keyingMaterial),
-                      encrypt: encrypt)
-    }
-
     init(profile: SRTPProtectionProfile, sessionKeys keys: SRTPSessionKeys, encrypt: Bool) throws(SRTPError) {
         switch profile {
         case .aes128CMHMACSHA1_80: self = .counterMode(try CounterModeTransform(keys: keys))

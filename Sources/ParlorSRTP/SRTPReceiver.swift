@@ -3,28 +3,13 @@
 /// index (RFC 3711 Appendix A) and keeps 128-packet replay windows for RTP and RTCP. Nothing of a refused packet
 /// is kept: a new SSRC, a rollover or a window move only follow an authenticated packet. Not thread-safe: it
 /// belongs to its session's thread.
-public final class SRTPReceiver {
-    public let profile: SRTPProtectionProfile
-    private let transform: SRTPPacketTransform
-    private var streams = SRTPStreamTable()
-
-    /// `keyingMaterial`: the peer's master key then master salt, `profile.keyingMaterialLength` bytes.
-    public init(profile: SRTPProtectionProfile, keyingMaterial: [UInt8]) throws(SRTPError) {
-        self.profile = profile
-        transform = try SRTPPacketTransform(profile: profile, keyingMaterial: keyingMaterial, encrypt: false)
-    }
-
-    /// Keyed with session keys directly, skipping the key derivation: RFC 7714's vectors give session keys.
-    init(profile: SRTPProtectionProfile, sessionKeys: SRTPSessionKeys) throws(SRTPError) {
-        self.profile = profile
-        transform = try SRTPPacketTransform(profile: profile, sessionKeys: sessionKeys, encrypt: false)
-    }
+public final class SRTPReceiver: SRTPContext {
+    override class var protects: Bool { false }
 
     /// Checks and decrypts the SRTP packet in `buffer[0..<length]` in place. Returns the RTP packet's length (the
     /// tag removed). On an error the bytes may have been changed (GCM decrypts before its tag is checked): drop them.
     public func unprotectRTP(_ buffer: UnsafeMutableRawBufferPointer, length: Int) throws(SRTPError) -> Int {
-        guard let base = buffer.baseAddress, length >= 0, length <= buffer.count else { throw .tooShort(length: length) }
-        let packet = base.assumingMemoryBound(to: UInt8.self)
+        let packet = try RTPPacketLayout.bytes(of: buffer, length: length)
         let tagLength = profile.tagLength
         guard length >= 12 + tagLength else { throw .tooShort(length: length) }
         let headerLength = try RTPPacketLayout.rtpHeaderLength(packet, length: length - tagLength)
@@ -52,8 +37,7 @@ public final class SRTPReceiver {
     /// Checks and decrypts the SRTCP packet in `buffer[0..<length]` in place: reads the E-flag and 31-bit index,
     /// refuses a replayed or too old index, checks the tag, decrypts when E is set. Returns the RTCP packet's length.
     public func unprotectRTCP(_ buffer: UnsafeMutableRawBufferPointer, length: Int) throws(SRTPError) -> Int {
-        guard let base = buffer.baseAddress, length >= 0, length <= buffer.count else { throw .tooShort(length: length) }
-        let packet = base.assumingMemoryBound(to: UInt8.self)
+        let packet = try RTPPacketLayout.bytes(of: buffer, length: length)
         guard length >= RTPPacketLayout.rtcpClearLength + 4 + profile.tagLength else { throw .tooShort(length: length) }
         try RTPPacketLayout.checkRTCPHeader(packet, length: length)
         let ssrc = RTPPacketLayout.readUInt32(packet, at: 4)
@@ -83,11 +67,5 @@ public final class SRTPReceiver {
     /// Keeps a new SSRC's stream, once its first packet authenticated.
     private func addStream(_ stream: SRTPStream) throws(SRTPError) {
         try streams.add(stream)
-    }
-
-    /// The rollover counter of `ssrc`'s RTP stream (0 before its first authenticated packet).
-    public func rolloverCounter(ssrc: UInt32) -> UInt32 {
-        guard let position = streams.position(of: ssrc) else { return 0 }
-        return streams[position].rtpIndex?.rolloverCounter ?? 0
     }
 }

@@ -2,28 +2,13 @@
 /// we send with, it protects RTP and SRTCP packets in place. Keeps per SSRC the rollover counter, the indices it
 /// already used (protecting one twice would reuse keystream, so that is refused as a replay, as libsrtp does) and
 /// the next SRTCP index. Not thread-safe: it belongs to its session's thread.
-public final class SRTPSender {
-    public let profile: SRTPProtectionProfile
-    private let transform: SRTPPacketTransform
-    private var streams = SRTPStreamTable()
-
-    /// `keyingMaterial`: the master key then the master salt, `profile.keyingMaterialLength` bytes.
-    public init(profile: SRTPProtectionProfile, keyingMaterial: [UInt8]) throws(SRTPError) {
-        self.profile = profile
-        transform = try SRTPPacketTransform(profile: profile, keyingMaterial: keyingMaterial, encrypt: true)
-    }
-
-    /// Keyed with session keys directly, skipping the key derivation: RFC 7714's vectors give session keys.
-    init(profile: SRTPProtectionProfile, sessionKeys: SRTPSessionKeys) throws(SRTPError) {
-        self.profile = profile
-        transform = try SRTPPacketTransform(profile: profile, sessionKeys: sessionKeys, encrypt: true)
-    }
+public final class SRTPSender: SRTPContext {
+    override class var protects: Bool { true }
 
     /// Protects the RTP packet in `buffer[0..<length]`, appending the tag; `buffer` needs `profile.rtpOverhead`
     /// bytes beyond `length`. Returns the SRTP packet's length.
     public func protectRTP(_ buffer: UnsafeMutableRawBufferPointer, length: Int) throws(SRTPError) -> Int {
-        guard let base = buffer.baseAddress, length >= 0, length <= buffer.count else { throw .tooShort(length: length) }
-        let packet = base.assumingMemoryBound(to: UInt8.self)
+        let packet = try RTPPacketLayout.bytes(of: buffer, length: length)
         let headerLength = try RTPPacketLayout.rtpHeaderLength(packet, length: length)
         guard buffer.count - length >= profile.rtpOverhead else { throw .noRoomForTag(needed: length + profile.rtpOverhead, capacity: buffer.count) }
         let sequence = RTPPacketLayout.readUInt16(packet, at: 2)
@@ -55,8 +40,7 @@ public final class SRTPSender {
     /// appends the E-flag with the stream's next SRTCP index, and the tag; `buffer` needs `profile.rtcpOverhead`
     /// bytes beyond `length`. Returns the SRTCP packet's length.
     public func protectRTCP(_ buffer: UnsafeMutableRawBufferPointer, length: Int) throws(SRTPError) -> Int {
-        guard let base = buffer.baseAddress, length >= 0, length <= buffer.count else { throw .tooShort(length: length) }
-        let packet = base.assumingMemoryBound(to: UInt8.self)
+        let packet = try RTPPacketLayout.bytes(of: buffer, length: length)
         try RTPPacketLayout.checkRTCPHeader(packet, length: length)
         guard buffer.count - length >= profile.rtcpOverhead else { throw .noRoomForTag(needed: length + profile.rtcpOverhead, capacity: buffer.count) }
         let ssrc = RTPPacketLayout.readUInt32(packet, at: 4)
@@ -85,11 +69,5 @@ public final class SRTPSender {
     func setNextRTCPIndex(_ index: UInt32, ssrc: UInt32) throws(SRTPError) {
         let position = try streams.positionAddingIfNeeded(ssrc)
         streams[position].nextRTCPIndex = index
-    }
-
-    /// The rollover counter of `ssrc`'s RTP stream (0 before its first packet).
-    public func rolloverCounter(ssrc: UInt32) -> UInt32 {
-        guard let position = streams.position(of: ssrc) else { return 0 }
-        return streams[position].rtpIndex?.rolloverCounter ?? 0
     }
 }
