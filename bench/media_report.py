@@ -9,6 +9,11 @@ def fmt(value, pattern="{:.2f}"):
     return "–" if value is None else pattern.format(value)
 
 
+def flat_step(step):
+    """A step's figures in one dict: the generator groups them as delivery, latency and cpu."""
+    return {**step, **step.get("delivery", {}), **step.get("latency", {}), **step.get("cpu", {})}
+
+
 def floor_of(run):
     floor = run.get("floor")
     return None if not floor else floor["udp_microseconds"] + floor["srtp_microseconds"]
@@ -56,6 +61,8 @@ def targets(one):
 
 
 runs = [json.load(open(path)) for path in sys.argv[1:] if os.path.exists(path) and os.path.getsize(path) > 0]
+for run in runs:
+    run["steps"] = [flat_step(s) for s in run["steps"]]
 for run in runs:
     table(run)
 one = next((run for run in runs if run["speakers"] == 1), None)

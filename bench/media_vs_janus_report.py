@@ -8,7 +8,12 @@ import sys
 
 
 def load(path):
-    return json.load(open(path)) if os.path.exists(path) and os.path.getsize(path) > 0 else None
+    """A run, each step's figures in one dict (the generator groups them as delivery, latency and cpu)."""
+    if not os.path.exists(path) or os.path.getsize(path) == 0:
+        return None
+    run = json.load(open(path))
+    run["steps"] = [{**s, **s.get("delivery", {}), **s.get("latency", {}), **s.get("cpu", {})} for s in run["steps"]]
+    return run
 
 
 def fmt(value, pattern="{:.2f}"):

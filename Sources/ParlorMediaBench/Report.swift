@@ -7,10 +7,10 @@ enum Report {
     static func row(_ step: StepResult) -> String {
         String(format: "N=%d S=%d: loss %.3f %% (worst listener %.2f %%, %d over 1 %%), p50 %@ ms p99 %@ ms max %@ ms, "
                + "%.0f pkt/s, media thread %@ core = %@ µs/pkt (server %.2f core, %.2f µs/pkt), generator %.2f, others %.2f cores",
-               step.listeners, step.speakers, step.lossPercent, step.worstListenerLossPercent, step.listenersOver1Percent,
-               ms(step.p50Milliseconds), ms(step.p99Milliseconds), ms(step.maxMilliseconds), step.forwardedPerSecond,
-               step.mediaThreadCores.map { String(format: "%.2f", $0) } ?? "?", step.mediaMicrosecondsPerPacket.map { String(format: "%.2f", $0) } ?? "?",
-               step.serverCores, step.serverMicrosecondsPerPacket, step.generatorCores, step.otherCores)
+               step.listeners, step.speakers, step.delivery.lossPercent, step.delivery.worstListenerLossPercent, step.delivery.listenersOver1Percent,
+               ms(step.latency.p50Milliseconds), ms(step.latency.p99Milliseconds), ms(step.latency.maxMilliseconds), step.forwardedPerSecond,
+               step.cpu.mediaThreadCores.map { String(format: "%.2f", $0) } ?? "?", step.cpu.mediaMicrosecondsPerPacket.map { String(format: "%.2f", $0) } ?? "?",
+               step.cpu.serverCores, step.cpu.serverMicrosecondsPerPacket, step.cpu.generatorCores, step.cpu.otherCores)
     }
 
     static func table(_ run: RunResult) -> String {
@@ -20,12 +20,12 @@ enum Report {
                      "|---|---|---|---|---|---|---|---|---|---|"]
         for step in run.steps {
             var multiple = "–"
-            if let cost = step.mediaMicrosecondsPerPacket, let floor { multiple = String(format: "%.2f×", cost / floor) }
+            if let cost = step.cpu.mediaMicrosecondsPerPacket, let floor { multiple = String(format: "%.2f×", cost / floor) }
             lines.append(String(format: "| %d | %.0f | %.3f %% | %.2f %% | %@ / %@ / %@ | %@ core | %@ | %@ | %.2f | %.2f |", step.listeners,
-                                step.forwardedPerSecond, step.lossPercent, step.worstListenerLossPercent, ms(step.p50Milliseconds),
-                                ms(step.p99Milliseconds), ms(step.maxMilliseconds),
-                                step.mediaThreadCores.map { String(format: "%.2f", $0) } ?? "?",
-                                step.mediaMicrosecondsPerPacket.map { String(format: "%.2f", $0) } ?? "?", multiple, step.generatorCores, step.otherCores))
+                                step.forwardedPerSecond, step.delivery.lossPercent, step.delivery.worstListenerLossPercent, ms(step.latency.p50Milliseconds),
+                                ms(step.latency.p99Milliseconds), ms(step.latency.maxMilliseconds),
+                                step.cpu.mediaThreadCores.map { String(format: "%.2f", $0) } ?? "?",
+                                step.cpu.mediaMicrosecondsPerPacket.map { String(format: "%.2f", $0) } ?? "?", multiple, step.cpu.generatorCores, step.cpu.otherCores))
         }
         if let f = run.floor {
             lines.append(String(format: "floor: %.2f µs per %d-byte sendmmsg datagram (%d sent) + %.2f µs per SRTP protect (%@, %d) = %.2f µs",

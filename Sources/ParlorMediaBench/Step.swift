@@ -3,27 +3,42 @@ struct StepResult: Codable {
     var listeners: Int
     var speakers: Int
     var windowSeconds: Double
-    /// Packets each listener should have received in the window (speakers × ticks).
-    var expectedPerListener: Int
-    var delivered: Int
-    var speakerDelivered: Int
-    var lossPercent: Double
-    var worstListenerLossPercent: Double
-    var listenersOver1Percent: Int
-    var p50Milliseconds: Double?
-    var p99Milliseconds: Double?
-    var p999Milliseconds: Double?
-    var maxMilliseconds: Double?
     var forwardedPerSecond: Double
-    /// CPU in the window: the server's media thread and the whole server, as fractions of one core.
-    var mediaThreadCores: Double?
-    var serverCores: Double
-    var mediaMicrosecondsPerPacket: Double?
-    var serverMicrosecondsPerPacket: Double
-    var generatorCores: Double
-    var otherCores: Double
+    var delivery: Delivery
+    var latency: Latency
+    var cpu: CPUShares
     var foreignPackets: Int
     var wsClosedByServer: Int
+
+    /// What reached the listeners in the window, against what the speakers sent them.
+    struct Delivery: Codable {
+        /// Packets each listener should have received in the window (speakers × ticks).
+        var expectedPerListener: Int
+        var delivered: Int
+        var speakerDelivered: Int
+        var lossPercent: Double
+        var worstListenerLossPercent: Double
+        var listenersOver1Percent: Int
+    }
+
+    /// Send-to-arrival latency of the listeners' packets in the window (nil: none arrived).
+    struct Latency: Codable {
+        var p50Milliseconds: Double?
+        var p99Milliseconds: Double?
+        var p999Milliseconds: Double?
+        var maxMilliseconds: Double?
+    }
+
+    /// CPU in the window as fractions of one core (the server's busiest thread, the media thread, and the whole
+    /// server), and per forwarded packet.
+    struct CPUShares: Codable {
+        var mediaThreadCores: Double?
+        var serverCores: Double
+        var mediaMicrosecondsPerPacket: Double?
+        var serverMicrosecondsPerPacket: Double
+        var generatorCores: Double
+        var otherCores: Double
+    }
 }
 
 struct RunResult: Codable {

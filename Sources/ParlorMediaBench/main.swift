@@ -128,20 +128,23 @@ for target in options.listenerSteps {
     let server = after.server - before.server
     let generator = after.generator - before.generator
     let step = StepResult(
-        listeners: target, speakers: options.speakers, windowSeconds: elapsed, expectedPerListener: expected, delivered: delivered,
-        speakerDelivered: speakerSide.received, lossPercent: 100 * (1 - Double(delivered) / Double(expected * target)),
-        worstListenerLossPercent: losses.max() ?? 0, listenersOver1Percent: losses.filter { $0 > 1 }.count,
-        p50Milliseconds: histogram.percentile(0.5), p99Milliseconds: histogram.percentile(0.99), p999Milliseconds: histogram.percentile(0.999),
-        maxMilliseconds: histogram.total > 0 ? Double(histogram.maximum) / 1e6 : nil, forwardedPerSecond: Double(forwarded) / elapsed,
-        mediaThreadCores: media.map { $0 / elapsed }, serverCores: server / elapsed,
-        mediaMicrosecondsPerPacket: media.map { forwarded > 0 ? $0 / Double(forwarded) * 1e6 : 0 },
-        serverMicrosecondsPerPacket: forwarded > 0 ? server / Double(forwarded) * 1e6 : 0, generatorCores: generator / elapsed,
-        otherCores: max(0, (after.machineBusy - before.machineBusy) - server - generator) / elapsed, foreignPackets: foreign,
-        wsClosedByServer: keeper.closedByServer)
+        listeners: target, speakers: options.speakers, windowSeconds: elapsed, forwardedPerSecond: Double(forwarded) / elapsed,
+        delivery: .init(expectedPerListener: expected, delivered: delivered, speakerDelivered: speakerSide.received,
+                        lossPercent: 100 * (1 - Double(delivered) / Double(expected * target)),
+                        worstListenerLossPercent: losses.max() ?? 0, listenersOver1Percent: losses.filter { $0 > 1 }.count),
+        latency: .init(p50Milliseconds: histogram.percentile(0.5), p99Milliseconds: histogram.percentile(0.99),
+                       p999Milliseconds: histogram.percentile(0.999),
+                       maxMilliseconds: histogram.total > 0 ? Double(histogram.maximum) / 1e6 : nil),
+        cpu: .init(mediaThreadCores: media.map { $0 / elapsed }, serverCores: server / elapsed,
+                   mediaMicrosecondsPerPacket: media.map { forwarded > 0 ? $0 / Double(forwarded) * 1e6 : 0 },
+                   serverMicrosecondsPerPacket: forwarded > 0 ? server / Double(forwarded) * 1e6 : 0,
+                   generatorCores: generator / elapsed,
+                   otherCores: max(0, (after.machineBusy - before.machineBusy) - server - generator) / elapsed),
+        foreignPackets: foreign, wsClosedByServer: keeper.closedByServer)
     result.steps.append(step)
     log(Report.row(step))
-    if step.lossPercent > options.stopAboveLoss {
-        result.stoppedEarly = String(format: "loss %.1f %% at %d listeners (above --stop-above-loss)", step.lossPercent, target)
+    if step.delivery.lossPercent > options.stopAboveLoss {
+        result.stoppedEarly = String(format: "loss %.1f %% at %d listeners (above --stop-above-loss)", step.delivery.lossPercent, target)
         log(result.stoppedEarly!)
         break
     }
