@@ -128,7 +128,9 @@ public final class ParlorApplication: Sendable {
             self.media = media
             rooms = try RoomsService(store: roomStore, thread: EventLoop(name: "parlor-rooms"), configuration: roomsConfiguration,
                                      logger: logger, delivery: delivery, observer: webhookParts?.0, metrics: metrics, media: media,
-                                     cluster: storage.clusterLink(for: roomStore, lease: roomsConfiguration.nodeLease, logger: logger))
+                                     cluster: storage.clusterLink(for: roomStore, lease: roomsConfiguration.nodeLease, logger: logger),
+                                     // With several nodes: a user changed on another node is read afresh here (its tokens may be revoked).
+                                     clusterUserChanged: { [users] userID in users.forget(userID: userID) })
         } catch {
             media?.stop()
             group.shutdown()
@@ -136,8 +138,6 @@ public final class ParlorApplication: Sendable {
             throw error
         }
         opened = true
-        // With several nodes: a user changed on another node is read afresh here (its tokens may be revoked).
-        rooms.observeClusterUserChanges { [users] userID in users.forget(userID: userID) }
         let authLimiter = configuration.authRatePerIP > 0
             ? AddressRateLimiter(rate: configuration.authRatePerIP, burst: configuration.authRatePerIP * 3) : nil
         let roomCreationLimiter = configuration.roomCreationsPerMinute > 0

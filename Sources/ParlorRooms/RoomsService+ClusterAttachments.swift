@@ -1,14 +1,12 @@
 import ParlorBasics
 
-/// A member's connections on several nodes (ClusterAttachmentStore.swift): each node records when it attaches one,
-/// and when its last one detaches the member is away only if no other live node has one attached.
+/// Attaching a connection to its membership, and its last one detaching, with several nodes recorded by
+/// `ClusterSync` (ClusterSync+Attachments.swift).
 extension RoomsService {
     /// Attaches the connection to the room as the member's; with several nodes, records that this node has one.
     func attach(_ client: ClientRef, to room: LiveRoom, member memberID: String, _ step: inout Step) throws {
         assertOnRoomsThread()
-        if cluster != nil, let transaction = step.store as? any ClusterAttachmentTransaction {
-            try transaction.recordAttachment(memberID: memberID)
-        }
+        try clusterSync?.recordAttachment(memberID: memberID, step.store)
         attach(client, to: room)
     }
 
@@ -17,8 +15,8 @@ extension RoomsService {
     func lastConnectionDetached(_ member: LiveMember, in room: LiveRoom, at time: Int64, _ step: inout Step) throws {
         assertOnRoomsThread()
         var since = time
-        if cluster != nil, let transaction = step.store as? any ClusterAttachmentTransaction {
-            guard let stored = try transaction.releaseAttachment(memberID: member.id, at: time) else {
+        if let clusterSync {
+            guard let stored = try clusterSync.releaseAttachment(memberID: member.id, at: time, step.store) else {
                 // Present on another node: nothing is due here.
                 if let timer = room.member(member.id)?.dropTimer { clock.cancel(timer) }
                 room.update(member.id) {

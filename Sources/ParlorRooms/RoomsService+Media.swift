@@ -19,7 +19,7 @@ extension RoomsService {
         let message = ProtocolMessage.message(["type": .string(kind.rawValue), "cid": .string(cid), "from": .string(sender.id), "body": .object(body)])
         step.batch.reply(to: caller, kind, body: .object([:]))
         for clientID in room.connections(of: receiver.user.id) { step.batch.outbox.send(message, to: clientID) }
-        if room.connections(of: receiver.user.id).isEmpty { try relayToOtherNode(message, to: receiver, in: room, &step) }
+        if room.connections(of: receiver.user.id).isEmpty { try clusterSync?.relayToOtherNode(message, to: receiver, in: room, step.store) }
     }
 
     /// Audio on/off, mute and speaking requested by the member itself: reply, then the event to the room.

@@ -179,7 +179,7 @@ extension RoomsService {
         do {
             try transaction.withSavepoint {
                 // Caught up, not locked: nothing stored changes here (a lock met mid-batch could deadlock with another node).
-                try sync(roomID, lock: false, transaction, &batch)
+                try clusterSync?.sync(roomID, lock: false, transaction, &batch)
                 let room = try openRoom(roomID, &step)
                 guard let member = room.member(forUser: userID), member.id == memberID else { throw RoomError.notJoined(roomID) }
                 let key = MediaSessionKey(.remote(node: origin, token: token), roomID: roomID)

@@ -62,7 +62,7 @@ extension RoomsService {
     func dropIfStillAway(roomID: String, memberID: String, _ step: inout Step) throws {
         assertOnRoomsThread()
         guard let room = state.rooms[roomID], var member = room.member(memberID), member.disconnectedAt != nil,
-              room.connections(of: member.user.id).isEmpty, try clusterAllowsDrop(memberID, &step) else { return }
+              room.connections(of: member.user.id).isEmpty, try clusterSync?.allowsDrop(memberID, step.store) ?? true else { return }
         member.dropTimer = nil
         try end(member, in: step.context(of: room).room, reason: .dropped, &step)
     }

@@ -68,7 +68,7 @@ extension RoomsService {
                 continue
             }
             if now >= dueAt {
-                guard try clusterAllowsDrop(member.id, &step) else { continue }
+                guard try clusterSync?.allowsDrop(member.id, step.store) ?? true else { continue }
                 try end(member, in: room, reason: .dropped, &step)
                 continue
             }

@@ -37,9 +37,11 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
     /// The forwarding unit audio goes through (--media sfu); nil: audio goes browser to browser (mesh).
     public let media: MediaServer?
 
-    private let liveState = RoomsState()
-    /// The other nodes on a shared database (RoomsService+Cluster.swift); nil on a single node.
-    let cluster: (any ClusterLink)?
+    private let liveState: RoomsState
+    /// Catching rooms up with the other nodes on a shared database (ClusterSync.swift); nil on a single node.
+    let clusterSync: ClusterSync?
+    /// The other nodes on a shared database; nil on a single node.
+    var cluster: (any ClusterLink)? { clusterSync?.link }
 
     /// The live rooms and clients: reaching them off the rooms thread is a bug, stopped in debug builds.
     var state: RoomsState {
@@ -68,7 +70,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         case expireSessions
         /// Speaking or slots changed on the media loop (RoomsService+SFU.swift).
         case mediaEvent(MediaServerEvent)
-        /// Another node changed something, or one died (RoomsService+Cluster.swift).
+        /// Another node changed something, or one died (ClusterSync.swift).
         case cluster(ClusterSignal)
     }
 
@@ -76,12 +78,21 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
     /// it gets a full grace period to resume, then drops.
     /// `thread`: not started yet; the service starts it and `stop()` stops it.
     /// `clock` nil: the real clock and `thread`'s timers. A test passes a manual clock (used on the rooms thread only).
+    /// `clusterUserChanged`: with several nodes, told on the rooms thread of every user whose tokens or claim changed
+    /// on some node (the app drops its cached status, so the next request reads the record).
     public init(store: any RoomStore, thread: any SerialThread, configuration: RoomsConfiguration, logger: Logger,
                 delivery: any DeliveryChannel, clock: (any RoomsClock)? = nil, observer: (any RoomNoticeRecorder)? = nil,
-                metrics: ServerMetrics = ServerMetrics(), media: MediaServer? = nil, cluster: (any ClusterLink)? = nil) throws {
+                metrics: ServerMetrics = ServerMetrics(), media: MediaServer? = nil, cluster: (any ClusterLink)? = nil,
+                clusterUserChanged: (@Sendable (String) -> Void)? = nil) throws {
         self.store = store
         self.media = media
-        self.cluster = cluster
+        let clock = clock ?? ThreadClock(thread: thread)
+        let state = RoomsState()
+        liveState = state
+        clusterSync = cluster.map {
+            ClusterSync(link: $0, store: store, thread: thread, clock: clock, configuration: configuration, logger: logger,
+                        state: state, userChanged: clusterUserChanged)
+        }
         self.delivery = delivery
         self.metrics = metrics
         noticeRecorder = observer
@@ -89,14 +100,14 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         self.configuration = configuration
         self.logger = logger
         self.thread = thread
-        self.clock = clock ?? ThreadClock(thread: thread)
+        self.clock = clock
+        clusterSync?.wire(rules: self, mediaHomes: self)
         thread.start()
         let recovered: Result<Int, Error> = thread.submitAndWait { [self] in
             Result {
-                guard let cluster = self.cluster else { return try self.recover() }
-                // Listening before loading: whatever commits after the load is signalled (handled after this task).
-                try cluster.start { [weak self] signal in self?.submit(.cluster(signal)) }
-                do { return try self.recoverCluster() } catch { cluster.stop(); throw error }
+                guard let clusterSync = self.clusterSync else { return try self.recover() }
+                try clusterSync.start { [weak self] signal in self?.submit(.cluster(signal)) }
+                return 0
             }
         }
         let count = try recovered.get()
@@ -225,7 +236,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
     private func apply(_ received: [(Command, receivedAt: UInt64)]) {
         reloadStaleRooms()
         // Notifications of events already here (this node's own, mostly) need no transaction at all.
-        let commands = received.map(\.0).filter { !isRedundantNotification($0) }
+        let commands = received.map(\.0).filter { !(clusterSync?.isRedundantNotification($0) ?? false) }
         guard !commands.isEmpty else { return }
         var batch = Batch()
         // Presence changes that did not commit, to try again: those whose command failed, and if the whole batch
@@ -239,7 +250,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         var committed = true
         do {
             try store.write { transaction in
-                if cluster != nil { try lockRooms(of: commands, in: transaction) }
+                try clusterSync?.lockRooms(of: commands, in: transaction)
                 for command in commands {
                     inProgress = retryOnFailure(of: command)
                     started += 1
@@ -276,8 +287,8 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         assertOnRoomsThread()
         var step = Step(store: transaction, batch: Batch(), maxRoomEvents: configuration.maxRoomEvents)
         do {
-            if cluster != nil { try prepare(forCluster: command, in: transaction, batch: &batch) }
-            // A cluster signal is handled whole by prepare(forCluster:): no savepoint (two round trips) around nothing.
+            try clusterSync?.prepare(for: command, in: transaction, batch: &batch)
+            // A cluster signal is handled whole by ClusterSync.prepare(for:): no savepoint (two round trips) around nothing.
             if !command.isClusterSignal { try transaction.withSavepoint { try perform(command, &step) } }
             batch.merge(step.batch)
         } catch let error as RoomError {
@@ -326,7 +337,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         case .mediaEvent(let event):
             try handleMediaEvent(event, &step)
         case .cluster:
-            break  // done before the command's savepoint: RoomsService+Cluster.swift
+            break  // done before the command's savepoint: ClusterSync.swift
         }
     }
 

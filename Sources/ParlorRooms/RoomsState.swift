@@ -26,19 +26,6 @@ final class RoomsState {
     /// Rooms whose re-read after a failed batch failed too (the database unreachable): memory may be ahead of the
     /// record (a join that never committed), so they are read again before each batch until it works.
     var staleRooms: Set<String> = []
-    /// With several nodes: per room, the last event id this node's connections were sent (RoomsService+Cluster.swift).
-    var clusterDelivered: [String: Int64] = [:]
-    /// Rooms brought up to date in the batch in progress, and their cursors from before it (restored if it fails).
-    var clusterSynced: Set<String> = []
-    var clusterUndo: [String: Int64?] = [:]
-    /// The heads of the rooms the batch in progress locked at its start, each taken by the room's first catch-up.
-    var clusterLockedHeads: [String: (lastEventID: Int64, closed: Bool)] = [:]
-    /// Catch-ups applied from the events (RoomsService+ClusterCatchUp.swift), and those that could have been but read
-    /// the room back whole instead (not counting resyncs and takeovers, which always do): for tests.
-    var clusterApplied = 0
-    var clusterReloads = 0
-    /// Told of users changed on other nodes (`RoomsService.observeClusterUserChanges`).
-    var clusterUserObserver: (@Sendable (String) -> Void)?
     /// Media sessions with the forwarding unit (--media sfu), by id, and their ids by connection and room
     /// (RoomsService+SFU.swift).
     var mediaSessions: [UInt64: MediaSessionRecord] = [:]

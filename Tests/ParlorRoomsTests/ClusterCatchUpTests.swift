@@ -6,7 +6,7 @@ import PostgresTestCluster
 import Testing
 
 /// Two nodes on one PostgreSQL database: node B catches up what node A commits by applying the events to its live
-/// room (RoomsService+ClusterCatchUp.swift). After each round B's applied room must equal the room read back from
+/// room (ClusterSync+CatchUp.swift). After each round B's applied room must equal the room read back from
 /// the database, member for member, and no read-back may have been needed.
 @Suite struct ClusterCatchUpTests {
     /// What a node's live room holds that a reload also gives (memory-only parts aside: timers, rate windows,
@@ -54,9 +54,9 @@ import Testing
 
     /// How many times the node has read a room back to catch it up from a notification or a command (a resync when
     /// its listening connection comes up, at a time of its own, always reads back and is not counted).
-    private func reloads(_ node: RoomsHarness) -> Int {
+    private func reloads(_ node: RoomsHarness) throws -> Int {
         let service = node.service
-        return service.thread.submitAndWait { service.state.clusterReloads }
+        return try #require(service.thread.submitAndWait { service.clusterSync?.reloadedCatchUps })
     }
 
     /// Brings B up to date with the room (as a notification would, but awaited: notifications also arrive by
@@ -73,14 +73,15 @@ import Testing
                 let applied = Snapshot(live)
                 try store.write { transaction in
                     guard let transaction = transaction as? any ClusterTransaction else { throw RoomError.notFound(roomID) }
-                    try service.reload(roomID, previous: live, transaction)
+                    guard let cluster = service.clusterSync else { throw RoomError.notFound(roomID) }
+                    try cluster.reload(roomID, previous: live, transaction)
                 }
                 guard let reloaded = service.state.rooms[roomID] else { throw RoomError.notFound(roomID) }
                 return [applied, Snapshot(reloaded)]
             }
         }
         let snapshots = try result.get()
-        return (snapshots[0], snapshots[1], reloads(node))
+        return (snapshots[0], snapshots[1], try reloads(node))
     }
 
     /// B's applied room equals the room read back, and catching up read nothing back since B loaded the room
@@ -100,7 +101,7 @@ import Testing
         let watcher = try b.connect("watcher")
         try a.joinQuietly([moderator], to: roomID)
         try b.joinQuietly([watcher], to: roomID)  // loads the room on B, if its creation's notification has not
-        let loaded = reloads(b)
+        let loaded = try reloads(b)
         let clients = try (1...4).map { try a.connect("user\($0)") }
         let ids = try a.joinQuietly(clients, to: roomID)
         try expectSame(b, roomID, "joins", loaded: loaded)
@@ -128,7 +129,7 @@ import Testing
         a.request(.join(cid: roomID), from: clients[2])  // known to the room: the lock lets it back in
         try expectSame(b, roomID, "mute-all, lock, demotion, promotion, a rejoin", loaded: loaded)
         let serviceB = b.service
-        #expect(serviceB.thread.submitAndWait { serviceB.state.clusterApplied } > 0)
+        #expect(try #require(serviceB.thread.submitAndWait { serviceB.clusterSync?.appliedCatchUps }) > 0)
     }
 
     @Test func anOpenRoomWithMembersOnBothNodesStaysEqual() throws {
@@ -139,7 +140,7 @@ import Testing
         let onA = try (1...5).map { try a.connect("a\($0)") }
         let onB = try (1...3).map { try b.connect("b\($0)") }
         try b.joinQuietly([onB[0]], to: roomID)
-        let loaded = reloads(b)
+        let loaded = try reloads(b)
         for round in 0..<3 {
             for client in onA { a.request(.join(cid: roomID), from: client) }
             a.request(.media(cid: roomID, change: .enable), from: onA[round])

@@ -3,7 +3,7 @@ import ParlorBasics
 /// WebRTC signalling (`rtc:*`) across nodes: a message for a member with no connection on the sender's node is stored
 /// in `signals` for the node holding the member (an SDP may exceed NOTIFY's 8,000 bytes), which delivers it and
 /// deletes the row in one batch.
-extension RoomsService {
+extension ClusterSync {
     /// Signalling messages other nodes stored for members held here: each goes to the member's connections here, and
     /// its row is deleted in this batch (kept if the batch does not commit). A member no longer here gets nothing.
     func deliverSignals(_ transaction: any ClusterTransaction, _ batch: inout Batch) throws {
@@ -14,9 +14,9 @@ extension RoomsService {
     }
 
     /// rtc:* to a member with no connection here: stored for the node holding it, if another node does.
-    func relayToOtherNode(_ message: [UInt8], to member: LiveMember, in room: LiveRoom, _ step: inout Step) throws {
+    func relayToOtherNode(_ message: [UInt8], to member: LiveMember, in room: LiveRoom, _ transaction: any RoomTransaction) throws {
         assertOnRoomsThread()
-        guard cluster != nil, let transaction = step.store as? any ClusterTransaction else { return }
+        guard let transaction = transaction as? any ClusterTransaction else { return }
         _ = try transaction.relaySignal(roomID: room.id, toMember: member.id, message: message, at: clock.now())
     }
 }

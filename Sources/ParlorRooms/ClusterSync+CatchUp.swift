@@ -4,7 +4,7 @@ import ParlorProtocol
 /// their whole effect on the live room (a member:joined its member, a member:media its audio settings), so the
 /// node applies them as the command applied them where it ran (the same LiveRoom changes), and keeps the full
 /// reload (five statements, one of them the room's costliest) for anything else.
-extension RoomsService {
+extension ClusterSync {
     /// The most events applied in one catch-up; beyond it reading the room back is cheaper.
     static let catchUpLimit = 200
 
@@ -67,7 +67,7 @@ extension RoomsService {
             if let (role, stored) = room.initialRole(of: member.user), stored { room.setRole(role, of: userID) }
         case EventType.memberLeft.rawValue:
             guard let member = room.member(memberID) else { return false }
-            dismiss(member, from: room, at: event.createdAt)
+            rules.dismiss(member, from: room, at: event.createdAt)
         case EventType.memberMedia.rawValue, EventType.audioMuteOn.rawValue, EventType.audioMuteOff.rawValue:
             guard room.member(memberID) != nil, let settings = body["media"]?["audio_settings"],
                   let enabled = settings["enabled"]?.boolValue, let muted = settings["muted"]?.boolValue else { return false }
