@@ -84,9 +84,9 @@ extension RoomsService {
             try resync(transaction, &batch)
         case .cluster(.nodesExpired):
             try takeOver(transaction, &batch)
-            try releaseMediaHomes(transaction, &batch)
+            try mediaSessions.releaseMediaHomes(transaction, &batch)
         case .cluster(.mediaHome(let signal)):
-            try handleMediaHome(signal, transaction, &batch)
+            try mediaSessions.handleMediaHome(signal, transaction, &batch)
         case .cluster(.signals):
             try deliverSignals(transaction, &batch)
         case .cluster(.roomChanged) where isRedundantNotification(command):
@@ -364,7 +364,7 @@ extension RoomsService {
                 throw RoomError(.serverInternal, "this store cannot be shared by several nodes")
             }
             try transaction.registerNode(lease: lease)
-            try registerMediaAddress(transaction)
+            try mediaSessions.registerMediaAddress(transaction)
             try limitStoredRooms(transaction)
             let rooms = try transaction.openRoomStates().map { stored in
                 (stored, try transaction.stage(roomID: stored.record.id, at: now), try transaction.presence(roomID: stored.record.id))

@@ -34,10 +34,9 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
     public let liveUsers = LiveUsers()
     /// Rooms, members, deliveries and latencies for /metrics; also where the app layer counts what it refuses.
     public let metrics: ServerMetrics
-    /// The forwarding unit audio goes through (--media sfu); nil: audio goes browser to browser (mesh).
-    public let media: MediaServer?
-
     private let liveState = RoomsState()
+    /// Forwarding-unit sessions, their limits and the media home across nodes, and rtc:* signalling (MediaSessions.swift).
+    let mediaSessions: MediaSessions
     /// The other nodes on a shared database (RoomsService+Cluster.swift); nil on a single node.
     let cluster: (any ClusterLink)?
 
@@ -80,7 +79,6 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
                 delivery: any DeliveryChannel, clock: (any RoomsClock)? = nil, observer: (any RoomNoticeRecorder)? = nil,
                 metrics: ServerMetrics = ServerMetrics(), media: MediaServer? = nil, cluster: (any ClusterLink)? = nil) throws {
         self.store = store
-        self.media = media
         self.cluster = cluster
         self.delivery = delivery
         self.metrics = metrics
@@ -90,6 +88,14 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         self.logger = logger
         self.thread = thread
         self.clock = clock ?? ThreadClock(thread: thread)
+        mediaSessions = MediaSessions(server: media, directory: liveState, thread: thread, clock: self.clock,
+                                      configuration: configuration, logger: logger, clustered: cluster != nil)
+        mediaSessions.relayTimedOut = { [weak self] request in self?.submit(.cluster(.mediaHome(.timedOut(request: request)))) }
+        mediaSessions.openCaughtUpRoom = { [weak self] roomID, transaction, batch, step in
+            guard let self else { throw RoomError.notFound(roomID) }
+            try self.sync(roomID, lock: false, transaction, &batch)
+            return try self.openRoom(roomID, &step)
+        }
         thread.start()
         let recovered: Result<Int, Error> = thread.submitAndWait { [self] in
             Result {
@@ -324,7 +330,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         case .expireSessions:
             try expireSessions(&step)
         case .mediaEvent(let event):
-            try handleMediaEvent(event, &step)
+            try mediaSessions.handle(event, &step)
         case .cluster:
             break  // done before the command's savepoint: RoomsService+Cluster.swift
         }
@@ -338,10 +344,13 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         case .members(let cid, let query): try listMembers(cid, query: query, for: caller, &step)
         case .events(let cid, let since, let pageSize): try listEvents(cid, since: since, pageSize: pageSize, for: caller, &step)
         case .resume(let sessionID, let last): try resume(sessionID, lastEventIDs: last, for: caller, &step)
-        case .signal(let kind, let cid, let to, let payload): try relay(kind, cid: cid, to: to, payload: payload, for: caller, &step)
-        case .media(let cid, let change): try changeMedia(change, cid: cid, for: caller, &step)
-        case .mediaOffer(let cid, let sdp): try offerMedia(sdp, cid: cid, for: caller, &step)
-        case .mediaClose(let cid): try closeMedia(cid: cid, for: caller, &step)
+        case .signal(let kind, let cid, let to, let payload):
+            try mediaSessions.relay(kind, in: openRoom(cid, &step), to: to, payload: payload, for: caller, &step)
+        case .media(let cid, let change): try mediaSessions.changeMedia(change, in: openRoom(cid, &step), for: caller, &step)
+        case .mediaOffer(let cid, let sdp):
+            try mediaSessions.requireForwardingUnit(hint: ": use rtc:* signalling")
+            try mediaSessions.offer(sdp, in: openRoom(cid, &step), for: caller, &step)
+        case .mediaClose(let cid): try mediaSessions.close(cid: cid, for: caller, &step)
         case .watch(let cid): try watch(cid, for: caller, &step)
         case .unwatch(let cid): unwatch(cid, for: caller, &step)
         case .ping: step.batch.reply(to: caller, .sessionPing, body: .object([:]))

@@ -9,10 +9,10 @@ import ParlorProtocol
 /// to the home. The home relays each such session's `media:slots` back, and NOTIFYs speaking changes to every node.
 /// Who may send is the home's decision from its copy of the room, which catch-up keeps current (a mute on any node
 /// is an event). On one node, or SQLite, none of this runs: the home is always this node.
-extension RoomsService {
+extension MediaSessions {
     /// The room's media home when it is another node (chosen now if the room has none, or a dead one); nil: here.
-    func remoteMediaHome(of roomID: String, _ step: inout Step) throws -> String? {
-        guard cluster != nil, let transaction = step.store as? any MediaHomeTransaction else { return nil }
+    func remoteHome(of roomID: String, _ step: inout Step) throws -> String? {
+        guard clustered, let transaction = step.store as? any MediaHomeTransaction else { return nil }
         let home = try transaction.chooseMediaHome(roomID: roomID)
         return home == transaction.nodeID ? nil : home
     }
@@ -22,54 +22,53 @@ extension RoomsService {
     func relayOffer(_ sdp: String, to home: String, member: LiveMember, key: MediaSessionKey, for caller: Caller, _ step: inout Step) throws {
         guard let transaction = step.store as? any MediaHomeTransaction else { return }
         // A session here from when this node was the home is over: the room's audio is served elsewhere now.
-        if let id = state.mediaSessionIDs[key] {
-            endMediaSession(id)
+        if let id = sessionIDs[key] {
+            endSession(id)
             step.batch.mediaRooms.insert(key.roomID)
         }
-        var remote = state.remoteMedia[key]
-        if remote?.home != home {
-            forgetRemoteMedia(key)
-            remote = RemoteMediaSession(token: String(nextMediaRelayID()), home: home, memberID: member.id, userID: member.user.id)
+        var session = remote[key]
+        if session?.home != home {
+            forgetRemote(key)
+            session = RemoteMediaSession(token: String(takeRelayID()), home: home, memberID: member.id, userID: member.user.id)
         }
-        guard let remote else { return }
-        let request = nextMediaRelayID()
+        guard let session else { return }
+        let request = takeRelayID()
         let message: JSONValue = ["kind": "offer", "from": .string(transaction.nodeID), "request": JSONValue(Int(request)),
-                                  "conn": .string(remote.token), "user": .string(member.user.id), "member": .string(member.id),
+                                  "conn": .string(session.token), "user": .string(member.user.id), "member": .string(member.id),
                                   "sdp": .string(sdp)]
         try transaction.relayMedia(message.encoded(), roomID: key.roomID, to: home, at: clock.now())
-        state.remoteMedia[key] = remote
-        state.remoteMediaByToken[remote.token] = key
-        let timer = clock.schedule(after: configuration.mediaRelayTimeout) { [weak self] in
-            self?.submit(.cluster(.mediaHome(.timedOut(request: request))))
-        }
-        state.pendingMediaOffers[request] = PendingMediaOffer(caller: caller, key: key, timer: timer)
+        remote[key] = session
+        remoteByToken[session.token] = key
+        let timedOut = relayTimedOut
+        let timer = clock.schedule(after: configuration.mediaRelayTimeout) { timedOut(request) }
+        pendingOffers[request] = PendingMediaOffer(caller: caller, key: key, timer: timer)
     }
 
     /// media:close of a connection whose session is at another node's: relayed there.
-    func closeRemoteMedia(_ key: MediaSessionKey, _ step: inout Step) throws {
-        guard let remote = state.remoteMedia[key], let transaction = step.store as? any MediaHomeTransaction else { return }
-        forgetRemoteMedia(key)
-        let message: JSONValue = ["kind": "close", "from": .string(transaction.nodeID), "conn": .string(remote.token)]
-        try transaction.relayMedia(message.encoded(), roomID: key.roomID, to: remote.home, at: clock.now())
+    func closeRemote(_ key: MediaSessionKey, _ step: inout Step) throws {
+        guard let session = remote[key], let transaction = step.store as? any MediaHomeTransaction else { return }
+        forgetRemote(key)
+        let message: JSONValue = ["kind": "close", "from": .string(transaction.nodeID), "conn": .string(session.token)]
+        try transaction.relayMedia(message.encoded(), roomID: key.roomID, to: session.home, at: clock.now())
     }
 
-    func forgetRemoteMedia(_ key: MediaSessionKey) {
-        guard let remote = state.remoteMedia.removeValue(forKey: key) else { return }
-        state.remoteMediaByToken[remote.token] = nil
+    func forgetRemote(_ key: MediaSessionKey) {
+        guard let session = remote.removeValue(forKey: key) else { return }
+        remoteByToken[session.token] = nil
     }
 
     /// After each batch: this node's connections no longer attached to a room (closed, left) stop being the way to
     /// their session at the home, which lives on while the member is joined (a client that reconnects offers again
     /// from the same peer connection, through any node, and takes it over).
-    func pruneRemoteMedia(_ roomIDs: Set<String>) {
-        guard !state.remoteMedia.isEmpty else { return }
-        for (key, remote) in state.remoteMedia where roomIDs.contains(key.roomID) {
+    func pruneRemote(_ roomIDs: Set<String>) {
+        guard !remote.isEmpty else { return }
+        for (key, session) in remote where roomIDs.contains(key.roomID) {
             // Written without a closure over `room`: the closure form crashes Swift 6.3.1's -O CopyPropagation pass
             // ("Found outside of lifetime use"), so no release build.
-            guard let room = state.rooms[key.roomID], let clientID = key.clientID,
-                  room.connections(of: remote.userID).contains(clientID),
-                  room.member(forUser: remote.userID)?.id == remote.memberID else {
-                forgetRemoteMedia(key)
+            guard let room = directory.rooms[key.roomID], let clientID = key.clientID,
+                  room.connections(of: session.userID).contains(clientID),
+                  room.member(forUser: session.userID)?.id == session.memberID else {
+                forgetRemote(key)
                 continue
             }
         }
@@ -78,8 +77,8 @@ extension RoomsService {
     /// At the home: a speaking change goes to every other node's connections too, when some session of the room
     /// came through another node (otherwise nobody there hears the room: no NOTIFY on a lone node).
     func announceSpeaking(_ memberID: String, on: Bool, in roomID: String, _ step: inout Step) throws {
-        guard cluster != nil, let transaction = step.store as? any MediaHomeTransaction else { return }
-        let relayed = state.mediaSessionsByRoom[roomID]?.contains { state.mediaSessions[$0]?.key.clientID == nil } ?? false
+        guard clustered, let transaction = step.store as? any MediaHomeTransaction else { return }
+        let relayed = sessionsByRoom[roomID]?.contains { sessions[$0]?.key.clientID == nil } ?? false
         guard relayed else { return }
         try transaction.notifyMedia(.speaking(home: transaction.nodeID, roomID: roomID, memberID: memberID, on: on))
     }
@@ -93,8 +92,8 @@ extension RoomsService {
 
     /// At start: where this node's forwarding unit is reached, in its `nodes` row.
     func registerMediaAddress(_ transaction: any ClusterTransaction) throws {
-        guard let media, let transaction = transaction as? any MediaHomeTransaction else { return }
-        try transaction.setMediaAddress(media.candidates.map(\.description).joined(separator: ","))
+        guard let server, let transaction = transaction as? any MediaHomeTransaction else { return }
+        try transaction.setMediaAddress(server.candidates.map(\.description).joined(separator: ","))
     }
 
     /// At a takeover: rooms whose home was a node taken over lose it (the next offer chooses again); every node
@@ -121,21 +120,24 @@ extension RoomsService {
                 try handleRelayed(message, roomID: roomID, transaction, &batch)
             }
         case .speaking(let home, let roomID, let memberID, let on):
-            guard home != transaction.nodeID, let room = state.rooms[roomID], let member = room.member(memberID) else { return }
+            guard home != transaction.nodeID, let room = directory.rooms[roomID], let member = room.member(memberID) else { return }
             var step = Step(store: transaction, batch: Batch(), maxRoomEvents: configuration.maxRoomEvents)
-            if let event = try applyMedia(.speaking(on), to: member, in: room, &step) { step.batch.broadcast(event, in: room) }
+            if let event = try step.applyMedia(.speaking(on), to: member, in: room, maxAudioSenders: configuration.maxAudioSenders,
+                                               at: clock.now()) {
+                step.batch.broadcast(event, in: room)
+            }
             batch.merge(step.batch)
         case .restart(let home, let roomID):
             let restart = ProtocolMessage.message(["type": .string(EventType.mediaRestart.rawValue), "cid": .string(roomID), "body": .object([:])])
-            for (key, remote) in state.remoteMedia where key.roomID == roomID && remote.home == home {
-                forgetRemoteMedia(key)
-                for (request, pending) in state.pendingMediaOffers where pending.key == key {
+            for (key, session) in remote where key.roomID == roomID && session.home == home {
+                forgetRemote(key)
+                for (request, pending) in pendingOffers where pending.key == key {
                     answerPending(request, with: RoomError(.serverUnavailable, "the room's media home stopped: offer again"), &batch)
                 }
                 if let clientID = key.clientID { batch.outbox.send(restart, to: clientID) }
             }
         case .timedOut(let request):
-            if let key = state.pendingMediaOffers[request]?.key { forgetRemoteMedia(key) }
+            if let key = pendingOffers[request]?.key { forgetRemote(key) }
             answerPending(request, with: RoomError(.serverUnavailable, "the room's media home did not answer: offer again"), &batch)
         }
     }
@@ -147,13 +149,13 @@ extension RoomsService {
             try answerRelayedOffer(message, roomID: roomID, transaction, &batch)
         case "close":
             guard let origin = message["from"]?.stringValue,
-                  let id = state.mediaSessionIDs[MediaSessionKey(.remote(node: origin, token: token), roomID: roomID)] else { return }
-            endMediaSession(id)
+                  let id = sessionIDs[MediaSessionKey(.remote(node: origin, token: token), roomID: roomID)] else { return }
+            endSession(id)
             batch.mediaRooms.insert(roomID)
         case "reply":
             guard let request = message["request"]?.intValue.map(UInt64.init) else { return }
             if let body = message["body"] {
-                guard let pending = state.pendingMediaOffers.removeValue(forKey: request) else { return }
+                guard let pending = pendingOffers.removeValue(forKey: request) else { return }
                 clock.cancel(pending.timer)
                 batch.reply(to: pending.caller, .mediaOffer, body: body)
             } else {
@@ -161,7 +163,7 @@ extension RoomsService {
                 answerPending(request, with: RoomError(code, message["detail"]?.stringValue ?? "the room's media home refused the offer"), &batch)
             }
         case "slots":
-            guard let key = state.remoteMediaByToken[token], let clientID = key.clientID, let slots = message["slots"] else { return }
+            guard let key = remoteByToken[token], let clientID = key.clientID, let slots = message["slots"] else { return }
             batch.outbox.send(Self.slotsMessage(key.roomID, slots), to: clientID)
         default:
             return
@@ -179,8 +181,7 @@ extension RoomsService {
         do {
             try transaction.withSavepoint {
                 // Caught up, not locked: nothing stored changes here (a lock met mid-batch could deadlock with another node).
-                try sync(roomID, lock: false, transaction, &batch)
-                let room = try openRoom(roomID, &step)
+                let room = try openCaughtUpRoom(roomID, transaction, &batch, &step)
                 guard let member = room.member(forUser: userID), member.id == memberID else { throw RoomError.notJoined(roomID) }
                 let key = MediaSessionKey(.remote(node: origin, token: token), roomID: roomID)
                 reply["body"] = try answerOffer(sdp, key: key, member: member, in: room, &step)
@@ -194,13 +195,13 @@ extension RoomsService {
     }
 
     private func answerPending(_ request: UInt64, with error: RoomError, _ batch: inout Batch) {
-        guard let pending = state.pendingMediaOffers.removeValue(forKey: request) else { return }
+        guard let pending = pendingOffers.removeValue(forKey: request) else { return }
         clock.cancel(pending.timer)
         batch.outbox.reply(ProtocolMessage.error(tid: pending.caller.tid, error, requestType: .mediaOffer), to: pending.caller.client.id)
     }
 
-    private func nextMediaRelayID() -> UInt64 {
-        defer { state.nextMediaRelayID += 1 }
-        return state.nextMediaRelayID
+    private func takeRelayID() -> UInt64 {
+        defer { nextRelayID += 1 }
+        return nextRelayID
     }
 }
