@@ -12,7 +12,7 @@ extension MediaSessions {
     func sync(_ roomIDs: Set<String>) {
         assertOnRoomsThread()
         guard let server else { return }
-        pruneRemote(roomIDs)
+        homes.prune(roomIDs)
         guard !roomIDs.isEmpty, !sessions.isEmpty || !senders.isEmpty else { return }
         for roomID in roomIDs {
             let room = directory.rooms[roomID]
@@ -63,7 +63,10 @@ extension MediaSessions {
             if let message = try step.applyMedia(.speaking(on), to: member, in: room, maxAudioSenders: configuration.maxAudioSenders,
                                                  at: clock.now()) {
                 step.batch.broadcast(message, in: room)
-                try announceSpeaking(memberID, on: on, in: roomID, &step)
+                // Some session of the room came through another node: every node hears it from the home.
+                if sessionsByRoom[roomID]?.contains(where: { sessions[$0]?.key.clientID == nil }) == true {
+                    try homes.announceSpeaking(memberID, on: on, in: roomID, &step)
+                }
             }
         case .ended(let id, let roomID):
             // Ended on the media loop (ICE never completed, DTLS failed): forget it, so it no longer counts.
@@ -77,7 +80,7 @@ extension MediaSessions {
             sessions[id]?.slots = assignments
             switch record.key.connection {
             case .local(let clientID): step.batch.outbox.send(Self.slotsMessage(roomID, Self.json(assignments)), to: clientID)
-            case .remote(let node, let token): try relaySlots(Self.json(assignments), in: roomID, to: node, token: token, &step)
+            case .remote(let node, let token): try homes.relaySlots(Self.json(assignments), in: roomID, to: node, token: token, &step)
             }
         }
     }

@@ -6,20 +6,22 @@ import ParlorProtocol
 /// in which room (a joined member, after an offer from an attached connection), the limits on offers and sessions,
 /// and whose audio is forwarded (joined, audio on, not muted, allowed to speak). The media loop is handed those
 /// decisions after each commit (`sync`) and tells the rooms thread who speaks and which member each slot carries
-/// (`handle(_:_:)`). With several nodes, one node serves a room's audio, its media home (MediaSessions+Home.swift).
+/// (`handle(_:_:)`). With several nodes, one node serves a room's audio, its media home: offers to another node's
+/// home go through `homes` (MediaHomes.swift), and the home answers relayed offers here (MediaSessions+Home.swift).
 /// Also the rtc:* signalling of mesh audio (MediaSessions+Requests.swift).
 ///
-/// It owns the sessions, the offer buckets, the senders handed over and the relayed sessions; rooms and clients it
-/// only looks up in the service's `RoomsState`. Confined to the rooms thread (debug builds check at each entry), so
+/// It owns the sessions, the offer buckets and the senders handed over; rooms and clients it only looks up in the
+/// service's `RoomsState`. Confined to the rooms thread (debug builds check at each entry), so
 /// not Sendable; `RoomsService` holds one and calls it.
 final class MediaSessions {
     /// The forwarding unit; nil: audio goes browser to browser (mesh) and only rtc:* signalling is relayed.
     let server: MediaServer?
     /// The rooms and clients of the rooms thread, looked up, never changed here.
     let directory: RoomsState
+    /// This node's connections whose session is at another node's media home, and the offers relayed there.
+    let homes: MediaHomes
     let clock: any RoomsClock
     let configuration: RoomsConfiguration
-    let logger: Logger
     /// Whether other nodes share the database (a `ClusterLink`): only then is there a media home to relay to.
     let clustered: Bool
     private let thread: any SerialThread
@@ -34,29 +36,20 @@ final class MediaSessions {
     private var offerUserBuckets: [String: OfferBucket] = [:]
     /// Per room, the senders last handed to the media loop.
     var senders: [String: Set<String>] = [:]
-    /// With several nodes: this node's connections whose media session is on another node, the room's media home,
-    /// by connection and room and by the token the home knows them by; relayed offers waiting for the home's answer.
-    var remote: [MediaSessionKey: RemoteMediaSession] = [:]
-    var remoteByToken: [String: MediaSessionKey] = [:]
-    var pendingOffers: [UInt64: PendingMediaOffer] = [:]
-    var nextRelayID: UInt64 = 1
-
-    /// A relayed offer got no answer in time (the service queues `.cluster(.mediaHome(.timedOut))`); set once, at start.
-    var relayTimedOut: (UInt64) -> Void = { _ in }
     /// The room brought up to date from what other nodes committed, then looked up as commands look rooms up (the
     /// cluster's catch-up and the service's `openRoom`): a relayed offer is answered on the room as stored.
     var openCaughtUpRoom: (String, any ClusterTransaction, inout Batch, inout Step) throws -> LiveRoom = { roomID, _, _, _ in
         throw RoomError.notFound(roomID)
     }
 
-    init(server: MediaServer?, directory: RoomsState, thread: any SerialThread, clock: any RoomsClock,
-         configuration: RoomsConfiguration, logger: Logger, clustered: Bool) {
+    init(server: MediaServer?, directory: RoomsState, homes: MediaHomes, thread: any SerialThread, clock: any RoomsClock,
+         configuration: RoomsConfiguration, clustered: Bool) {
         self.server = server
         self.directory = directory
+        self.homes = homes
         self.thread = thread
         self.clock = clock
         self.configuration = configuration
-        self.logger = logger
         self.clustered = clustered
     }
 
@@ -86,8 +79,15 @@ final class MediaSessions {
         }
         try admitOffer(from: caller)
         let key = MediaSessionKey(clientID: caller.client.id, roomID: room.id)
-        if let home = try remoteHome(of: room.id, &step) { return try relayOffer(sdp, to: home, member: member, key: key, for: caller, &step) }
-        forgetRemote(key)
+        if let home = try homes.remoteHome(of: room.id, &step) {
+            // A session here from when this node was the home is over: the room's audio is served elsewhere now.
+            if let id = sessionIDs[key] {
+                endSession(id)
+                step.batch.mediaRooms.insert(key.roomID)
+            }
+            return try homes.relayOffer(sdp, to: home, member: member, key: key, for: caller, &step)
+        }
+        homes.forget(key)
         let body = try answerOffer(sdp, key: key, member: member, in: room, address: caller.client.address, &step)
         step.batch.reply(to: caller, .mediaOffer, body: body)
     }
@@ -140,7 +140,7 @@ final class MediaSessions {
     func hasSession(_ memberID: String, in roomID: String) -> Bool {
         assertOnRoomsThread()
         if sessionsByRoom[roomID]?.contains(where: { sessions[$0]?.memberID == memberID }) == true { return true }
-        return remote.contains { $0.key.roomID == roomID && $0.value.memberID == memberID }
+        return homes.hasSession(memberID, in: roomID)
     }
 
     /// media:close: ends this connection's session in the room; nothing to end is not an error.
@@ -149,7 +149,7 @@ final class MediaSessions {
         try requireForwardingUnit()
         let key = MediaSessionKey(clientID: caller.client.id, roomID: cid)
         if let id = sessionIDs[key] { endSession(id) }
-        try closeRemote(key, &step)
+        try homes.closeRemote(key, &step)
         step.batch.reply(to: caller, .mediaClose, body: .object([:]))
     }
 

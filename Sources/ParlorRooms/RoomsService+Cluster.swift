@@ -84,7 +84,7 @@ extension RoomsService {
             try resync(transaction, &batch)
         case .cluster(.nodesExpired):
             try takeOver(transaction, &batch)
-            try mediaSessions.releaseMediaHomes(transaction, &batch)
+            try mediaHomes.releaseMediaHomes(transaction, &batch)
         case .cluster(.mediaHome(let signal)):
             try mediaSessions.handleMediaHome(signal, transaction, &batch)
         case .cluster(.signals):

@@ -35,8 +35,10 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
     /// Rooms, members, deliveries and latencies for /metrics; also where the app layer counts what it refuses.
     public let metrics: ServerMetrics
     private let liveState = RoomsState()
-    /// Forwarding-unit sessions, their limits and the media home across nodes, and rtc:* signalling (MediaSessions.swift).
+    /// Forwarding-unit sessions and their limits, relayed offers' answers at the media home, and rtc:* signalling
+    /// (MediaSessions.swift); this node's offers to another node's media home (MediaHomes.swift).
     let mediaSessions: MediaSessions
+    let mediaHomes: MediaHomes
     /// The other nodes on a shared database (RoomsService+Cluster.swift); nil on a single node.
     let cluster: (any ClusterLink)?
 
@@ -88,9 +90,11 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         self.logger = logger
         self.thread = thread
         self.clock = clock ?? ThreadClock(thread: thread)
-        mediaSessions = MediaSessions(server: media, directory: liveState, thread: thread, clock: self.clock,
-                                      configuration: configuration, logger: logger, clustered: cluster != nil)
-        mediaSessions.relayTimedOut = { [weak self] request in self?.submit(.cluster(.mediaHome(.timedOut(request: request)))) }
+        mediaHomes = MediaHomes(directory: liveState, clock: self.clock, configuration: configuration, logger: logger,
+                                clustered: cluster != nil)
+        mediaSessions = MediaSessions(server: media, directory: liveState, homes: mediaHomes, thread: thread, clock: self.clock,
+                                      configuration: configuration, clustered: cluster != nil)
+        mediaHomes.relayTimedOut = { [weak self] request in self?.submit(.cluster(.mediaHome(.timedOut(request: request)))) }
         mediaSessions.openCaughtUpRoom = { [weak self] roomID, transaction, batch, step in
             guard let self else { throw RoomError.notFound(roomID) }
             try self.sync(roomID, lock: false, transaction, &batch)
