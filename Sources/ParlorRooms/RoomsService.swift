@@ -67,7 +67,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         case settle(Settlement, attempt: Int)
         /// Deletes sessions that can no longer be resumed (RoomsService+Sessions.swift).
         case expireSessions
-        /// Speaking or slots changed on the media loop (MediaSessions+Sync.swift).
+        /// Speaking or slots changed on the media loop (MediaSessions.swift).
         case mediaEvent(MediaServerEvent)
         /// Another node changed something, or one died (RoomsService+Cluster.swift).
         case cluster(ClusterSignal)
