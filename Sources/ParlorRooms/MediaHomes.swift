@@ -13,7 +13,7 @@ import ParlorProtocol
 /// This type is the offering node's side and the wire: this node's connections whose session is at another node's
 /// home, the offers waiting for its answer and their timers, and the messages to the home. The home's side (answering
 /// a relayed offer, ending its session) is `MediaSessions`', which holds this and calls it. Confined to the rooms
-/// thread, so not Sendable.
+/// thread (debug builds check where its state is touched), so not Sendable.
 final class MediaHomes {
     /// The rooms of the rooms thread, looked up, never changed here.
     private let directory: RoomsState
@@ -22,6 +22,7 @@ final class MediaHomes {
     private let logger: Logger
     /// Whether other nodes share the database (a `ClusterLink`): only then is there a media home to relay to.
     private let clustered: Bool
+    private let thread: any SerialThread
 
     /// This node's connections whose media session is on another node, the room's media home, by connection and room
     /// and by the token the home knows them by.
@@ -33,12 +34,20 @@ final class MediaHomes {
     /// A relayed offer got no answer in time (the service queues `.cluster(.mediaHome(.timedOut))`); set once, at start.
     var relayTimedOut: (UInt64) -> Void = { _ in }
 
-    init(directory: RoomsState, clock: any RoomsClock, configuration: RoomsConfiguration, logger: Logger, clustered: Bool) {
+    init(directory: RoomsState, thread: any SerialThread, clock: any RoomsClock, configuration: RoomsConfiguration, logger: Logger,
+         clustered: Bool) {
         self.directory = directory
+        self.thread = thread
         self.clock = clock
         self.configuration = configuration
         self.logger = logger
         self.clustered = clustered
+    }
+
+    /// Stops a debug build when called off the rooms thread; `assert` is compiled out of release builds.
+    @inline(__always)
+    private func assertOnRoomsThread(_ function: StaticString = #function, file: StaticString = #fileID, line: UInt = #line) {
+        assert(thread.isCurrent, "\(function) must run on the rooms thread", file: file, line: line)
     }
 
     /// The room's media home when it is another node (chosen now if the room has none, or a dead one); nil: here.
@@ -50,12 +59,14 @@ final class MediaHomes {
 
     /// Whether one of this node's connections reaches a session of the member at the room's home.
     func hasSession(_ memberID: String, in roomID: String) -> Bool {
-        remote.contains { $0.key.roomID == roomID && $0.value.memberID == memberID }
+        assertOnRoomsThread()
+        return remote.contains { $0.key.roomID == roomID && $0.value.memberID == memberID }
     }
 
     /// media:offer from this node's connection, to the room's media home on another node: the reply waits for
     /// the home's answer (or the timer).
     func relayOffer(_ sdp: String, to home: String, member: LiveMember, key: MediaSessionKey, for caller: Caller, _ step: inout Step) throws {
+        assertOnRoomsThread()
         guard let transaction = step.store as? any MediaHomeTransaction else { return }
         var session = remote[key]
         if session?.home != home {
@@ -77,6 +88,7 @@ final class MediaHomes {
 
     /// media:close of a connection whose session is at another node's: relayed there.
     func closeRemote(_ key: MediaSessionKey, _ step: inout Step) throws {
+        assertOnRoomsThread()
         guard let session = remote[key], let transaction = step.store as? any MediaHomeTransaction else { return }
         forget(key)
         let message: JSONValue = ["kind": "close", "from": .string(transaction.nodeID), "conn": .string(session.token)]
@@ -84,6 +96,7 @@ final class MediaHomes {
     }
 
     func forget(_ key: MediaSessionKey) {
+        assertOnRoomsThread()
         guard let session = remote.removeValue(forKey: key) else { return }
         remoteByToken[session.token] = nil
     }
@@ -92,6 +105,7 @@ final class MediaHomes {
     /// their session at the home, which lives on while the member is joined (a client that reconnects offers again
     /// from the same peer connection, through any node, and takes it over).
     func prune(_ roomIDs: Set<String>) {
+        assertOnRoomsThread()
         guard !remote.isEmpty else { return }
         for (key, session) in remote where roomIDs.contains(key.roomID) {
             // Written without a closure over `room`: the closure form crashes Swift 6.3.1's -O CopyPropagation pass
@@ -134,6 +148,7 @@ final class MediaHomes {
 
     /// Room `roomID` lost its home `home`: this node's connections that had a session there are told to offer again.
     func homeStopped(_ home: String, in roomID: String, _ batch: inout Batch) {
+        assertOnRoomsThread()
         let restart = ProtocolMessage.message(["type": .string(EventType.mediaRestart.rawValue), "cid": .string(roomID), "body": .object([:])])
         for (key, session) in remote where key.roomID == roomID && session.home == home {
             forget(key)
@@ -146,12 +161,14 @@ final class MediaHomes {
 
     /// A relayed offer's timer fired before the home answered.
     func timedOut(_ request: UInt64, _ batch: inout Batch) {
+        assertOnRoomsThread()
         if let key = pendingOffers[request]?.key { forget(key) }
         answerPending(request, with: RoomError(.serverUnavailable, "the room's media home did not answer: offer again"), &batch)
     }
 
     /// The home's reply to a relayed offer: its answer goes to the connection that offered, or its refusal.
     func answered(_ message: JSONValue, _ batch: inout Batch) {
+        assertOnRoomsThread()
         guard let request = message["request"]?.intValue.map(UInt64.init) else { return }
         if let body = message["body"] {
             guard let pending = pendingOffers.removeValue(forKey: request) else { return }
@@ -165,6 +182,7 @@ final class MediaHomes {
 
     /// The home's media:slots for the connection it knows by `token`.
     func slotsChanged(_ slots: JSONValue, token: String, _ batch: inout Batch) {
+        assertOnRoomsThread()
         guard let key = remoteByToken[token], let clientID = key.clientID else { return }
         batch.outbox.send(MediaSessions.slotsMessage(key.roomID, slots), to: clientID)
     }

@@ -90,7 +90,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         self.logger = logger
         self.thread = thread
         self.clock = clock ?? ThreadClock(thread: thread)
-        mediaHomes = MediaHomes(directory: liveState, clock: self.clock, configuration: configuration, logger: logger,
+        mediaHomes = MediaHomes(directory: liveState, thread: thread, clock: self.clock, configuration: configuration, logger: logger,
                                 clustered: cluster != nil)
         mediaSessions = MediaSessions(server: media, directory: liveState, homes: mediaHomes, thread: thread, clock: self.clock,
                                       configuration: configuration, clustered: cluster != nil)
