@@ -198,3 +198,18 @@ final class MediaHomes {
         return nextRelayID
     }
 }
+
+/// A connection of this node whose media session is on another node.
+struct RemoteMediaSession {
+    let token: String
+    let home: String
+    let memberID: String
+    let userID: String
+}
+
+/// A media:offer relayed to the room's media home, until its answer comes back (or the timer gives up).
+struct PendingMediaOffer {
+    let caller: Caller
+    let key: MediaSessionKey
+    let timer: RoomsTimer
+}

@@ -41,18 +41,3 @@ enum MediaConnection: Hashable {
     case local(ClientID)
     case remote(node: String, token: String)
 }
-
-/// A connection of this node whose media session is on another node.
-struct RemoteMediaSession {
-    let token: String
-    let home: String
-    let memberID: String
-    let userID: String
-}
-
-/// A media:offer relayed to the room's media home, until its answer comes back (or the timer gives up).
-struct PendingMediaOffer {
-    let caller: Caller
-    let key: MediaSessionKey
-    let timer: RoomsTimer
-}
