@@ -14,7 +14,7 @@ protocol ClusterRoomRules: AnyObject {
     func limitStoredRooms(_ transaction: any RoomTransaction) throws
 }
 
-/// The media homes (RoomsService+MediaHome.swift) as the cluster's signals reach them: this node's media address
+/// The media homes (MediaSessions+Home.swift, MediaHomes.swift) as the cluster's signals reach them: this node's media address
 /// registered at start, the homes of nodes whose lease ended released, a relayed media message handled.
 protocol ClusterMediaHomes: AnyObject {
     func registerMediaAddress(_ transaction: any ClusterTransaction) throws
@@ -22,4 +22,4 @@ protocol ClusterMediaHomes: AnyObject {
     func handleMediaHome(_ signal: MediaHomeSignal, _ transaction: any ClusterTransaction, _ batch: inout Batch) throws
 }
 
-extension RoomsService: ClusterRoomRules, ClusterMediaHomes {}
+extension RoomsService: ClusterRoomRules {}

@@ -75,7 +75,7 @@ public enum ClusterSignal: Sendable, Equatable {
     /// A user's tokens or claim changed on some node: forget what this node cached about the user; `revoked`: an
     /// admin revoked its tokens, so its connections here close too.
     case userChanged(String, revoked: Bool)
-    /// The forwarding unit's media home (RoomsService+MediaHome.swift): relayed messages, speaking, a home lost.
+    /// The forwarding unit's media home (MediaHomes.swift): relayed messages, speaking, a home lost.
     case mediaHome(MediaHomeSignal)
 }
 

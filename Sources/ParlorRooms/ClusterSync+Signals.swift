@@ -12,11 +12,4 @@ extension ClusterSync {
             for clientID in room.connections(of: member.user.id) { batch.outbox.send(signal.message, to: clientID) }
         }
     }
-
-    /// rtc:* to a member with no connection here: stored for the node holding it, if another node does.
-    func relayToOtherNode(_ message: [UInt8], to member: LiveMember, in room: LiveRoom, _ transaction: any RoomTransaction) throws {
-        assertOnRoomsThread()
-        guard let transaction = transaction as? any ClusterTransaction else { return }
-        _ = try transaction.relaySignal(roomID: room.id, toMember: member.id, message: message, at: clock.now())
-    }
 }

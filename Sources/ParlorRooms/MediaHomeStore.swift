@@ -1,5 +1,5 @@
 /// Several nodes with the forwarding unit: one node at a time serves a room's audio, its media home
-/// (RoomsService+MediaHome.swift). What the rooms thread needs from the shared store for that.
+/// (MediaHomes.swift). What the rooms thread needs from the shared store for that.
 public protocol MediaHomeTransaction: ClusterTransaction {
     /// Records where this node's forwarding unit is reached ("ip:port", comma-separated), for operators.
     func setMediaAddress(_ address: String) throws

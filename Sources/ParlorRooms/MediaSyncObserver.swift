@@ -1,6 +1,6 @@
 /// Brings the forwarding unit up to date with the rooms the batch changed (--media sfu; nothing without it).
 struct MediaSyncObserver: BatchEndObserver {
     func batchDidEnd(_ end: BatchEnd, in rooms: RoomsService) {
-        if rooms.media != nil { rooms.syncMedia(end.mediaRooms) }
+        rooms.mediaSessions.sync(end.mediaRooms)
     }
 }

@@ -16,7 +16,7 @@ extension RoomsService {
         case .mute(let roomID, let memberID):
             let (room, member) = try joinedMember(memberID, in: roomID, &step)
             step.context(of: room)
-            if let message = try applyMedia(.mute(true), to: member, in: room, &step) { step.batch.broadcast(message, in: room) }
+            if let message = try step.applyMedia(.mute(true), to: member, in: room, maxAudioSenders: configuration.maxAudioSenders, at: clock.now()) { step.batch.broadcast(message, in: room) }
             return .object([:])
         case .moderate(let roomID, let action, let requester):
             return try moderate(action, roomID: roomID, by: requester, &step)

@@ -100,7 +100,7 @@ extension RoomsService {
         let stale = state.staleRooms
         reload(stale)
         guard state.staleRooms.isEmpty else { return }
-        if media != nil { syncMedia(stale) }
+        mediaSessions.sync(stale)
         syncLiveUsers(stale)
     }
 }

@@ -13,7 +13,7 @@ extension RoomsService {
         let body: JSONValue = [
             "session_id": .string(client.sessionID), "user": client.user.json,
             "ice_servers": configuration.iceServersJSON(for: client.user.id), "max_audio_senders": JSONValue(configuration.maxAudioSenders),
-            "media": mediaJSON,
+            "media": mediaSessions.json,
         ]
         step.batch.send(ProtocolMessage.event(.sessionSuccess, ["body": body]), to: client)
     }

@@ -84,7 +84,7 @@ extension RoomsService {
                                     at: clock.now())
         // Demoted: its audio stops at once, so the other clients stop playing it (the forwarding unit will enforce it).
         if !role.maySpeak, let current = room.member(member.id), current.audioEnabled,
-           let message = try applyMedia(.disable, to: current, in: room, &step) {
+           let message = try step.applyMedia(.disable, to: current, in: room, maxAudioSenders: configuration.maxAudioSenders, at: clock.now()) {
             step.batch.broadcast(message, in: room)
         }
     }
@@ -102,7 +102,8 @@ extension RoomsService {
         assertOnRoomsThread()
         var muted = 0
         for member in room.sortedMembers where member.id != actor?.id && member.audioEnabled && !member.audioMuted {
-            if let message = try applyMedia(.mute(true), to: member, in: room, by: actor.idOrNull, &step) {
+            if let message = try step.applyMedia(.mute(true), to: member, in: room, by: actor.idOrNull, maxAudioSenders: configuration.maxAudioSenders,
+                                                  at: clock.now()) {
                 step.batch.broadcast(message, in: room)
                 muted += 1
             }

@@ -34,10 +34,11 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
     public let liveUsers = LiveUsers()
     /// Rooms, members, deliveries and latencies for /metrics; also where the app layer counts what it refuses.
     public let metrics: ServerMetrics
-    /// The forwarding unit audio goes through (--media sfu); nil: audio goes browser to browser (mesh).
-    public let media: MediaServer?
-
     private let liveState: RoomsState
+    /// Forwarding-unit sessions and their limits, relayed offers' answers at the media home, and rtc:* signalling
+    /// (MediaSessions.swift); this node's offers to another node's media home (MediaHomes.swift).
+    let mediaSessions: MediaSessions
+    let mediaHomes: MediaHomes
     /// Catching rooms up with the other nodes on a shared database (ClusterSync.swift); nil on a single node.
     let clusterSync: ClusterSync?
     /// The other nodes on a shared database; nil on a single node.
@@ -68,7 +69,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         case settle(Settlement, attempt: Int)
         /// Deletes sessions that can no longer be resumed (RoomsService+Sessions.swift).
         case expireSessions
-        /// Speaking or slots changed on the media loop (RoomsService+SFU.swift).
+        /// Speaking or slots changed on the media loop (MediaSessions.swift).
         case mediaEvent(MediaServerEvent)
         /// Another node changed something, or one died (ClusterSync.swift).
         case cluster(ClusterSignal)
@@ -85,7 +86,6 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
                 metrics: ServerMetrics = ServerMetrics(), media: MediaServer? = nil, cluster: (any ClusterLink)? = nil,
                 clusterUserChanged: (@Sendable (String) -> Void)? = nil) throws {
         self.store = store
-        self.media = media
         let clock = clock ?? ThreadClock(thread: thread)
         let state = RoomsState()
         liveState = state
@@ -101,7 +101,17 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         self.logger = logger
         self.thread = thread
         self.clock = clock
-        clusterSync?.wire(rules: self, mediaHomes: self)
+        mediaHomes = MediaHomes(directory: state, thread: thread, clock: clock, configuration: configuration, logger: logger,
+                                clustered: cluster != nil)
+        mediaSessions = MediaSessions(server: media, directory: state, homes: mediaHomes, thread: thread, clock: clock,
+                                      configuration: configuration, clustered: cluster != nil)
+        mediaHomes.relayTimedOut = { [weak self] request in self?.submit(.cluster(.mediaHome(.timedOut(request: request)))) }
+        mediaSessions.openCaughtUpRoom = { [weak self] roomID, transaction, batch, step in
+            guard let self else { throw RoomError.notFound(roomID) }
+            try self.clusterSync?.sync(roomID, lock: false, transaction, &batch)
+            return try self.openRoom(roomID, &step)
+        }
+        clusterSync?.wire(rules: self, mediaHomes: mediaSessions)
         thread.start()
         let recovered: Result<Int, Error> = thread.submitAndWait { [self] in
             Result {
@@ -335,7 +345,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         case .expireSessions:
             try expireSessions(&step)
         case .mediaEvent(let event):
-            try handleMediaEvent(event, &step)
+            try mediaSessions.handle(event, &step)
         case .cluster:
             break  // done before the command's savepoint: ClusterSync.swift
         }
@@ -349,10 +359,13 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         case .members(let cid, let query): try listMembers(cid, query: query, for: caller, &step)
         case .events(let cid, let since, let pageSize): try listEvents(cid, since: since, pageSize: pageSize, for: caller, &step)
         case .resume(let sessionID, let last): try resume(sessionID, lastEventIDs: last, for: caller, &step)
-        case .signal(let kind, let cid, let to, let payload): try relay(kind, cid: cid, to: to, payload: payload, for: caller, &step)
-        case .media(let cid, let change): try changeMedia(change, cid: cid, for: caller, &step)
-        case .mediaOffer(let cid, let sdp): try offerMedia(sdp, cid: cid, for: caller, &step)
-        case .mediaClose(let cid): try closeMedia(cid: cid, for: caller, &step)
+        case .signal(let kind, let cid, let to, let payload):
+            try mediaSessions.relay(kind, in: openRoom(cid, &step), to: to, payload: payload, for: caller, &step)
+        case .media(let cid, let change): try mediaSessions.changeMedia(change, in: openRoom(cid, &step), for: caller, &step)
+        case .mediaOffer(let cid, let sdp):
+            try mediaSessions.requireForwardingUnit(hint: ": use rtc:* signalling")
+            try mediaSessions.offer(sdp, in: openRoom(cid, &step), for: caller, &step)
+        case .mediaClose(let cid): try mediaSessions.close(cid: cid, for: caller, &step)
         case .watch(let cid): try watch(cid, for: caller, &step)
         case .unwatch(let cid): unwatch(cid, for: caller, &step)
         case .ping: step.batch.reply(to: caller, .sessionPing, body: .object([:]))
