@@ -108,7 +108,7 @@ extension RoomsService {
             for room in state.rooms.values.filter({ $0.member(forUser: userID) != nil }).map(\.id).sorted() {
                 try sync(room, lock: true, transaction, &batch)
             }
-            var step = Step(store: transaction, batch: Batch(), maxRoomEvents: configuration.maxRoomEvents)
+            var step = Step(store: transaction, batch: Batch(), rules: rules)
             _ = try transaction.withSavepoint { try run(.disconnectUser(userIDs: [userID], reason: "token revoked"), &step) }
             batch.merge(step.batch)
         default:

@@ -13,7 +13,7 @@ extension RoomsService {
             metrics.rateLimited(.roomsPerUser)
             throw RoomError(.roomTooManyRooms, "you already have \(configuration.maxRoomsPerUser) open rooms")
         }
-        try checkAddressCap(request.createdFrom)
+        try rules.addressLimits.checkOpenRooms(createdFrom: request.createdFrom, among: state.rooms.values)
         if let ttl = request.ttl, ttl > configuration.maxRoomTTL { throw RoomError.ttlTooLong(configuration.maxRoomTTL) }
         let id = Identifier.make(Identifier.room)
         let name = request.name ?? id.lowercased()

@@ -122,7 +122,7 @@ extension RoomsService {
             }
         case .speaking(let home, let roomID, let memberID, let on):
             guard home != transaction.nodeID, let room = state.rooms[roomID], let member = room.member(memberID) else { return }
-            var step = Step(store: transaction, batch: Batch(), maxRoomEvents: configuration.maxRoomEvents)
+            var step = Step(store: transaction, batch: Batch(), rules: rules)
             if let event = try applyMedia(.speaking(on), to: member, in: room, &step) { step.batch.broadcast(event, in: room) }
             batch.merge(step.batch)
         case .restart(let home, let roomID):
@@ -175,7 +175,7 @@ extension RoomsService {
               let request = message["request"]?.intValue, let userID = message["user"]?.stringValue,
               let memberID = message["member"]?.stringValue, let sdp = message["sdp"]?.stringValue else { return }
         var reply: JSONObject = ["kind": "reply", "request": JSONValue(request)]
-        var step = Step(store: transaction, batch: Batch(), maxRoomEvents: configuration.maxRoomEvents)
+        var step = Step(store: transaction, batch: Batch(), rules: rules)
         do {
             try transaction.withSavepoint {
                 // Caught up, not locked: nothing stored changes here (a lock met mid-batch could deadlock with another node).

@@ -28,7 +28,7 @@ extension RoomsService {
         try context.checkAdmission(caller, at: clock.now())
         let cap = min(room.maxMembers ?? Int64.max, Int64(configuration.maxMembersPerRoom))
         if room.memberCount >= Int(cap) { throw RoomError.full(cid, cap) }
-        try checkMembersPerAddress(caller, in: room)
+        try rules.addressLimits.checkMembers(from: caller.client.address, in: room)
         state.recentAddresses.record(caller.client.address, for: caller.user.id, at: clock.now())
 
         let now = max(clock.now(), room.lastJoinedAt + 1)

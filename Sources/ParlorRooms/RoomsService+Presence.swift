@@ -8,7 +8,7 @@ extension RoomsService {
         try step.store.openSession(id: client.sessionID, userID: client.user.id, at: clock.now())
         state.clients[client.id] = ClientState(ref: client)
         state.recentAddresses.record(client.address, for: client.user.id, at: clock.now())
-        holdSession(client.sessionID, on: client.id)
+        sessionHolders.hold(client.sessionID, on: client.id)
         liveUsers.connectionOpened(client.user.id)
         let body: JSONValue = [
             "session_id": .string(client.sessionID), "user": client.user.json,
@@ -22,8 +22,9 @@ extension RoomsService {
     /// starts the grace period; the member drops only if no connection of the user is back when it ends.
     func clientDisconnected(_ client: ClientRef, _ step: inout Step) throws {
         assertOnRoomsThread()
-        guard state.clients[client.id] != nil else { return }
-        releaseSessions(of: client.id, &step)
+        // It holds no session any more, and its replay page returns to the budget.
+        sessionHolders.release(client.id)
+        replayPacer.end(client.id, &step.batch.outbox, step.store)
         guard let clientState = state.clients.removeValue(forKey: client.id) else { return }
         for roomID in clientState.watching { state.rooms[roomID]?.unwatch(client.id) }
         step.batch.mediaRooms.formUnion(clientState.rooms)

@@ -1,34 +1,4 @@
-import ParlorBasics
 import ParlorProtocol
-
-extension RoomsService {
-    /// How often ended sessions are looked for; a session can be resumed for the grace period after it ended.
-    var sessionExpiryInterval: TimeSpan { .seconds(min(60, max(1, configuration.gracePeriod.seconds))) }
-
-    /// Arms the next sweep of ended sessions (rooms thread).
-    func scheduleSessionExpiry() {
-        assertOnRoomsThread()
-        _ = clock.schedule(after: sessionExpiryInterval) { [weak self] in
-            guard let self else { return }
-            self.submit(.expireSessions)
-            self.scheduleSessionExpiry()
-        }
-    }
-
-    /// Deletes sessions that ended longer ago than the grace period: they can no longer be resumed, and would
-    /// otherwise add a row for every connection ever made. Bounded per sweep so one batch stays short.
-    func expireSessions(_ step: inout Step) throws {
-        assertOnRoomsThread()
-        let cutoff = clock.now() - Int64(configuration.gracePeriod.seconds * 1000)
-        let deleted = try step.store.deleteSessions(endedBefore: cutoff, limit: Self.sessionsExpiredPerSweep)
-        if deleted == Self.sessionsExpiredPerSweep {
-            // More are waiting: go on soon, in another batch.
-            _ = clock.schedule(after: .milliseconds(100)) { [weak self] in self?.submit(.expireSessions) }
-        }
-    }
-
-    static let sessionsExpiredPerSweep = 5_000
-}
 
 /// session:resume, one live connection per session (issue 34): a resume takes the session from the connection
 /// holding it (its own, or the one that resumed it last), which is closed with 4005; the replay is paged.
@@ -73,31 +43,16 @@ extension RoomsService {
         step.batch.reply(to: caller, .sessionResume,
                          body: ["session_id": .string(caller.client.sessionID), "resumed": .array(resumed), "lost": .array(lost),
                                 "lost_reasons": .object(lostReasons), "ice_servers": configuration.iceServersJSON(for: caller.user.id)])
-        startReplay(replays, for: caller.client, &step)
-    }
-
-    /// Records that `clientID` holds `sessionID`.
-    func holdSession(_ sessionID: String, on clientID: ClientID) {
-        state.sessionHolders[sessionID] = clientID
-        state.clients[clientID]?.heldSessions.append(sessionID)
+        replayPacer.start(replays, for: caller.client.id, &step.batch.outbox, step.store)
     }
 
     /// The session moves to the caller's connection; the connection that held it is closed with 4005 (its unsent
-    /// output dropped: what it had not read, the new connection is sent). Only one connection may replay a session.
+    /// output dropped: what it had not read, the new connection is sent).
     private func takeOver(_ sessionID: String, for client: ClientRef, _ step: inout Step) {
-        if let holder = state.sessionHolders[sessionID], holder != client.id, state.clients[holder] != nil {
-            state.clients[holder]?.heldSessions.removeAll { $0 == sessionID }
-            step.batch.outbox.close(holder, code: ParlorCloseCode.sessionTakenOver, reason: "session taken over by another connection")
+        let state = state
+        if let previous = sessionHolders.takeOver(sessionID, by: client.id, isConnected: { state.clients[$0] != nil }) {
+            step.batch.outbox.close(previous, code: ParlorCloseCode.sessionTakenOver, reason: "session taken over by another connection")
         }
-        if state.sessionHolders[sessionID] != client.id { holdSession(sessionID, on: client.id) }
-    }
-
-    /// A closed connection holds no session any more, and its replay page returns to the budget.
-    func releaseSessions(of clientID: ClientID, _ step: inout Step) {
-        for sessionID in state.clients[clientID]?.heldSessions ?? [] where state.sessionHolders[sessionID] == clientID {
-            state.sessionHolders[sessionID] = nil
-        }
-        endReplay(of: clientID, &step)
     }
 }
 

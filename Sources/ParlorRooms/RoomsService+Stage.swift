@@ -1,7 +1,7 @@
 import ParlorProtocol
 
 /// Stage rooms: roles, raised hands and moderation (mute-all, lock, ban). Chat and reactions are in
-/// RoomsService+Chat.swift. Every change is a stored room event; `by` names the moderator (null: an admin, the
+/// RoomContext+Chat.swift. Every change is a stored room event; `by` names the moderator (null: an admin, the
 /// room's creator over REST, or the server itself).
 extension RoomsService {
     /// A stage request from a member: its membership and role are checked, the action's events go out, then the reply.
@@ -51,10 +51,10 @@ extension RoomsService {
             try step.setLocked(locked, by: actor, in: room, at: clock.now())
         case .message(let text):
             guard let actor else { throw RoomError(.requestInvalidField, "only a member sends chat messages") }
-            return ["id": JSONValue(try sendMessage(text, from: actor, address: address, in: room, &step))]
+            return ["id": JSONValue(try step.context(of: room).sendMessage(text, from: actor, address: address, &step))]
         case .reaction(let emoji):
             guard let actor else { throw RoomError(.requestInvalidField, "only a member sends reactions") }
-            try sendReaction(emoji, from: actor, address: address, in: room, &step)
+            try step.context(of: room).sendReaction(emoji, from: actor, address: address, &step)
         }
         return .object([:])
     }

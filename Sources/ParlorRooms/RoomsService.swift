@@ -22,6 +22,13 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
     let delivery: any DeliveryChannel
     let configuration: RoomsConfiguration
     let logger: Logger
+    /// What the rules of a room need (the clock, the configuration, the limits), handed to each command's step.
+    let rules: RoomRules
+    /// The paced replay of resumed sessions and its global budget; rooms thread only.
+    let replayPacer: ReplayPacer
+    /// The connection holding each session, and the sweep of sessions past resuming; rooms thread only.
+    let sessionHolders = SessionHolders()
+    let sessionExpiry: SessionExpiry
     /// Records joins, leaves and room lifecycle in each batch's transaction (the webhook outbox); rooms thread.
     private let noticeRecorder: (any RoomNoticeRecorder)?
     /// The steps after every batch's transaction, in order (RoomsService+BatchObservers.swift); rooms thread only.
@@ -90,6 +97,10 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         self.logger = logger
         self.thread = thread
         self.clock = clock ?? ThreadClock(thread: thread)
+        rules = RoomRules(configuration: configuration, clock: self.clock, metrics: metrics)
+        replayPacer = ReplayPacer(configuration: configuration, logger: logger)
+        sessionExpiry = SessionExpiry(clock: self.clock, gracePeriod: configuration.gracePeriod)
+        sessionExpiry.due = { [weak self] in self?.submit(.expireSessions) }
         thread.start()
         let recovered: Result<Int, Error> = thread.submitAndWait { [self] in
             Result {
@@ -105,7 +116,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
             self.publishRoomGauges(changed: Set(self.state.rooms.keys))
         }
         if count > 0 { logger.info("recovered memberships from a previous run", ["members": String(count)]) }
-        thread.execute { [self] in self.scheduleSessionExpiry() }
+        thread.execute { [self] in self.sessionExpiry.schedule() }
         try media?.start { [weak self] event in self?.submit(.mediaEvent(event)) }
     }
 
@@ -274,7 +285,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
     /// (RoomError); throws if that failure also ended the transaction (SQLite does on some storage errors).
     private func apply(_ command: Command, in transaction: any RoomTransaction, batch: inout Batch) throws -> Bool {
         assertOnRoomsThread()
-        var step = Step(store: transaction, batch: Batch(), maxRoomEvents: configuration.maxRoomEvents)
+        var step = Step(store: transaction, batch: Batch(), rules: rules)
         do {
             if cluster != nil { try prepare(forCluster: command, in: transaction, batch: &batch) }
             // A cluster signal is handled whole by prepare(forCluster:): no savepoint (two round trips) around nothing.
@@ -322,7 +333,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
             if shuttingDown.load(ordering: .acquiring) { return }
             try settle(settlement, &step)
         case .expireSessions:
-            try expireSessions(&step)
+            try sessionExpiry.sweep(step.store)
         case .mediaEvent(let event):
             try handleMediaEvent(event, &step)
         case .cluster:
