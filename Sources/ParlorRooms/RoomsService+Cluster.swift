@@ -240,7 +240,7 @@ extension RoomsService {
         state.lastRoomCreatedAt = max(state.lastRoomCreatedAt, room.createdAt)
         if room.memberCount == 0 {
             if room.emptySince == nil { room.emptySince = now }
-            scheduleExpiry(of: room)
+            rules.timers.scheduleExpiry(of: room)
         }
     }
 
@@ -262,7 +262,7 @@ extension RoomsService {
               let member = room.member(claimed.memberID) else { return }
         room.update(member.id) { $0.disconnectedAt = claimed.disconnectedAt }
         if let since = claimed.disconnectedAt, member.dropTimer == nil {
-            scheduleDrop(member.id, in: room, after: remainingGrace(since: since))
+            rules.timers.scheduleDrop(member.id, in: room, after: remainingGrace(since: since))
         }
     }
 
@@ -298,7 +298,7 @@ extension RoomsService {
         for member in taken {
             guard let room = state.rooms[member.roomID], room.member(member.memberID) != nil else { continue }
             room.update(member.memberID) { $0.disconnectedAt = member.disconnectedAt }
-            scheduleDrop(member.memberID, in: room, after: remainingGrace(since: member.disconnectedAt))
+            rules.timers.scheduleDrop(member.memberID, in: room, after: remainingGrace(since: member.disconnectedAt))
             batch.caughtUp(member.roomID)
         }
     }
@@ -377,7 +377,7 @@ extension RoomsService {
                                 replacing: nil) { record, _ in LiveMember(record, disconnectedAt: presence[record.memberID]?.disconnectedAt) }
             state.rooms[room.id] = room
             state.clusterDelivered[room.id] = room.lastEventID
-            if room.memberCount == 0 { scheduleExpiry(of: room) }
+            if room.memberCount == 0 { rules.timers.scheduleExpiry(of: room) }
         }
         state.lastRoomCreatedAt = latestCreatedAt
         submit(.cluster(.nodesExpired))

@@ -9,7 +9,7 @@ extension RoomsService {
         if cluster != nil, let transaction = step.store as? any ClusterAttachmentTransaction {
             try transaction.recordAttachment(memberID: memberID)
         }
-        attach(client, to: room)
+        state.attach(client, to: room)
     }
 
     /// The member's last connection here detached (closed): away since `time`, with its drop timer at the end of the
@@ -33,6 +33,6 @@ extension RoomsService {
         }
         room.update(member.id) { $0.disconnectedAt = since }
         let graceMilliseconds = Int64(configuration.gracePeriod.seconds * 1000)
-        scheduleDrop(member.id, in: room, after: .milliseconds(Int(max(0, since + graceMilliseconds - clock.now()))))
+        rules.timers.scheduleDrop(member.id, in: room, after: .milliseconds(Int(max(0, since + graceMilliseconds - clock.now()))))
     }
 }

@@ -67,7 +67,7 @@ extension RoomsService {
             if let (role, stored) = room.initialRole(of: member.user), stored { room.setRole(role, of: userID) }
         case EventType.memberLeft.rawValue:
             guard let member = room.member(memberID) else { return false }
-            dismiss(member, from: room, at: event.createdAt)
+            state.dismiss(member, from: room, at: event.createdAt, timers: rules.timers)
         case EventType.memberMedia.rawValue, EventType.audioMuteOn.rawValue, EventType.audioMuteOff.rawValue:
             guard room.member(memberID) != nil, let settings = body["media"]?["audio_settings"],
                   let enabled = settings["enabled"]?.boolValue, let muted = settings["muted"]?.boolValue else { return false }

@@ -29,37 +29,8 @@ extension RoomsService {
         state.lastRoomCreatedAt = now
         step.context(of: room)
         step.batch.notices.append(.roomStarted(room: room.summary))
-        scheduleExpiry(of: room)
+        rules.timers.scheduleExpiry(of: room)
         return record
-    }
-
-    /// Arms the timer that closes an empty room once it has been empty for its ttl.
-    func scheduleExpiry(of room: LiveRoom) {
-        assertOnRoomsThread()
-        guard let emptySince = room.emptySince else { return }
-        if let timer = room.ttlTimer { clock.cancel(timer) }
-        let dueAt = emptySince + room.ttl * 1000
-        let delay = max(0, dueAt - clock.now())
-        let roomID = room.id
-        room.ttlTimer = clock.schedule(after: .milliseconds(Int(delay))) { [weak self] in
-            self?.submit(.closeIfExpired(roomID: roomID))
-        }
-    }
-
-    func closeIfExpired(roomID: String, _ step: inout Step) throws {
-        assertOnRoomsThread()
-        guard let room = state.rooms[roomID], room.memberCount == 0, let emptySince = room.emptySince else { return }
-        let now = clock.now()
-        guard now >= emptySince + room.ttl * 1000 else {
-            scheduleExpiry(of: room)
-            return
-        }
-        try step.store.closeRoom(id: roomID, at: now)
-        state.rooms[roomID] = nil
-        room.ttlTimer = nil
-        step.context(of: room)
-        step.batch.notices.append(.roomFinished(room: room.summary, reason: "ttl"))
-        logger.info("room closed", ["room": roomID, "reason": "ttl"])
     }
 
     /// After a failed commit, re-reads these rooms' members from the store so memory matches what is stored.

@@ -6,7 +6,7 @@ extension RoomsService {
     /// held by another node (RoomsService+Cluster.swift: kept until that node delivers it).
     func relay(_ kind: RequestType, cid: String, to target: String, payload: JSONObject, for caller: Caller, _ step: inout Step) throws {
         assertOnRoomsThread()
-        let room = try openRoom(cid, &step)
+        let room = try step.openRoom(cid)
         guard let sender = room.member(forUser: caller.user.id), room.connections(of: caller.user.id).contains(caller.client.id) else {
             throw RoomError.notJoined(cid)
         }
@@ -25,7 +25,7 @@ extension RoomsService {
     /// Audio on/off, mute and speaking requested by the member itself: reply, then the event to the room.
     func changeMedia(_ change: MediaChange, cid: String, for caller: Caller, _ step: inout Step) throws {
         assertOnRoomsThread()
-        let room = try openRoom(cid, &step)
+        let room = try step.openRoom(cid)
         guard let member = room.member(forUser: caller.user.id) else { throw RoomError.notJoined(cid) }
         if case .speaking = change, hasMediaSession(member.id, in: cid) {
             // Its audio goes through the forwarding unit, which decides who speaks from the audio itself.

@@ -180,7 +180,7 @@ extension RoomsService {
             try transaction.withSavepoint {
                 // Caught up, not locked: nothing stored changes here (a lock met mid-batch could deadlock with another node).
                 try sync(roomID, lock: false, transaction, &batch)
-                let room = try openRoom(roomID, &step)
+                let room = try step.openRoom(roomID)
                 guard let member = room.member(forUser: userID), member.id == memberID else { throw RoomError.notJoined(roomID) }
                 let key = MediaSessionKey(.remote(node: origin, token: token), roomID: roomID)
                 reply["body"] = try answerOffer(sdp, key: key, member: member, in: room, &step)

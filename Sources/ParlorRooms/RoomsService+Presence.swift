@@ -39,35 +39,6 @@ extension RoomsService {
         }
     }
 
-    func scheduleDrop(_ memberID: String, in room: LiveRoom, after delay: TimeSpan) {
-        assertOnRoomsThread()
-        if let old = room.member(memberID)?.dropTimer { clock.cancel(old) }
-        let roomID = room.id
-        let timer = clock.schedule(after: delay) { [weak self] in
-            self?.submit(.dropIfStillAway(roomID: roomID, memberID: memberID))
-        }
-        room.update(memberID) { $0.dropTimer = timer }
-    }
-
-    /// Clears a member's grace period: one of the user's connections is attached again.
-    func markPresent(_ memberID: String, in room: LiveRoom, _ step: inout Step) throws {
-        assertOnRoomsThread()
-        try step.store.setDisconnected(memberID: memberID, since: nil)
-        if let timer = room.member(memberID)?.dropTimer { clock.cancel(timer) }
-        room.update(memberID) {
-            $0.disconnectedAt = nil
-            $0.dropTimer = nil
-        }
-    }
-
-    func dropIfStillAway(roomID: String, memberID: String, _ step: inout Step) throws {
-        assertOnRoomsThread()
-        guard let room = state.rooms[roomID], var member = room.member(memberID), member.disconnectedAt != nil,
-              room.connections(of: member.user.id).isEmpty, try clusterAllowsDrop(memberID, &step) else { return }
-        member.dropTimer = nil
-        try end(member, in: step.context(of: room).room, reason: .dropped, &step)
-    }
-
     /// At start: load open rooms, give every JOINED member a fresh grace period, and arm room expiry.
     func recover() throws -> Int {
         assertOnRoomsThread()
@@ -87,8 +58,8 @@ extension RoomsService {
         }
         state.lastRoomCreatedAt = latestCreatedAt
         for room in state.rooms.values {
-            for member in room.sortedMembers { scheduleDrop(member.id, in: room, after: configuration.gracePeriod) }
-            if room.memberCount == 0 { scheduleExpiry(of: room) }
+            for member in room.sortedMembers { rules.timers.scheduleDrop(member.id, in: room, after: configuration.gracePeriod) }
+            if room.memberCount == 0 { rules.timers.scheduleExpiry(of: room) }
         }
         return recoveredMembers
     }

@@ -69,13 +69,13 @@ extension RoomsService {
             }
             if now >= dueAt {
                 guard try clusterAllowsDrop(member.id, &step) else { continue }
-                try end(member, in: room, reason: .dropped, &step)
+                try step.context(of: room).end(member, reason: .dropped, &step)
                 continue
             }
             let awaySince = member.disconnectedAt ?? settlement.awaySince
             try step.store.setDisconnected(memberID: member.id, since: awaySince)
             room.update(member.id) { $0.disconnectedAt = awaySince }
-            if member.dropTimer == nil { scheduleDrop(member.id, in: room, after: .milliseconds(Int(dueAt - now))) }
+            if member.dropTimer == nil { rules.timers.scheduleDrop(member.id, in: room, after: .milliseconds(Int(dueAt - now))) }
         }
     }
 }

@@ -18,7 +18,7 @@ extension RoomsService {
     func offerMedia(_ sdp: String, cid: String, for caller: Caller, _ step: inout Step) throws {
         assertOnRoomsThread()
         guard media != nil else { throw RoomError(.requestUnknownType, "this server forwards no audio (--media mesh): use rtc:* signalling") }
-        let room = try openRoom(cid, &step)
+        let room = try step.openRoom(cid)
         guard let member = room.member(forUser: caller.user.id), room.connections(of: caller.user.id).contains(caller.client.id) else {
             throw RoomError.notJoined(cid)
         }

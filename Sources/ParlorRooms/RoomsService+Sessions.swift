@@ -33,8 +33,8 @@ extension RoomsService {
                 lostReasons[cid] = .string(LostReason.historyPruned)
                 continue
             }
-            if member.disconnectedAt != nil { try markPresent(member.id, in: room, &step) }
-            step.context(of: room)
+            let context = step.context(of: room)
+            if member.disconnectedAt != nil { try context.markPresent(member.id) }
             try attach(caller.client, to: room, member: member.id, &step)
             resumed.append(["cid": .string(cid), "member_id": .string(member.id), "last_event_id": JSONValue(room.lastEventID)])
             if lastEventID < room.lastEventID { replays.append(ReplayCursor(roomID: cid, after: lastEventID, upTo: room.lastEventID)) }

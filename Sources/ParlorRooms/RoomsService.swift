@@ -22,8 +22,12 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
     let delivery: any DeliveryChannel
     let configuration: RoomsConfiguration
     let logger: Logger
-    /// What the rules of a room need (the clock, the configuration, the limits), handed to each command's step.
-    let rules: RoomRules
+    /// What the rules of a room need (the clock, the configuration, the limits, the timers), handed to each
+    /// command's step. Built on first use, on the rooms thread: it refers back to the service's cluster and media
+    /// seams (RoomSeams.swift), so it cannot be built before `self` is.
+    private(set) lazy var rules = RoomRules(configuration: configuration, clock: clock, metrics: metrics, logger: logger, thread: thread,
+                                            state: liveState, timers: timers, seams: self)
+    private let timers: RoomTimers
     /// The paced replay of resumed sessions and its global budget; rooms thread only.
     let replayPacer: ReplayPacer
     /// The connection holding each session, and the sweep of sessions past resuming; rooms thread only.
@@ -97,10 +101,11 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         self.logger = logger
         self.thread = thread
         self.clock = clock ?? ThreadClock(thread: thread)
-        rules = RoomRules(configuration: configuration, clock: self.clock, metrics: metrics)
+        timers = RoomTimers(clock: self.clock)
         replayPacer = ReplayPacer(configuration: configuration, logger: logger)
         sessionExpiry = SessionExpiry(clock: self.clock, gracePeriod: configuration.gracePeriod)
         sessionExpiry.due = { [weak self] in self?.submit(.expireSessions) }
+        timers.due = { [weak self] in self?.submit($0) }
         thread.start()
         let recovered: Result<Int, Error> = thread.submitAndWait { [self] in
             Result {
@@ -325,9 +330,9 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
             let result = try run(operation, &step)
             step.batch.complete(command, with: result)
         case .dropIfStillAway(let roomID, let memberID):
-            try dropIfStillAway(roomID: roomID, memberID: memberID, &step)
+            try state.rooms[roomID]?.dropIfStillAway(memberID, &step)
         case .closeIfExpired(let roomID):
-            try closeIfExpired(roomID: roomID, &step)
+            try state.rooms[roomID]?.closeIfExpired(&step)
         case .settle(let settlement, _):
             // During shutdown memberships stay as they are, for the next start to recover.
             if shuttingDown.load(ordering: .acquiring) { return }
@@ -344,19 +349,19 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
     private func serve(_ request: RoomRequest, from caller: Caller, _ step: inout Step) throws {
         assertOnRoomsThread()
         switch request {
-        case .join(let cid): try join(cid, for: caller, &step)
-        case .leave(let cid): try leave(cid, for: caller, &step)
-        case .members(let cid, let query): try listMembers(cid, query: query, for: caller, &step)
-        case .events(let cid, let since, let pageSize): try listEvents(cid, since: since, pageSize: pageSize, for: caller, &step)
+        case .join(let cid): try step.context(for: cid).join(caller, &step)
+        case .leave(let cid): try step.openRoom(cid).leave(caller, &step)
+        case .members(let cid, let query): try step.replyMembers(cid, query: query, for: caller)
+        case .events(let cid, let since, let pageSize): try step.replyEvents(cid, since: since, pageSize: pageSize, for: caller)
         case .resume(let sessionID, let last): try resume(sessionID, lastEventIDs: last, for: caller, &step)
         case .signal(let kind, let cid, let to, let payload): try relay(kind, cid: cid, to: to, payload: payload, for: caller, &step)
         case .media(let cid, let change): try changeMedia(change, cid: cid, for: caller, &step)
         case .mediaOffer(let cid, let sdp): try offerMedia(sdp, cid: cid, for: caller, &step)
         case .mediaClose(let cid): try closeMedia(cid: cid, for: caller, &step)
-        case .watch(let cid): try watch(cid, for: caller, &step)
-        case .unwatch(let cid): unwatch(cid, for: caller, &step)
+        case .watch(let cid): try step.watch(cid, for: caller)
+        case .unwatch(let cid): step.unwatch(cid, for: caller)
         case .ping: step.batch.reply(to: caller, .sessionPing, body: .object([:]))
-        case .stage(let cid, let action): try serveStage(action, cid: cid, for: caller, &step)
+        case .stage(let cid, let action): try step.openRoom(cid).serveStage(action, for: caller, &step)
         }
     }
 }
