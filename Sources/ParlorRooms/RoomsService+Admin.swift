@@ -5,7 +5,7 @@ extension RoomsService {
         assertOnRoomsThread()
         switch operation {
         case .createRoom(let request):
-            return try create(request, &step).json
+            return try roomDirectory.create(request, &step).json
         case .closeRoom(let roomID, let requester):
             try step.openRoom(roomID).close(by: requester, &step)
             return .object([:])
@@ -37,25 +37,8 @@ extension RoomsService {
             for clientID in clientIDs { step.batch.outbox.close(clientID, code: ParlorCloseCode.tokenRevoked, reason: reason) }
             return ["connections": JSONValue(clientIDs.count)]
         case .reset:
-            try reset(&step)
+            try roomDirectory.reset(&step)
             return .object([:])
-        }
-    }
-
-    /// Test mode: forget everything, and close every connection with 4004 (after the commit, through the outbox),
-    /// so clients know their sessions and rooms are gone instead of resuming into nothing.
-    private func reset(_ step: inout Step) throws {
-        assertOnRoomsThread()
-        try step.store.deleteEverything()
-        for room in state.rooms.values {
-            step.context(of: room)
-            if let timer = room.ttlTimer { clock.cancel(timer) }
-            for member in room.sortedMembers { if let timer = member.dropTimer { clock.cancel(timer) } }
-        }
-        state.rooms.removeAll()
-        for clientID in Array(state.clients.keys) {
-            state.clients[clientID]?.rooms.removeAll()
-            step.batch.outbox.close(clientID, code: ParlorCloseCode.serverReset, reason: "server reset")
         }
     }
 }

@@ -139,7 +139,7 @@ extension RoomsService {
     func isRedundantNotification(_ command: Command) -> Bool {
         assertOnRoomsThread()
         guard case .cluster(.roomChanged(let roomID, let eventID?)) = command, eventID > 0, let live = state.rooms[roomID],
-              !state.staleRooms.contains(roomID) else { return false }
+              !roomDirectory.staleRooms.contains(roomID) else { return false }
         return live.lastEventID >= eventID && (state.clusterDelivered[roomID] ?? 0) >= eventID
     }
 
@@ -237,7 +237,7 @@ extension RoomsService {
             if let timer = previous.ttlTimer { clock.cancel(timer) }
         }
         state.rooms[roomID] = room
-        state.lastRoomCreatedAt = max(state.lastRoomCreatedAt, room.createdAt)
+        roomDirectory.lastRoomCreatedAt = max(roomDirectory.lastRoomCreatedAt, room.createdAt)
         if room.memberCount == 0 {
             if room.emptySince == nil { room.emptySince = now }
             rules.timers.scheduleExpiry(of: room)
@@ -365,7 +365,7 @@ extension RoomsService {
             }
             try transaction.registerNode(lease: lease)
             try registerMediaAddress(transaction)
-            try limitStoredRooms(transaction)
+            try roomDirectory.limitStoredRooms(transaction)
             let rooms = try transaction.openRoomStates().map { stored in
                 (stored, try transaction.stage(roomID: stored.record.id, at: now), try transaction.presence(roomID: stored.record.id))
             }
@@ -379,7 +379,7 @@ extension RoomsService {
             state.clusterDelivered[room.id] = room.lastEventID
             if room.memberCount == 0 { rules.timers.scheduleExpiry(of: room) }
         }
-        state.lastRoomCreatedAt = latestCreatedAt
+        roomDirectory.lastRoomCreatedAt = latestCreatedAt
         submit(.cluster(.nodesExpired))
         return 0
     }

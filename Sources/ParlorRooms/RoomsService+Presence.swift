@@ -38,29 +38,4 @@ extension RoomsService {
             try lastConnectionDetached(member, in: room, at: now, &step)
         }
     }
-
-    /// At start: load open rooms, give every JOINED member a fresh grace period, and arm room expiry.
-    func recover() throws -> Int {
-        assertOnRoomsThread()
-        let now = clock.now()
-        let (recoveredMembers, openRooms, latestCreatedAt) = try store.write { transaction in
-            let recovered = try transaction.markPreviousRunAway(at: now)
-            try limitStoredRooms(transaction)
-            let rooms = try transaction.openRoomStates()
-            let stages = try rooms.map { try transaction.stage(roomID: $0.record.id, at: now) }
-            return (recovered, Array(zip(rooms, stages)), try transaction.latestRoomCreatedAt())
-        }
-        for (stored, stage) in openRooms {
-            // Every member away since this start (the previous run's connections are gone).
-            let room = LiveRoom(stored: stored, stage: stage, emptySince: LiveRoom.emptySinceAtStart(stored), createdFrom: stored.createdFrom,
-                                replacing: nil) { record, _ in LiveMember(record, disconnectedAt: now) }
-            state.rooms[room.id] = room
-        }
-        state.lastRoomCreatedAt = latestCreatedAt
-        for room in state.rooms.values {
-            for member in room.sortedMembers { rules.timers.scheduleDrop(member.id, in: room, after: configuration.gracePeriod) }
-            if room.memberCount == 0 { rules.timers.scheduleExpiry(of: room) }
-        }
-        return recoveredMembers
-    }
 }

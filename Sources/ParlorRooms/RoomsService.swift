@@ -28,6 +28,8 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
     private(set) lazy var rules = RoomRules(configuration: configuration, clock: clock, metrics: metrics, logger: logger, thread: thread,
                                             state: liveState, timers: timers, seams: self)
     private let timers: RoomTimers
+    /// Creating, loading and re-reading rooms; rooms thread only.
+    let roomDirectory: RoomDirectory
     /// The paced replay of resumed sessions and its global budget; rooms thread only.
     let replayPacer: ReplayPacer
     /// The connection holding each session, and the sweep of sessions past resuming; rooms thread only.
@@ -102,6 +104,8 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         self.thread = thread
         self.clock = clock ?? ThreadClock(thread: thread)
         timers = RoomTimers(clock: self.clock)
+        roomDirectory = RoomDirectory(store: store, clock: self.clock, configuration: configuration, logger: logger, metrics: metrics,
+                                      timers: timers, thread: thread, state: liveState)
         replayPacer = ReplayPacer(configuration: configuration, logger: logger)
         sessionExpiry = SessionExpiry(clock: self.clock, gracePeriod: configuration.gracePeriod)
         sessionExpiry.due = { [weak self] in self?.submit(.expireSessions) }
@@ -109,7 +113,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         thread.start()
         let recovered: Result<Int, Error> = thread.submitAndWait { [self] in
             Result {
-                guard let cluster = self.cluster else { return try self.recover() }
+                guard let cluster = self.cluster else { return try self.roomDirectory.recover() }
                 // Listening before loading: whatever commits after the load is signalled (handled after this task).
                 try cluster.start { [weak self] signal in self?.submit(.cluster(signal)) }
                 do { return try self.recoverCluster() } catch { cluster.stop(); throw error }
@@ -239,7 +243,11 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
 
     /// One batch: its commands in one transaction, then the batch observers (replies and events among them).
     private func apply(_ received: [(Command, receivedAt: UInt64)]) {
-        reloadStaleRooms()
+        if let reloaded = roomDirectory.reloadStale() {
+            // Their live users and media follow.
+            if media != nil { syncMedia(reloaded) }
+            syncLiveUsers(reloaded)
+        }
         // Notifications of events already here (this node's own, mostly) need no transaction at all.
         let commands = received.map(\.0).filter { !isRedundantNotification($0) }
         guard !commands.isEmpty else { return }
@@ -282,7 +290,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         metrics.commitSeconds.observe(nanoseconds: MonotonicClock.now() &- transactionStartedAt)
         // Re-read after the transaction: reading inside it would wait on our own write lock. Before the observers,
         // so they see the rooms as stored.
-        reload(batch.roomsToReload)
+        roomDirectory.reload(batch.roomsToReload)
         batchEnded(BatchEnd(batch, committed: committed, retries: retries, received: received))
     }
 

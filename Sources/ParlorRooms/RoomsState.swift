@@ -11,14 +11,9 @@ final class RoomsState {
     var clients: [ClientID: ClientState] = [:]
     /// The addresses each user connected from lately, which a room ban bans too (RecentAddresses.swift).
     var recentAddresses = RecentAddresses()
-    /// The newest room's created_at: rooms list newest first by it, so it must increase even within a millisecond.
-    var lastRoomCreatedAt: Int64 = 0
     /// Member counts as last published to the metrics, per room, and their sum (RoomsService+Metrics.swift).
     var publishedMemberCounts: [String: Int] = [:]
     var publishedMemberTotal = 0
-    /// Rooms whose re-read after a failed batch failed too (the database unreachable): memory may be ahead of the
-    /// record (a join that never committed), so they are read again before each batch until it works.
-    var staleRooms: Set<String> = []
     /// With several nodes: per room, the last event id this node's connections were sent (RoomsService+Cluster.swift).
     var clusterDelivered: [String: Int64] = [:]
     /// Rooms brought up to date in the batch in progress, and their cursors from before it (restored if it fails).
