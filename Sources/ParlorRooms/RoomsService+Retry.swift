@@ -51,7 +51,7 @@ extension RoomsService {
         let now = clock.now()
         if let client = settlement.client {
             // Still known if the failed batch never ran: this does what its disconnect would have done.
-            try clientDisconnected(client, &step)
+            try clientSessions.disconnected(client, &step)
             // And wherever the failure stopped it halfway, the closed connection must not count as present.
             for roomID in settlement.roomIDs { _ = state.rooms[roomID]?.detach(client.id, user: client.user.id) }
             try step.store.endSession(id: client.sessionID, at: settlement.awaySince)

@@ -32,8 +32,9 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
     let roomDirectory: RoomDirectory
     /// The paced replay of resumed sessions and its global budget; rooms thread only.
     let replayPacer: ReplayPacer
-    /// The connection holding each session, and the sweep of sessions past resuming; rooms thread only.
-    let sessionHolders = SessionHolders()
+    /// The connections and their sessions (open, resume, close), and the sweep of sessions past resuming; rooms
+    /// thread only.
+    let clientSessions: ClientSessions
     let sessionExpiry: SessionExpiry
     /// Records joins, leaves and room lifecycle in each batch's transaction (the webhook outbox); rooms thread.
     private let noticeRecorder: (any RoomNoticeRecorder)?
@@ -107,6 +108,8 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         roomDirectory = RoomDirectory(store: store, clock: self.clock, configuration: configuration, logger: logger, metrics: metrics,
                                       timers: timers, thread: thread, state: liveState)
         replayPacer = ReplayPacer(configuration: configuration, logger: logger)
+        clientSessions = ClientSessions(replayPacer: replayPacer, liveUsers: liveUsers, clock: self.clock, configuration: configuration,
+                                        thread: thread, state: liveState)
         sessionExpiry = SessionExpiry(clock: self.clock, gracePeriod: configuration.gracePeriod)
         sessionExpiry.due = { [weak self] in self?.submit(.expireSessions) }
         timers.due = { [weak self] in self?.submit($0) }
@@ -325,12 +328,12 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         assertOnRoomsThread()
         switch command {
         case .connect(let client):
-            try openSession(client, &step)
+            try clientSessions.open(client, &step)
         case .request(let client, let tid, let request):
             if shuttingDown.load(ordering: .acquiring) { throw RoomError.shuttingDown }
             try serve(request, from: Caller(client: client, tid: tid), &step)
         case .disconnected(let client):
-            try clientDisconnected(client, &step)
+            try clientSessions.disconnected(client, &step)
         case .closeAfterReplies(let client, let code, let reason):
             step.batch.outbox.close(client.id, code: code, reason: reason)
         case .operation(let operation, _):
@@ -361,7 +364,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         case .leave(let cid): try step.openRoom(cid).leave(caller, &step)
         case .members(let cid, let query): try step.replyMembers(cid, query: query, for: caller)
         case .events(let cid, let since, let pageSize): try step.replyEvents(cid, since: since, pageSize: pageSize, for: caller)
-        case .resume(let sessionID, let last): try resume(sessionID, lastEventIDs: last, for: caller, &step)
+        case .resume(let sessionID, let last): try clientSessions.resume(sessionID, lastEventIDs: last, for: caller, &step)
         case .signal(let kind, let cid, let to, let payload): try relay(kind, cid: cid, to: to, payload: payload, for: caller, &step)
         case .media(let cid, let change): try changeMedia(change, cid: cid, for: caller, &step)
         case .mediaOffer(let cid, let sdp): try offerMedia(sdp, cid: cid, for: caller, &step)
