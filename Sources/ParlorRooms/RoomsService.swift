@@ -36,6 +36,8 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
     /// thread only.
     let clientSessions: ClientSessions
     let sessionExpiry: SessionExpiry
+    /// Presence changes that did not commit, tried again until they do; rooms thread only.
+    let presenceRetries: PresenceRetries
     /// Records joins, leaves and room lifecycle in each batch's transaction (the webhook outbox); rooms thread.
     private let noticeRecorder: (any RoomNoticeRecorder)?
     /// The steps after every batch's transaction, in order (RoomsService+BatchObservers.swift); rooms thread only.
@@ -76,9 +78,9 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         case operation(Operation, @Sendable (Result<JSONValue, RoomError>) -> Void)
         case dropIfStillAway(roomID: String, memberID: String)
         case closeIfExpired(roomID: String)
-        /// A presence change that failed to commit, tried again (RoomsService+Retry.swift).
+        /// A presence change that failed to commit, tried again (PresenceRetries.swift).
         case settle(Settlement, attempt: Int)
-        /// Deletes sessions that can no longer be resumed (RoomsService+Sessions.swift).
+        /// Deletes sessions that can no longer be resumed (SessionExpiry.swift).
         case expireSessions
         /// Speaking or slots changed on the media loop (RoomsService+SFU.swift).
         case mediaEvent(MediaServerEvent)
@@ -110,9 +112,12 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         replayPacer = ReplayPacer(configuration: configuration, logger: logger)
         clientSessions = ClientSessions(replayPacer: replayPacer, liveUsers: liveUsers, clock: self.clock, configuration: configuration,
                                         thread: thread, state: liveState)
+        presenceRetries = PresenceRetries(clock: self.clock, gracePeriod: configuration.gracePeriod, logger: logger,
+                                          clientSessions: clientSessions, clustered: cluster != nil, thread: thread, state: liveState)
         sessionExpiry = SessionExpiry(clock: self.clock, gracePeriod: configuration.gracePeriod)
         sessionExpiry.due = { [weak self] in self?.submit(.expireSessions) }
         timers.due = { [weak self] in self?.submit($0) }
+        presenceRetries.due = { [weak self] in self?.submit(.settle($0, attempt: $1)) }
         thread.start()
         let recovered: Result<Int, Error> = thread.submitAndWait { [self] in
             Result {
@@ -268,7 +273,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
             try store.write { transaction in
                 if cluster != nil { try lockRooms(of: commands, in: transaction) }
                 for command in commands {
-                    inProgress = retryOnFailure(of: command)
+                    inProgress = presenceRetries.retryOnFailure(of: command)
                     started += 1
                     if try apply(command, in: transaction, batch: &batch) {
                         if let inProgress { retriesIfTheBatchFails.append(inProgress) }
@@ -288,7 +293,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
             batch.failAll(commands, with: roomError(for: error))
             // Those that ran, the one that ended the transaction, and those that never ran.
             retries += retriesIfTheBatchFails + [inProgress].compactMap { $0 }
-                + commands[started...].compactMap { retryOnFailure(of: $0) }
+                + commands[started...].compactMap { presenceRetries.retryOnFailure(of: $0) }
         }
         metrics.commitSeconds.observe(nanoseconds: MonotonicClock.now() &- transactionStartedAt)
         // Re-read after the transaction: reading inside it would wait on our own write lock. Before the observers,
@@ -347,7 +352,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         case .settle(let settlement, _):
             // During shutdown memberships stay as they are, for the next start to recover.
             if shuttingDown.load(ordering: .acquiring) { return }
-            try settle(settlement, &step)
+            try presenceRetries.settle(settlement, &step)
         case .expireSessions:
             try sessionExpiry.sweep(step.store)
         case .mediaEvent(let event):
