@@ -13,27 +13,20 @@ final class ClientSessions {
     private let liveUsers: LiveUsers
     private let clock: any RoomsClock
     private let configuration: RoomsConfiguration
-    private let thread: any SerialThread
-    private let liveState: RoomsState
+    private let confined: ConfinedRoomsState
 
     init(replayPacer: ReplayPacer, liveUsers: LiveUsers, clock: any RoomsClock, configuration: RoomsConfiguration,
-         thread: any SerialThread, state: RoomsState) {
+         state: ConfinedRoomsState) {
         self.replayPacer = replayPacer
         self.liveUsers = liveUsers
         self.clock = clock
         self.configuration = configuration
-        self.thread = thread
-        liveState = state
-    }
-
-    private var state: RoomsState {
-        assert(thread.isCurrent, "client sessions must be used on the rooms thread")
-        return liveState
+        confined = state
     }
 
     /// Records the session and greets the connection with session:success.
     func open(_ client: ClientRef, _ step: inout Step) throws {
-        let state = state
+        let state = confined.get()
         try step.store.openSession(id: client.sessionID, userID: client.user.id, at: clock.now())
         state.clients[client.id] = ClientState(ref: client)
         state.recentAddresses.record(client.address, for: client.user.id, at: clock.now())
@@ -50,7 +43,7 @@ final class ClientSessions {
     /// A connection closed without leaving: each of its rooms where the user has no other connection (on any node)
     /// starts the grace period; the member drops only if no connection of the user is back when it ends.
     func disconnected(_ client: ClientRef, _ step: inout Step) throws {
-        let state = state
+        let state = confined.get()
         // It holds no session any more, and its replay page returns to the budget.
         holders.release(client.id)
         replayPacer.end(client.id, &step.batch.outbox, step.store)
@@ -73,7 +66,7 @@ final class ClientSessions {
     /// or that are too far behind to replay, are listed as `lost`.
     func resume(_ sessionID: String, lastEventIDs: [(cid: String, lastEventID: Int64)], for caller: Caller,
                 _ step: inout Step) throws {
-        let state = state
+        let state = confined.get()
         guard try step.store.sessionOwner(sessionID: sessionID) == caller.user.id else { throw RoomError.sessionNotFound }
         var resumed: [JSONValue] = []
         var lost: [JSONValue] = []

@@ -23,29 +23,23 @@ final class PresenceRetries {
     private let clientSessions: ClientSessions
     /// With several nodes, another node may hold the member: its attachment decides, not this node's timers.
     private let clustered: Bool
-    private let thread: any SerialThread
-    private let liveState: RoomsState
+    private let confined: ConfinedRoomsState
     /// Queues the retry (`RoomsService.Command.settle`); set once by the service before its thread starts.
     var due: (Settlement, _ attempt: Int) -> Void = { _, _ in }
 
     init(clock: any RoomsClock, gracePeriod: TimeSpan, logger: Logger, clientSessions: ClientSessions, clustered: Bool,
-         thread: any SerialThread, state: RoomsState) {
+         state: ConfinedRoomsState) {
         self.clock = clock
         self.gracePeriod = gracePeriod
         self.logger = logger
         self.clientSessions = clientSessions
         self.clustered = clustered
-        self.thread = thread
-        liveState = state
-    }
-
-    private var state: RoomsState {
-        assert(thread.isCurrent, "presence retries must be used on the rooms thread")
-        return liveState
+        confined = state
     }
 
     /// What to try again if `command` does not commit; computed before it runs, from the state it starts from.
     func retryOnFailure(of command: RoomsService.Command) -> (Settlement, attempt: Int)? {
+        let state = confined.get()
         let now = clock.now()
         switch command {
         case .disconnected(let client):
@@ -77,7 +71,7 @@ final class PresenceRetries {
     /// connection detached and its session ended; each member with no connection left is away (with its drop
     /// timer), or dropped once its grace period has passed.
     func settle(_ settlement: Settlement, _ step: inout Step) throws {
-        let state = state
+        let state = confined.get()
         let now = clock.now()
         if let client = settlement.client {
             // Still known if the failed batch never ran: this does what its disconnect would have done.

@@ -15,8 +15,7 @@ final class RoomDirectory {
     private let metrics: ServerMetrics
     private let addressLimits: AddressLimits
     private let timers: RoomTimers
-    private let thread: any SerialThread
-    private let liveState: RoomsState
+    private let confined: ConfinedRoomsState
 
     /// The newest room's created_at: rooms list newest first by it, so it must increase even within a millisecond.
     var lastRoomCreatedAt: Int64 = 0
@@ -25,7 +24,7 @@ final class RoomDirectory {
     private(set) var staleRooms: Set<String> = []
 
     init(store: any RoomStore, clock: any RoomsClock, configuration: RoomsConfiguration, logger: Logger, metrics: ServerMetrics,
-         timers: RoomTimers, thread: any SerialThread, state: RoomsState) {
+         timers: RoomTimers, state: ConfinedRoomsState) {
         self.store = store
         self.clock = clock
         self.configuration = configuration
@@ -33,17 +32,11 @@ final class RoomDirectory {
         self.metrics = metrics
         addressLimits = AddressLimits(configuration, metrics: metrics)
         self.timers = timers
-        self.thread = thread
-        liveState = state
-    }
-
-    private var state: RoomsState {
-        assert(thread.isCurrent, "the room directory must be used on the rooms thread")
-        return liveState
+        confined = state
     }
 
     func create(_ request: NewRoom, _ step: inout Step) throws -> RoomRecord {
-        let state = state
+        let state = confined.get()
         guard state.rooms.count < configuration.maxOpenRooms else {
             throw RoomError(.roomServerFull, "this server already has \(configuration.maxOpenRooms) open rooms")
         }
@@ -75,7 +68,7 @@ final class RoomDirectory {
     /// At start, on a single node: load open rooms, give every JOINED member a fresh grace period, and arm room
     /// expiry. Returns how many memberships a previous run left joined.
     func recover() throws -> Int {
-        let state = state
+        let state = confined.get()
         let now = clock.now()
         let (recoveredMembers, openRooms, latestCreatedAt) = try store.write { transaction in
             let recovered = try transaction.markPreviousRunAway(at: now)
@@ -110,7 +103,7 @@ final class RoomDirectory {
 
     /// After a failed commit, re-reads these rooms' members from the store so memory matches what is stored.
     func reload(_ roomIDs: Set<String>) {
-        let state = state
+        let state = confined.get()
         guard !roomIDs.isEmpty else { return }
         do {
             let now = clock.now()
@@ -151,7 +144,7 @@ final class RoomDirectory {
     /// Test mode: forget everything, and close every connection with 4004 (after the commit, through the outbox),
     /// so clients know their sessions and rooms are gone instead of resuming into nothing.
     func reset(_ step: inout Step) throws {
-        let state = state
+        let state = confined.get()
         try step.store.deleteEverything()
         for room in state.rooms.values {
             step.context(of: room)

@@ -16,31 +16,20 @@ final class RoomRules {
     let timers: RoomTimers
     /// What the cluster and media parts decide for a room's rules (RoomSeams.swift).
     unowned let seams: any RoomSeams
-    private let thread: any SerialThread
-    private let liveState: RoomsState
+    private let confined: ConfinedRoomsState
 
     init(configuration: RoomsConfiguration, clock: any RoomsClock, metrics: ServerMetrics, logger: Logger,
-         thread: any SerialThread, state: RoomsState, timers: RoomTimers, seams: any RoomSeams) {
+         state: ConfinedRoomsState, timers: RoomTimers, seams: any RoomSeams) {
         self.configuration = configuration
         self.clock = clock
         self.metrics = metrics
         self.logger = logger
         addressLimits = AddressLimits(configuration, metrics: metrics)
-        self.thread = thread
-        liveState = state
+        confined = state
         self.timers = timers
         self.seams = seams
     }
 
     /// The live rooms and clients: reaching them off the rooms thread is a bug, stopped in debug builds.
-    var state: RoomsState {
-        assertOnRoomsThread()
-        return liveState
-    }
-
-    /// Stops a debug build when called off the rooms thread; `assert` is compiled out of release builds.
-    @inline(__always)
-    func assertOnRoomsThread(_ function: StaticString = #function, file: StaticString = #fileID, line: UInt = #line) {
-        assert(thread.isCurrent, "\(function) must run on the rooms thread", file: file, line: line)
-    }
+    var state: RoomsState { confined.get() }
 }

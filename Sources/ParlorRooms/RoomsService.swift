@@ -25,8 +25,8 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
     /// What the rules of a room need (the clock, the configuration, the limits, the timers), handed to each
     /// command's step. Built on first use, on the rooms thread: it refers back to the service's cluster and media
     /// seams (RoomSeams.swift), so it cannot be built before `self` is.
-    private(set) lazy var rules = RoomRules(configuration: configuration, clock: clock, metrics: metrics, logger: logger, thread: thread,
-                                            state: liveState, timers: timers, seams: self)
+    private(set) lazy var rules = RoomRules(configuration: configuration, clock: clock, metrics: metrics, logger: logger,
+                                            state: confinedState, timers: timers, seams: self)
     private let timers: RoomTimers
     /// Creating, loading and re-reading rooms; rooms thread only.
     let roomDirectory: RoomDirectory
@@ -54,6 +54,8 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
     public let media: MediaServer?
 
     private let liveState = RoomsState()
+    /// The same, for the collaborators below (each asserts the rooms thread the same way).
+    private var confinedState: ConfinedRoomsState { ConfinedRoomsState(liveState, thread: thread) }
     /// The other nodes on a shared database (RoomsService+Cluster.swift); nil on a single node.
     let cluster: (any ClusterLink)?
 
@@ -107,13 +109,14 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         self.thread = thread
         self.clock = clock ?? ThreadClock(thread: thread)
         timers = RoomTimers(clock: self.clock)
+        let confined = ConfinedRoomsState(liveState, thread: thread)
         roomDirectory = RoomDirectory(store: store, clock: self.clock, configuration: configuration, logger: logger, metrics: metrics,
-                                      timers: timers, thread: thread, state: liveState)
+                                      timers: timers, state: confined)
         replayPacer = ReplayPacer(configuration: configuration, logger: logger)
         clientSessions = ClientSessions(replayPacer: replayPacer, liveUsers: liveUsers, clock: self.clock, configuration: configuration,
-                                        thread: thread, state: liveState)
+                                        state: confined)
         presenceRetries = PresenceRetries(clock: self.clock, gracePeriod: configuration.gracePeriod, logger: logger,
-                                          clientSessions: clientSessions, clustered: cluster != nil, thread: thread, state: liveState)
+                                          clientSessions: clientSessions, clustered: cluster != nil, state: confined)
         sessionExpiry = SessionExpiry(clock: self.clock, gracePeriod: configuration.gracePeriod)
         sessionExpiry.due = { [weak self] in self?.submit(.expireSessions) }
         timers.due = { [weak self] in self?.submit($0) }
