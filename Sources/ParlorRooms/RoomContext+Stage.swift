@@ -1,21 +1,20 @@
 import ParlorProtocol
 
 /// Stage rooms: roles, raised hands and moderation (mute-all, lock, ban). Chat and reactions are in
-/// RoomContext+Chat.swift, hands and the lock in Step+Stage.swift. Every change is a stored room event; `by` names
+/// RoomContext+Chat.swift, hands and the lock in RoomContext+Hands.swift. Every change is a stored room event; `by` names
 /// the moderator (null: an admin, the room's creator over REST, or the server itself).
 extension RoomContext {
     /// Applies `action` by `actor` (nil: not a member) from client address `address` and returns the reply's body;
     /// events are broadcast as they happen.
     func act(_ action: StageAction, by actor: LiveMember?, from address: String?, _ step: inout Step) throws -> JSONValue {
-        let clock = rules.clock
         switch action {
         case .raiseHand:
             guard let actor else { throw RoomError(.requestInvalidField, "only a member raises its own hand") }
-            try step.setHand(of: actor, raised: true, by: actor, in: room, at: clock.now())
+            try setHand(of: actor, raised: true, by: actor, &step)
         case .lowerHand(let memberID):
             let target = try memberID.map { try room.joinedMember($0) } ?? actor
             guard let target else { throw RoomError(.requestMissingField, "member_id is required") }
-            try step.setHand(of: target, raised: false, by: actor, in: room, at: clock.now())
+            try setHand(of: target, raised: false, by: actor, &step)
         case .setRole(let memberID, let role):
             try setRole(of: try room.joinedMember(memberID), to: role, by: actor, &step)
         case .ban(let userID, let seconds):
@@ -23,7 +22,7 @@ extension RoomContext {
         case .muteAll:
             return ["muted": JSONValue(try muteAll(by: actor, &step))]
         case .lock(let locked):
-            try step.setLocked(locked, by: actor, in: room, at: clock.now())
+            try setLocked(locked, by: actor, &step)
         case .message(let text):
             guard let actor else { throw RoomError(.requestInvalidField, "only a member sends chat messages") }
             return ["id": JSONValue(try sendMessage(text, from: actor, address: address, &step))]
@@ -51,7 +50,7 @@ extension RoomContext {
             throw RoomError(.mediaTooManySenders, "room \(room.id) already has \(maxAudioSenders) speakers; demote one first")
         }
         let clock = rules.clock
-        if role.maySpeak, room.hands[userID] != nil { try step.setHand(of: member, raised: false, by: actor, in: room, at: clock.now()) }
+        if role.maySpeak, room.hands[userID] != nil { try setHand(of: member, raised: false, by: actor, &step) }
         try store.setRole(roomID: room.id, userID: userID, role)
         room.setRole(role, of: userID)
         try step.appendAndBroadcast(EventType.memberRole, about: member, in: room, body: ["role": .string(role.rawValue), "by": actor.idOrNull],
