@@ -12,9 +12,15 @@ struct ConfinedRoomsState {
         self.state = state
     }
 
+    /// Stops a debug build when called off the rooms thread.
+    @inline(__always)
+    func assertOnRoomsThread(_ function: StaticString = #function, file: StaticString = #fileID, line: UInt = #line) {
+        assert(thread.isCurrent, "\(function) must run on the rooms thread", file: file, line: line)
+    }
+
     @inline(__always)
     func get(_ function: StaticString = #function, file: StaticString = #fileID, line: UInt = #line) -> RoomsState {
-        assert(thread.isCurrent, "\(function) must run on the rooms thread", file: file, line: line)
+        assertOnRoomsThread(function, file: file, line: line)
         return state
     }
 }

@@ -86,8 +86,10 @@ extension Step {
     }
 
     /// The context of a room the command is about to change (checks passed); the batch counts the room as changed.
+    /// Every rule of a room runs with one, so this is where a debug build checks they run on the rooms thread.
     @discardableResult
     mutating func context(of room: LiveRoom) -> RoomContext {
+        rules.assertOnRoomsThread()
         batch.changed.insert(room.id)
         return RoomContext(room: room, store: store, rules: rules)
     }

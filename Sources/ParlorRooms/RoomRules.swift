@@ -8,9 +8,8 @@ final class RoomRules {
     let configuration: RoomsConfiguration
     /// Wall-clock time (the rooms thread's, or a test's manual clock).
     let clock: any RoomsClock
-    /// Where refusals are counted.
-    let metrics: ServerMetrics
     let logger: Logger
+    /// The per-address caps and rates (refusals counted in the metrics).
     let addressLimits: AddressLimits
     /// The grace-period and ttl timers of the rooms.
     let timers: RoomTimers
@@ -22,7 +21,6 @@ final class RoomRules {
          state: ConfinedRoomsState, timers: RoomTimers, seams: any RoomSeams) {
         self.configuration = configuration
         self.clock = clock
-        self.metrics = metrics
         self.logger = logger
         addressLimits = AddressLimits(configuration, metrics: metrics)
         confined = state
@@ -32,4 +30,10 @@ final class RoomRules {
 
     /// The live rooms and clients: reaching them off the rooms thread is a bug, stopped in debug builds.
     var state: RoomsState { confined.get() }
+
+    /// Stops a debug build when called off the rooms thread; `assert` is compiled out of release builds.
+    @inline(__always)
+    func assertOnRoomsThread(_ function: StaticString = #function, file: StaticString = #fileID, line: UInt = #line) {
+        confined.assertOnRoomsThread(function, file: file, line: line)
+    }
 }
