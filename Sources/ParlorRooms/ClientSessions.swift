@@ -35,7 +35,7 @@ final class ClientSessions {
         let body: JSONValue = [
             "session_id": .string(client.sessionID), "user": client.user.json,
             "ice_servers": configuration.iceServersJSON(for: client.user.id), "max_audio_senders": JSONValue(configuration.maxAudioSenders),
-            "media": step.rules.seams.mediaJSON,
+            "media": step.rules.memberMedia.mediaJSON,
         ]
         step.batch.send(ProtocolMessage.event(.sessionSuccess, ["body": body]), to: client)
     }
@@ -57,7 +57,7 @@ final class ClientSessions {
             guard let room = state.rooms[roomID], let member = room.member(forUser: client.user.id) else { continue }
             if room.detach(client.id, user: client.user.id) { continue }
             step.context(of: room)
-            try step.rules.seams.lastConnectionDetached(member, in: room, at: now, &step)
+            try step.rules.attachments.lastConnectionDetached(member, in: room, at: now, &step)
         }
     }
 
@@ -94,7 +94,7 @@ final class ClientSessions {
             }
             let context = step.context(of: room)
             if member.disconnectedAt != nil { try context.markPresent(member.id) }
-            try step.rules.seams.attach(caller.client, to: room, member: member.id, &step)
+            try step.rules.attachments.attach(caller.client, to: room, member: member.id, &step)
             resumed.append(["cid": .string(cid), "member_id": .string(member.id), "last_event_id": JSONValue(room.lastEventID)])
             if lastEventID < room.lastEventID { replays.append(ReplayCursor(roomID: cid, after: lastEventID, upTo: room.lastEventID)) }
         }

@@ -88,11 +88,11 @@ final class PresenceRetries {
             if clustered {
                 // This node's attachment goes too; another node may still have the member attached (then it stays).
                 // A drop already due comes from the timer, in the next batch, by the node holding the member.
-                try step.rules.seams.lastConnectionDetached(member, in: room, at: member.disconnectedAt ?? settlement.awaySince, &step)
+                try step.rules.attachments.lastConnectionDetached(member, in: room, at: member.disconnectedAt ?? settlement.awaySince, &step)
                 continue
             }
             if now >= dueAt {
-                guard try step.rules.seams.clusterAllowsDrop(member.id, &step) else { continue }
+                guard try step.rules.attachments.clusterAllowsDrop(member.id, &step) else { continue }
                 try context.end(member, reason: .dropped, &step)
                 continue
             }

@@ -9,7 +9,7 @@ extension RoomContext {
         let clock = rules.clock
         if let existing = room.member(forUser: caller.user.id) {
             if existing.disconnectedAt != nil { try markPresent(existing.id) }
-            try rules.seams.attach(caller.client, to: room, member: existing.id, &step)
+            try rules.attachments.attach(caller.client, to: room, member: existing.id, &step)
             step.batch.reply(to: caller, .conversationJoin, encodedBody: room.joinReply(memberID: existing.id))
             return
         }
@@ -29,7 +29,7 @@ extension RoomContext {
         if room.emptySince != nil { try store.setRoomEmpty(id: room.id, since: nil) }
         if let timer = room.admit(member) { rules.timers.cancel(timer) }
         try assignInitialRole(caller.user)
-        try rules.seams.attach(caller.client, to: room, member: member.id, &step)
+        try rules.attachments.attach(caller.client, to: room, member: member.id, &step)
         step.batch.reply(to: caller, .conversationJoin, encodedBody: room.joinReply(memberID: member.id))
         step.batch.broadcast(event, in: room)
         step.batch.notices.append(.memberJoined(room: room.summary, member: member.summary, eventID: event.id))
@@ -78,7 +78,7 @@ extension LiveRoom {
     /// nodes, on another node).
     func dropIfStillAway(_ memberID: String, _ step: inout Step) throws {
         guard var member = member(memberID), member.disconnectedAt != nil, connections(of: member.user.id).isEmpty,
-              try step.rules.seams.clusterAllowsDrop(memberID, &step) else { return }
+              try step.rules.attachments.clusterAllowsDrop(memberID, &step) else { return }
         member.dropTimer = nil
         try step.context(of: self).end(member, reason: .dropped, &step)
     }

@@ -57,7 +57,7 @@ extension RoomContext {
                                     at: clock.now())
         // Demoted: its audio stops at once, so the other clients stop playing it (the forwarding unit will enforce it).
         if !role.maySpeak, let current = room.member(member.id), current.audioEnabled,
-           let message = try rules.seams.applyMedia(.disable, to: current, in: room, by: nil, &step) {
+           let message = try rules.memberMedia.applyMedia(.disable, to: current, in: room, by: nil, &step) {
             step.batch.broadcast(message, in: room)
         }
     }
@@ -73,7 +73,7 @@ extension RoomContext {
     private func muteAll(by actor: LiveMember?, _ step: inout Step) throws -> Int {
         var muted = 0
         for member in room.sortedMembers where member.id != actor?.id && member.audioEnabled && !member.audioMuted {
-            if let message = try rules.seams.applyMedia(.mute(true), to: member, in: room, by: actor.idOrNull, &step) {
+            if let message = try rules.memberMedia.applyMedia(.mute(true), to: member, in: room, by: actor.idOrNull, &step) {
                 step.batch.broadcast(message, in: room)
                 muted += 1
             }

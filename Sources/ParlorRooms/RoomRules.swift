@@ -14,18 +14,21 @@ final class RoomRules {
     /// The grace-period and ttl timers of the rooms.
     let timers: RoomTimers
     /// What the cluster and media parts decide for a room's rules (RoomSeams.swift).
-    unowned let seams: any RoomSeams
+    unowned let attachments: any MemberAttachments
+    unowned let memberMedia: any MemberMedia
     private let confined: ConfinedRoomsState
 
     init(configuration: RoomsConfiguration, clock: any RoomsClock, metrics: ServerMetrics, logger: Logger,
-         state: ConfinedRoomsState, timers: RoomTimers, seams: any RoomSeams) {
+         state: ConfinedRoomsState, timers: RoomTimers, attachments: any MemberAttachments,
+         memberMedia: any MemberMedia) {
         self.configuration = configuration
         self.clock = clock
         self.logger = logger
         addressLimits = AddressLimits(configuration, metrics: metrics)
         confined = state
         self.timers = timers
-        self.seams = seams
+        self.attachments = attachments
+        self.memberMedia = memberMedia
     }
 
     /// The live rooms and clients: reaching them off the rooms thread is a bug, stopped in debug builds.

@@ -24,9 +24,9 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
     let logger: Logger
     /// What the rules of a room need (the clock, the configuration, the limits, the timers), handed to each
     /// command's step. Built on first use, on the rooms thread: it refers back to the service's cluster and media
-    /// seams (RoomSeams.swift), so it cannot be built before `self` is.
+    /// parts (RoomSeams.swift), so it cannot be built before `self` is.
     private(set) lazy var rules = RoomRules(configuration: configuration, clock: clock, metrics: metrics, logger: logger,
-                                            state: confinedState, timers: timers, seams: self)
+                                            state: confinedState, timers: timers, attachments: self, memberMedia: self)
     private let timers: RoomTimers
     /// Creating, loading and re-reading rooms; rooms thread only.
     let roomDirectory: RoomDirectory
