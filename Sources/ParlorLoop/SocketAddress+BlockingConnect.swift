@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CParlorSystem
 
 extension SocketAddress {
     /// A blocking TCP socket connected to this address, for the tools that block on purpose (the bench generators'

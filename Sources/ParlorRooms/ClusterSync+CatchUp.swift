@@ -60,14 +60,14 @@ extension ClusterSync {
         case EventType.memberJoined.rawValue:
             guard room.member(memberID) == nil, let userID = body["user"]?["id"]?.stringValue,
                   let name = body["user"]?["name"]?.stringValue, room.member(forUser: userID) == nil else { return false }
-            // A join's event time is the member's joined_at (RoomsService+Membership.swift); it is present, attached
+            // A join's event time is the member's joined_at (RoomContext+Membership.swift); it is present, attached
             // where it joined.
             let member = LiveMember(id: memberID, user: User(id: userID, name: name), joinedAt: event.createdAt)
             if let timer = room.admit(member) { clock.cancel(timer) }
             if let (role, stored) = room.initialRole(of: member.user), stored { room.setRole(role, of: userID) }
         case EventType.memberLeft.rawValue:
             guard let member = room.member(memberID) else { return false }
-            rules.dismiss(member, from: room, at: event.createdAt)
+            state.dismiss(member, from: room, at: event.createdAt, timers: rules.timers)
         case EventType.memberMedia.rawValue, EventType.audioMuteOn.rawValue, EventType.audioMuteOff.rawValue:
             guard room.member(memberID) != nil, let settings = body["media"]?["audio_settings"],
                   let enabled = settings["enabled"]?.boolValue, let muted = settings["muted"]?.boolValue else { return false }
@@ -78,7 +78,7 @@ extension ClusterSync {
             }
         case EventType.memberHand.rawValue:
             guard let member = room.member(memberID), let raised = body["raised"]?.boolValue else { return false }
-            // A raised hand's event time is the hand's (RoomsService+Stage.swift).
+            // A raised hand's event time is the hand's (RoomContext+Hands.swift).
             if raised { room.lastHandRaisedAt = max(room.lastHandRaisedAt, event.createdAt) }
             room.setHand(raisedAt: raised ? event.createdAt : nil, of: member.user.id)
         case EventType.memberRole.rawValue:

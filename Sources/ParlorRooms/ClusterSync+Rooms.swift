@@ -108,10 +108,10 @@ extension ClusterSync {
             if let timer = previous.ttlTimer { clock.cancel(timer) }
         }
         state.rooms[roomID] = room
-        state.lastRoomCreatedAt = max(state.lastRoomCreatedAt, room.createdAt)
+        directory.lastRoomCreatedAt = max(directory.lastRoomCreatedAt, room.createdAt)
         if room.memberCount == 0 {
             if room.emptySince == nil { room.emptySince = now }
-            rules.scheduleExpiry(of: room)
+            rules.timers.scheduleExpiry(of: room)
         }
     }
 
@@ -133,7 +133,7 @@ extension ClusterSync {
               let member = room.member(claimed.memberID) else { return }
         room.update(member.id) { $0.disconnectedAt = claimed.disconnectedAt }
         if let since = claimed.disconnectedAt, member.dropTimer == nil {
-            rules.scheduleDrop(member.id, in: room, after: remainingGrace(since: since))
+            rules.timers.scheduleDrop(member.id, in: room, after: remainingGrace(since: since))
         }
     }
 
@@ -169,7 +169,7 @@ extension ClusterSync {
         for member in taken {
             guard let room = state.rooms[member.roomID], room.member(member.memberID) != nil else { continue }
             room.update(member.memberID) { $0.disconnectedAt = member.disconnectedAt }
-            rules.scheduleDrop(member.memberID, in: room, after: remainingGrace(since: member.disconnectedAt))
+            rules.timers.scheduleDrop(member.memberID, in: room, after: remainingGrace(since: member.disconnectedAt))
             batch.caughtUp(member.roomID)
         }
     }

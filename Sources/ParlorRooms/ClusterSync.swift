@@ -9,8 +9,8 @@ import ParlorProtocol
 /// Confined to the rooms thread, like the `RoomsState` it looks rooms and clients up in (not Sendable); it owns the
 /// per-room delivered cursors and the batch's bookkeeping. The rooms service holds one only with several nodes.
 /// Catching up (ClusterSync+Rooms.swift, ClusterSync+CatchUp.swift) changes the live rooms as the record says;
-/// what a room's rules decide besides (its timers, a member's departure, closing a user's connections) stays theirs,
-/// through `ClusterRoomRules`, and the media homes through `ClusterMediaHomes` (ClusterRoomRules.swift).
+/// what a room's rules decide besides (its timers, a member's departure) stays theirs (`RoomRules`), closing a user's
+/// connections the service's (`ClusterOperations`), and the media homes' theirs (`ClusterMediaHomes`).
 final class ClusterSync {
     /// The other nodes: their notifications, and this node's lease.
     let link: any ClusterLink
@@ -23,8 +23,13 @@ final class ClusterSync {
     let state: RoomsState
     /// Told, on the rooms thread, of users whose tokens or claim changed on some node.
     private let userChanged: (@Sendable (String) -> Void)?
-    /// The rooms service, wired once after its init (`wire`); it owns this object, so it outlives it.
-    private(set) unowned var rules: (any ClusterRoomRules)!
+    /// What the catch-up leaves to others, wired once at the service's start (`wire`): the rooms' rules (their
+    /// timers, a command's step), the directory of rooms (the newest creation, stale rooms, the ttl limit), the
+    /// operations of the service (closing a revoked user's connections) and the media homes. The service owns them
+    /// and this object, so they outlive it.
+    private(set) unowned var rules: RoomRules!
+    private(set) unowned var directory: RoomDirectory!
+    private(set) unowned var operations: (any ClusterOperations)!
     private(set) unowned var mediaHomes: (any ClusterMediaHomes)!
 
     /// Per room, the last event id this node's connections were sent.
@@ -51,9 +56,11 @@ final class ClusterSync {
         self.userChanged = userChanged
     }
 
-    /// The rules and media homes the catch-up calls (the rooms service, once it is initialized).
-    func wire(rules: any ClusterRoomRules, mediaHomes: any ClusterMediaHomes) {
+    /// What the catch-up calls (see the properties), once the service has made them.
+    func wire(rules: RoomRules, directory: RoomDirectory, operations: any ClusterOperations, mediaHomes: any ClusterMediaHomes) {
         self.rules = rules
+        self.directory = directory
+        self.operations = operations
         self.mediaHomes = mediaHomes
     }
 
@@ -83,7 +90,7 @@ final class ClusterSync {
             }
             try transaction.registerNode(lease: lease)
             try mediaHomes.registerMediaAddress(transaction)
-            try rules.limitStoredRooms(transaction)
+            try directory.limitStoredRooms(transaction)
             let rooms = try transaction.openRoomStates().map { stored in
                 (stored, try transaction.stage(roomID: stored.record.id, at: now), try transaction.presence(roomID: stored.record.id))
             }
@@ -95,9 +102,9 @@ final class ClusterSync {
                                 replacing: nil) { record, _ in LiveMember(record, disconnectedAt: presence[record.memberID]?.disconnectedAt) }
             state.rooms[room.id] = room
             delivered[room.id] = room.lastEventID
-            if room.memberCount == 0 { rules.scheduleExpiry(of: room) }
+            if room.memberCount == 0 { rules.timers.scheduleExpiry(of: room) }
         }
-        state.lastRoomCreatedAt = latestCreatedAt
+        directory.lastRoomCreatedAt = latestCreatedAt
     }
 
     /// At the start of a batch: locks the rows of every known room its commands may change, in id order, so two
@@ -151,8 +158,8 @@ final class ClusterSync {
             for room in state.rooms.values.filter({ $0.member(forUser: userID) != nil }).map(\.id).sorted() {
                 try sync(room, lock: true, transaction, &batch)
             }
-            var step = Step(store: transaction, batch: Batch(), maxRoomEvents: configuration.maxRoomEvents)
-            _ = try transaction.withSavepoint { try rules.run(.disconnectUser(userIDs: [userID], reason: "token revoked"), &step) }
+            var step = Step(store: transaction, batch: Batch(), rules: rules)
+            _ = try transaction.withSavepoint { try operations.run(.disconnectUser(userIDs: [userID], reason: "token revoked"), &step) }
             batch.merge(step.batch)
         default:
             let (rooms, lock, claimFor) = roomsTouched(by: command)
@@ -174,7 +181,7 @@ final class ClusterSync {
     func isRedundantNotification(_ command: RoomsService.Command) -> Bool {
         assertOnRoomsThread()
         guard case .cluster(.roomChanged(let roomID, let eventID?)) = command, eventID > 0, let live = state.rooms[roomID],
-              !state.staleRooms.contains(roomID) else { return false }
+              !directory.staleRooms.contains(roomID) else { return false }
         return live.lastEventID >= eventID && (delivered[roomID] ?? 0) >= eventID
     }
 

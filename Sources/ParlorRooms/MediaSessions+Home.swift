@@ -24,9 +24,8 @@ extension MediaSessions {
             }
         case .speaking(let home, let roomID, let memberID, let on):
             guard home != transaction.nodeID, let room = directory.rooms[roomID], let member = room.member(memberID) else { return }
-            var step = Step(store: transaction, batch: Batch(), maxRoomEvents: configuration.maxRoomEvents)
-            if let event = try step.applyMedia(.speaking(on), to: member, in: room, maxAudioSenders: configuration.maxAudioSenders,
-                                               at: clock.now()) {
+            var step = Step(store: transaction, batch: Batch(), rules: rules)
+            if let event = try step.applyMedia(.speaking(on), to: member, in: room) {
                 step.batch.broadcast(event, in: room)
             }
             batch.merge(step.batch)
@@ -64,7 +63,7 @@ extension MediaSessions {
               let request = message["request"]?.intValue, let userID = message["user"]?.stringValue,
               let memberID = message["member"]?.stringValue, let sdp = message["sdp"]?.stringValue else { return }
         var reply: JSONObject = ["kind": "reply", "request": JSONValue(request)]
-        var step = Step(store: transaction, batch: Batch(), maxRoomEvents: configuration.maxRoomEvents)
+        var step = Step(store: transaction, batch: Batch(), rules: rules)
         do {
             try transaction.withSavepoint {
                 // Caught up, not locked: nothing stored changes here (a lock met mid-batch could deadlock with another node).
@@ -82,7 +81,7 @@ extension MediaSessions {
     }
 }
 
-/// How the cluster's signals reach the media homes (ClusterRoomRules.swift): this node's answers here, the offers it
+/// How the cluster's signals reach the media homes (ClusterSeams.swift): this node's answers here, the offers it
 /// relayed to other nodes in `homes`.
 extension MediaSessions: ClusterMediaHomes {
     func releaseMediaHomes(_ transaction: any ClusterTransaction, _ batch: inout Batch) throws {

@@ -11,7 +11,7 @@ extension MediaSessions {
             // Its audio goes through the forwarding unit, which decides who speaks from the audio itself.
             return step.batch.reply(to: caller, change.requestType, body: .object([:]))
         }
-        let message = try step.applyMedia(change, to: member, in: room, maxAudioSenders: configuration.maxAudioSenders, at: clock.now())
+        let message = try step.applyMedia(change, to: member, in: room)
         step.context(of: room)
         step.batch.reply(to: caller, change.requestType, body: .object([:]))
         if let message { step.batch.broadcast(message, in: room) }
@@ -19,7 +19,7 @@ extension MediaSessions {
 
     /// Relays WebRTC signalling to the connections of member `to` in the room, adding `from`. The sender's connection
     /// must be attached to the room and the target must be a joined member there. Nothing is stored, except for a
-    /// target held by another node: kept in `signals` until that node delivers it (RoomsService+ClusterSignals.swift).
+    /// target held by another node: kept in `signals` until that node delivers it (ClusterSync+Signals.swift).
     func relay(_ kind: RequestType, in room: LiveRoom, to target: String, payload: JSONObject, for caller: Caller, _ step: inout Step) throws {
         assertOnRoomsThread()
         let cid = room.id

@@ -20,6 +20,9 @@ final class MediaSessions {
     let directory: RoomsState
     /// This node's connections whose session is at another node's media home, and the offers relayed there.
     let homes: MediaHomes
+    /// What a room's rules need, for the steps this part makes itself (a relayed offer, a speaking change from another
+    /// node's forwarding unit).
+    let rules: RoomRules
     let clock: any RoomsClock
     let configuration: RoomsConfiguration
     /// Whether other nodes share the database (a `ClusterLink`): only then is there a media home to relay to.
@@ -42,9 +45,10 @@ final class MediaSessions {
         throw RoomError.notFound(roomID)
     }
 
-    init(server: MediaServer?, directory: RoomsState, homes: MediaHomes, thread: any SerialThread, clock: any RoomsClock,
-         configuration: RoomsConfiguration, clustered: Bool) {
+    init(server: MediaServer?, directory: RoomsState, homes: MediaHomes, rules: RoomRules, thread: any SerialThread,
+         clock: any RoomsClock, configuration: RoomsConfiguration, clustered: Bool) {
         self.server = server
+        self.rules = rules
         self.directory = directory
         self.homes = homes
         self.thread = thread
@@ -59,8 +63,8 @@ final class MediaSessions {
         assert(thread.isCurrent, "\(function) must run on the rooms thread", file: file, line: line)
     }
 
-    /// `session:success`'s `media`: how audio flows on this server.
-    var json: JSONValue {
+    /// `session:success`'s `media`: how audio flows on a server with this forwarding unit (nil: mesh).
+    static func json(for server: MediaServer?) -> JSONValue {
         guard let server else { return ["mode": .string(MediaMode.mesh.rawValue)] }
         return ["mode": .string(MediaMode.sfu.rawValue), "slots": JSONValue(server.configuration.slots)]
     }
@@ -271,8 +275,7 @@ extension MediaSessions {
         switch event {
         case .speaking(let roomID, let memberID, let on):
             guard let room = directory.rooms[roomID], let member = room.member(memberID) else { return }
-            if let message = try step.applyMedia(.speaking(on), to: member, in: room, maxAudioSenders: configuration.maxAudioSenders,
-                                                 at: clock.now()) {
+            if let message = try step.applyMedia(.speaking(on), to: member, in: room) {
                 step.batch.broadcast(message, in: room)
                 // Some session of the room came through another node: every node hears it from the home.
                 if sessionsByRoom[roomID]?.contains(where: { sessions[$0]?.key.clientID == nil }) == true {

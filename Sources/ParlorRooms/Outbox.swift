@@ -8,7 +8,7 @@ public enum Delivery: Sendable {
     case pacedMessage([UInt8])
     /// The one answer to a request (success or error), which the connection counts.
     case reply([UInt8])
-    /// The end of a page of a resume's replay (RoomsService+Replay.swift). `more`: messages sent from here on wait
+    /// The end of a page of a resume's replay (ReplayPacer.swift). `more`: messages sent from here on wait
     /// behind the pages still to come; else they go out after this one. `stallTimeout`: once the page drains the
     /// connection asks for the next (`RoomsService.replayNext`), and a peer that does not read it within this time
     /// is closed as a slow consumer; nil: the rooms thread sends the next page itself when the replay budget allows.

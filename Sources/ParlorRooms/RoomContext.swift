@@ -8,8 +8,8 @@ import ParlorProtocol
 struct RoomContext {
     let room: LiveRoom
     let store: any RoomTransaction
-    /// `--max-room-events`: the history the room keeps.
-    let maxRoomEvents: Int
+    /// What the room's rules need from the server (RoomRules.swift).
+    let rules: RoomRules
 
     /// Stores the room's next event (the store allocates its id in this transaction) and returns it.
     func appendEvent(type: String, from: String?, body: JSONValue, at now: Int64) throws -> EventRecord {
@@ -53,7 +53,7 @@ struct RoomContext {
     /// deleted: SQLite's next id comes from it.
     private func appended(_ event: EventRecord) throws {
         room.lastEventID = event.id
-        let cap = Int64(maxRoomEvents)
+        let cap = Int64(rules.configuration.maxRoomEvents)
         guard event.id > cap else { return }
         _ = try store.pruneEvents(roomID: room.id, through: event.id - cap, limit: Self.eventsPrunedPerAppend)
     }
@@ -86,10 +86,12 @@ extension Step {
     }
 
     /// The context of a room the command is about to change (checks passed); the batch counts the room as changed.
+    /// Every rule of a room runs with one, so this is where a debug build checks they run on the rooms thread.
     @discardableResult
     mutating func context(of room: LiveRoom) -> RoomContext {
+        rules.assertOnRoomsThread()
         batch.changed.insert(room.id)
-        return RoomContext(room: room, store: store, maxRoomEvents: maxRoomEvents)
+        return RoomContext(room: room, store: store, rules: rules)
     }
 }
 

@@ -17,7 +17,7 @@ public enum RoomRequest: Sendable {
     /// Receive a room's events without being a member of it (scripts, dashboards); `unwatch` stops.
     case watch(cid: String)
     case unwatch(cid: String)
-    /// Hands, roles, moderation, chat and reactions (RoomsService+Stage.swift).
+    /// Hands, roles, moderation, chat and reactions (RoomContext+Stage.swift).
     case stage(cid: String, action: StageAction)
     /// Answered by the rooms thread in order with everything else: its reply means all sent before it has arrived.
     case ping

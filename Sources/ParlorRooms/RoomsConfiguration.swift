@@ -22,7 +22,7 @@ public struct RoomsConfiguration: Sendable {
     /// Events kept per room: past it the oldest are deleted as new ones come (the newest are always kept).
     public var maxRoomEvents = 100_000
     /// A resume's replay is read and sent a page at a time, each at most this many bytes of frames, the next once
-    /// the connection has drained it (RoomsService+Replay.swift).
+    /// the connection has drained it (ReplayPacer.swift).
     public var replayPageBytes = 64 * 1024
     /// Bytes of replay pages held at once across all connections; over it, a replay waits for others to drain.
     public var replayBudgetBytes = 64 * 1024 * 1024

@@ -22,6 +22,20 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
     let delivery: any DeliveryChannel
     let configuration: RoomsConfiguration
     let logger: Logger
+    /// What the rules of a room need (the clock, the configuration, the limits, the timers, the attachments),
+    /// handed to each command's step.
+    let rules: RoomRules
+    private let timers: RoomTimers
+    /// Creating, loading and re-reading rooms; rooms thread only.
+    let roomDirectory: RoomDirectory
+    /// The paced replay of resumed sessions and its global budget; rooms thread only.
+    let replayPacer: ReplayPacer
+    /// The connections and their sessions (open, resume, close), and the sweep of sessions past resuming; rooms
+    /// thread only.
+    let clientSessions: ClientSessions
+    let sessionExpiry: SessionExpiry
+    /// Presence changes that did not commit, tried again until they do; rooms thread only.
+    let presenceRetries: PresenceRetries
     /// Records joins, leaves and room lifecycle in each batch's transaction (the webhook outbox); rooms thread.
     private let noticeRecorder: (any RoomNoticeRecorder)?
     /// The steps after every batch's transaction, in order (RoomsService+BatchObservers.swift); rooms thread only.
@@ -56,25 +70,6 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         assert(thread.isCurrent, "\(function) must run on the rooms thread", file: file, line: line)
     }
 
-    enum Command {
-        case connect(ClientRef)
-        case request(ClientRef, tid: JSONValue, RoomRequest)
-        case disconnected(ClientRef)
-        /// Close the connection with `code` after the replies already decided for it.
-        case closeAfterReplies(ClientRef, code: UInt16, reason: String)
-        case operation(Operation, @Sendable (Result<JSONValue, RoomError>) -> Void)
-        case dropIfStillAway(roomID: String, memberID: String)
-        case closeIfExpired(roomID: String)
-        /// A presence change that failed to commit, tried again (RoomsService+Retry.swift).
-        case settle(Settlement, attempt: Int)
-        /// Deletes sessions that can no longer be resumed (RoomsService+Sessions.swift).
-        case expireSessions
-        /// Speaking or slots changed on the media loop (MediaSessions.swift).
-        case mediaEvent(MediaServerEvent)
-        /// Another node changed something, or one died (ClusterSync.swift).
-        case cluster(ClusterSignal)
-    }
-
     /// Loads open rooms and treats every membership a previous process left JOINED as disconnected:
     /// it gets a full grace period to resume, then drops.
     /// `thread`: not started yet; the service starts it and `stop()` stops it.
@@ -101,21 +96,39 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         self.logger = logger
         self.thread = thread
         self.clock = clock
+        timers = RoomTimers(clock: clock)
+        let confined = ConfinedRoomsState(state, thread: thread)
+        let attachments = MemberAttachments(clusterSync: clusterSync, timers: timers, clock: clock,
+                                            gracePeriod: configuration.gracePeriod, state: confined)
+        let rules = RoomRules(configuration: configuration, clock: clock, metrics: metrics, logger: logger, state: confined,
+                              timers: timers, attachments: attachments, mediaJSON: MediaSessions.json(for: media))
+        self.rules = rules
+        roomDirectory = RoomDirectory(store: store, clock: clock, configuration: configuration, logger: logger, metrics: metrics,
+                                      timers: timers, state: confined)
+        replayPacer = ReplayPacer(configuration: configuration, logger: logger)
+        clientSessions = ClientSessions(replayPacer: replayPacer, liveUsers: liveUsers, clock: clock, configuration: configuration,
+                                        state: confined)
+        presenceRetries = PresenceRetries(clock: clock, gracePeriod: configuration.gracePeriod, logger: logger,
+                                          clientSessions: clientSessions, clustered: cluster != nil, state: confined)
+        sessionExpiry = SessionExpiry(clock: clock, gracePeriod: configuration.gracePeriod)
         mediaHomes = MediaHomes(directory: state, thread: thread, clock: clock, configuration: configuration, logger: logger,
                                 clustered: cluster != nil)
-        mediaSessions = MediaSessions(server: media, directory: state, homes: mediaHomes, thread: thread, clock: clock,
+        mediaSessions = MediaSessions(server: media, directory: state, homes: mediaHomes, rules: rules, thread: thread, clock: clock,
                                       configuration: configuration, clustered: cluster != nil)
+        sessionExpiry.due = { [weak self] in self?.submit(.expireSessions) }
+        timers.due = { [weak self] in self?.submit($0) }
+        presenceRetries.due = { [weak self] in self?.submit(.settle($0, attempt: $1)) }
         mediaHomes.relayTimedOut = { [weak self] request in self?.submit(.cluster(.mediaHome(.timedOut(request: request)))) }
         mediaSessions.openCaughtUpRoom = { [weak self] roomID, transaction, batch, step in
             guard let self else { throw RoomError.notFound(roomID) }
             try self.clusterSync?.sync(roomID, lock: false, transaction, &batch)
-            return try self.openRoom(roomID, &step)
+            return try step.openRoom(roomID)
         }
-        clusterSync?.wire(rules: self, mediaHomes: mediaSessions)
+        clusterSync?.wire(rules: rules, directory: roomDirectory, operations: self, mediaHomes: mediaSessions)
         thread.start()
         let recovered: Result<Int, Error> = thread.submitAndWait { [self] in
             Result {
-                guard let clusterSync = self.clusterSync else { return try self.recover() }
+                guard let clusterSync = self.clusterSync else { return try self.roomDirectory.recover() }
                 try clusterSync.start { [weak self] signal in self?.submit(.cluster(signal)) }
                 return 0
             }
@@ -126,7 +139,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
             self.publishRoomGauges(changed: Set(self.state.rooms.keys))
         }
         if count > 0 { logger.info("recovered memberships from a previous run", ["members": String(count)]) }
-        thread.execute { [self] in self.scheduleSessionExpiry() }
+        thread.execute { [self] in self.sessionExpiry.schedule() }
         try media?.start { [weak self] event in self?.submit(.mediaEvent(event)) }
     }
 
@@ -244,7 +257,11 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
 
     /// One batch: its commands in one transaction, then the batch observers (replies and events among them).
     private func apply(_ received: [(Command, receivedAt: UInt64)]) {
-        reloadStaleRooms()
+        if let reloaded = roomDirectory.reloadStale() {
+            // Their live users and media follow.
+            mediaSessions.sync(reloaded)
+            syncLiveUsers(reloaded)
+        }
         // Notifications of events already here (this node's own, mostly) need no transaction at all.
         let commands = received.map(\.0).filter { !(clusterSync?.isRedundantNotification($0) ?? false) }
         guard !commands.isEmpty else { return }
@@ -262,7 +279,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
             try store.write { transaction in
                 try clusterSync?.lockRooms(of: commands, in: transaction)
                 for command in commands {
-                    inProgress = retryOnFailure(of: command)
+                    inProgress = presenceRetries.retryOnFailure(of: command)
                     started += 1
                     if try apply(command, in: transaction, batch: &batch) {
                         if let inProgress { retriesIfTheBatchFails.append(inProgress) }
@@ -282,12 +299,12 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
             batch.failAll(commands, with: roomError(for: error))
             // Those that ran, the one that ended the transaction, and those that never ran.
             retries += retriesIfTheBatchFails + [inProgress].compactMap { $0 }
-                + commands[started...].compactMap { retryOnFailure(of: $0) }
+                + commands[started...].compactMap { presenceRetries.retryOnFailure(of: $0) }
         }
         metrics.commitSeconds.observe(nanoseconds: MonotonicClock.now() &- transactionStartedAt)
         // Re-read after the transaction: reading inside it would wait on our own write lock. Before the observers,
         // so they see the rooms as stored.
-        reload(batch.roomsToReload)
+        roomDirectory.reload(batch.roomsToReload)
         batchEnded(BatchEnd(batch, committed: committed, retries: retries, received: received))
     }
 
@@ -295,7 +312,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
     /// (RoomError); throws if that failure also ended the transaction (SQLite does on some storage errors).
     private func apply(_ command: Command, in transaction: any RoomTransaction, batch: inout Batch) throws -> Bool {
         assertOnRoomsThread()
-        var step = Step(store: transaction, batch: Batch(), maxRoomEvents: configuration.maxRoomEvents)
+        var step = Step(store: transaction, batch: Batch(), rules: rules)
         do {
             try clusterSync?.prepare(for: command, in: transaction, batch: &batch)
             // A cluster signal is handled whole by ClusterSync.prepare(for:): no savepoint (two round trips) around nothing.
@@ -322,12 +339,12 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         assertOnRoomsThread()
         switch command {
         case .connect(let client):
-            try openSession(client, &step)
+            try clientSessions.open(client, &step)
         case .request(let client, let tid, let request):
             if shuttingDown.load(ordering: .acquiring) { throw RoomError.shuttingDown }
             try serve(request, from: Caller(client: client, tid: tid), &step)
         case .disconnected(let client):
-            try clientDisconnected(client, &step)
+            try clientSessions.disconnected(client, &step)
         case .closeAfterReplies(let client, let code, let reason):
             step.batch.outbox.close(client.id, code: code, reason: reason)
         case .operation(let operation, _):
@@ -335,15 +352,15 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
             let result = try run(operation, &step)
             step.batch.complete(command, with: result)
         case .dropIfStillAway(let roomID, let memberID):
-            try dropIfStillAway(roomID: roomID, memberID: memberID, &step)
+            try state.rooms[roomID]?.dropIfStillAway(memberID, &step)
         case .closeIfExpired(let roomID):
-            try closeIfExpired(roomID: roomID, &step)
+            try state.rooms[roomID]?.closeIfExpired(&step)
         case .settle(let settlement, _):
             // During shutdown memberships stay as they are, for the next start to recover.
             if shuttingDown.load(ordering: .acquiring) { return }
-            try settle(settlement, &step)
+            try presenceRetries.settle(settlement, &step)
         case .expireSessions:
-            try expireSessions(&step)
+            try sessionExpiry.sweep(step.store)
         case .mediaEvent(let event):
             try mediaSessions.handle(event, &step)
         case .cluster:
@@ -354,22 +371,22 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
     private func serve(_ request: RoomRequest, from caller: Caller, _ step: inout Step) throws {
         assertOnRoomsThread()
         switch request {
-        case .join(let cid): try join(cid, for: caller, &step)
-        case .leave(let cid): try leave(cid, for: caller, &step)
-        case .members(let cid, let query): try listMembers(cid, query: query, for: caller, &step)
-        case .events(let cid, let since, let pageSize): try listEvents(cid, since: since, pageSize: pageSize, for: caller, &step)
-        case .resume(let sessionID, let last): try resume(sessionID, lastEventIDs: last, for: caller, &step)
+        case .join(let cid): try step.context(for: cid).join(caller, &step)
+        case .leave(let cid): try step.openRoom(cid).leave(caller, &step)
+        case .members(let cid, let query): try step.replyMembers(cid, query: query, for: caller)
+        case .events(let cid, let since, let pageSize): try step.replyEvents(cid, since: since, pageSize: pageSize, for: caller)
+        case .resume(let sessionID, let last): try clientSessions.resume(sessionID, lastEventIDs: last, for: caller, &step)
         case .signal(let kind, let cid, let to, let payload):
-            try mediaSessions.relay(kind, in: openRoom(cid, &step), to: to, payload: payload, for: caller, &step)
-        case .media(let cid, let change): try mediaSessions.changeMedia(change, in: openRoom(cid, &step), for: caller, &step)
+            try mediaSessions.relay(kind, in: step.openRoom(cid), to: to, payload: payload, for: caller, &step)
+        case .media(let cid, let change): try mediaSessions.changeMedia(change, in: step.openRoom(cid), for: caller, &step)
         case .mediaOffer(let cid, let sdp):
             try mediaSessions.requireForwardingUnit(hint: ": use rtc:* signalling")
-            try mediaSessions.offer(sdp, in: openRoom(cid, &step), for: caller, &step)
+            try mediaSessions.offer(sdp, in: step.openRoom(cid), for: caller, &step)
         case .mediaClose(let cid): try mediaSessions.close(cid: cid, for: caller, &step)
-        case .watch(let cid): try watch(cid, for: caller, &step)
-        case .unwatch(let cid): unwatch(cid, for: caller, &step)
+        case .watch(let cid): try step.watch(cid, for: caller)
+        case .unwatch(let cid): step.unwatch(cid, for: caller)
         case .ping: step.batch.reply(to: caller, .sessionPing, body: .object([:]))
-        case .stage(let cid, let action): try serveStage(action, cid: cid, for: caller, &step)
+        case .stage(let cid, let action): try step.openRoom(cid).serveStage(action, for: caller, &step)
         }
     }
 }

@@ -7,9 +7,9 @@ extension Step {
     /// Applies a media change and returns the event frame to broadcast, or nil when nothing changed.
     /// Audio on/off and mute are stored and take sequence ids (the room's context is taken); speaking is only
     /// broadcast (the room does not count as changed). `by`: the moderator who muted the member (mute-all), added
-    /// to the event's body. `maxAudioSenders`: `--max-audio-senders`, which audio on may not pass.
-    mutating func applyMedia(_ change: MediaChange, to member: LiveMember, in room: LiveRoom, by: JSONValue? = nil,
-                             maxAudioSenders: Int, at clock: @autoclosure () -> Int64) throws -> [UInt8]? {
+    /// to the event's body. Audio on may not pass `--max-audio-senders` (the step's rules).
+    mutating func applyMedia(_ change: MediaChange, to member: LiveMember, in room: LiveRoom, by: JSONValue? = nil) throws -> [UInt8]? {
+        let maxAudioSenders = rules.configuration.maxAudioSenders
         var updated = member
         switch change {
         case .enable:
@@ -33,7 +33,7 @@ extension Step {
             room.update(member.id) { $0.speaking = on }
             return ProtocolMessage.message([
                 "type": .string(change.eventType.rawValue), "cid": .string(room.id), "from": .string(member.id),
-                "timestamp": .string(Timestamp.iso8601(milliseconds: clock())),
+                "timestamp": .string(Timestamp.iso8601(milliseconds: rules.clock.now())),
                 "body": ["member_id": .string(member.id), "user": member.user.json],
             ])
         }
@@ -45,7 +45,7 @@ extension Step {
             "media": ["audio_settings": ["enabled": .bool(updated.audioEnabled), "muted": .bool(updated.audioMuted)]],
         ]
         if let by { body["by"] = by }
-        let event = try context(of: room).appendEvent(type: eventType, from: member.id, body: .object(body), at: clock())
+        let event = try context(of: room).appendEvent(type: eventType, from: member.id, body: .object(body), at: rules.clock.now())
         room.update(member.id) {
             $0.audioEnabled = updated.audioEnabled
             $0.audioMuted = updated.audioMuted

@@ -45,7 +45,7 @@ extension PostgresRoomTransaction: ClusterTransaction {
 
     /// Two statements: the nodes' rows are deleted first (waiting for any batch that holds one while handing it a
     /// member), so the second statement's snapshot sees what such batches committed. A member that another live node
-    /// has attached goes to that node, present (RoomsService+ClusterAttachments.swift); the others to this one, away.
+    /// has attached goes to that node, present (MemberAttachments.swift); the others to this one, away.
     func takeOverExpiredNodes(at time: Int64) throws -> [TakenMember] {
         let dead = try db.query("DELETE FROM nodes WHERE id <> $1 AND lease_until < \(Self.databaseNow) RETURNING id", [.text(nodeID)])
             .compactMap { $0.string("id") }

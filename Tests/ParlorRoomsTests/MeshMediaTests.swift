@@ -19,6 +19,6 @@ import Testing
                     "media:close in \(cid)")
         }
         let service = rooms.service
-        #expect(service.thread.submitAndWait { service.mediaSessions.json } == ["mode": "mesh"])
+        #expect(service.thread.submitAndWait { service.rules.mediaJSON } == ["mode": "mesh"])
     }
 }
