@@ -3,14 +3,14 @@
 extension ClusterSync {
     /// Records that this node has a connection of the member attached.
     func recordAttachment(memberID: String, _ transaction: any RoomTransaction) throws {
-        assertOnRoomsThread()
+        rules.assertOnRoomsThread()
         try (transaction as? any ClusterAttachmentTransaction)?.recordAttachment(memberID: memberID)
     }
 
     /// This node's last connection of the member detached at `time`: nil when another live node still has one
     /// attached (the member stays present, held there); otherwise since when the member is away, as stored.
     func releaseAttachment(memberID: String, at time: Int64, _ transaction: any RoomTransaction) throws -> Int64? {
-        assertOnRoomsThread()
+        rules.assertOnRoomsThread()
         guard let transaction = transaction as? any ClusterAttachmentTransaction else {
             try transaction.setDisconnected(memberID: memberID, since: time)
             return time

@@ -39,7 +39,7 @@ extension ClusterSync {
     /// there, a field is missing): the caller then reads the room back, keeping what was applied so far as the
     /// previous room (each change applied is one the record also holds).
     func applyCaughtUp(_ events: [EventRecord], to room: LiveRoom) -> Bool {
-        assertOnRoomsThread()
+        rules.assertOnRoomsThread()
         for event in events {
             guard applyOne(event, to: room) else { return false }
             room.lastEventID = event.id
@@ -63,11 +63,11 @@ extension ClusterSync {
             // A join's event time is the member's joined_at (RoomContext+Membership.swift); it is present, attached
             // where it joined.
             let member = LiveMember(id: memberID, user: User(id: userID, name: name), joinedAt: event.createdAt)
-            if let timer = room.admit(member) { clock.cancel(timer) }
+            if let timer = room.admit(member) { rules.clock.cancel(timer) }
             if let (role, stored) = room.initialRole(of: member.user), stored { room.setRole(role, of: userID) }
         case EventType.memberLeft.rawValue:
             guard let member = room.member(memberID) else { return false }
-            state.dismiss(member, from: room, at: event.createdAt, timers: rules.timers)
+            rules.state.dismiss(member, from: room, at: event.createdAt, timers: rules.timers)
         case EventType.memberMedia.rawValue, EventType.audioMuteOn.rawValue, EventType.audioMuteOff.rawValue:
             guard room.member(memberID) != nil, let settings = body["media"]?["audio_settings"],
                   let enabled = settings["enabled"]?.boolValue, let muted = settings["muted"]?.boolValue else { return false }

@@ -23,8 +23,8 @@ extension ClusterSync {
     /// `apply`: the new events may be applied to the live room instead of reading it back (ClusterSync+CatchUp.swift);
     /// false after a lost link or a takeover, where the record may have changed without an event.
     func sync(_ roomID: String, lock: Bool, apply: Bool = false, _ transaction: any ClusterTransaction, _ batch: inout Batch) throws {
-        assertOnRoomsThread()
-        let live = state.rooms[roomID]
+        rules.assertOnRoomsThread()
+        let live = rules.state.rooms[roomID]
         guard let head = try lockedHeads.removeValue(forKey: roomID) ?? transaction.roomHead(id: roomID, lock: lock) else {
             return
         }
@@ -58,7 +58,7 @@ extension ClusterSync {
                 if apply { reloadedCatchUps += 1 }
                 try reload(roomID, previous: live, transaction)
                 // Without the row lock a commit may land between the statements: the reload may be newer than the head.
-                target = max(target, state.rooms[roomID]?.lastEventID ?? target)
+                target = max(target, rules.state.rooms[roomID]?.lastEventID ?? target)
             }
         }
         if !receivers.isEmpty {
@@ -82,8 +82,8 @@ extension ClusterSync {
 
     /// The room as stored, keeping what lives only here: attached connections, watchers, timers, rate windows.
     func reload(_ roomID: String, previous: LiveRoom?, _ transaction: any ClusterTransaction) throws {
-        assertOnRoomsThread()
-        let now = clock.now()
+        rules.assertOnRoomsThread()
+        let now = rules.clock.now()
         guard let stored = try transaction.openRoomState(id: roomID) else {
             if let previous { forget(previous) }
             return
@@ -102,12 +102,12 @@ extension ClusterSync {
         if let previous {
             // Members that ended elsewhere: their timers stop, their connections here no longer receive the room.
             for member in previous.sortedMembers where room.member(member.id) == nil {
-                if let timer = member.dropTimer { clock.cancel(timer) }
-                for clientID in previous.connections(of: member.user.id) { state.clients[clientID]?.rooms.remove(roomID) }
+                if let timer = member.dropTimer { rules.clock.cancel(timer) }
+                for clientID in previous.connections(of: member.user.id) { rules.state.clients[clientID]?.rooms.remove(roomID) }
             }
-            if let timer = previous.ttlTimer { clock.cancel(timer) }
+            if let timer = previous.ttlTimer { rules.clock.cancel(timer) }
         }
-        state.rooms[roomID] = room
+        rules.state.rooms[roomID] = room
         directory.lastRoomCreatedAt = max(directory.lastRoomCreatedAt, room.createdAt)
         if room.memberCount == 0 {
             if room.emptySince == nil { room.emptySince = now }
@@ -118,18 +118,18 @@ extension ClusterSync {
     /// A room closed on another node: its connections here stop receiving it, its timers stop.
     private func forget(_ room: LiveRoom) {
         for clientID in room.allConnections {
-            state.clients[clientID]?.rooms.remove(room.id)
-            state.clients[clientID]?.watching.remove(room.id)
+            rules.state.clients[clientID]?.rooms.remove(room.id)
+            rules.state.clients[clientID]?.watching.remove(room.id)
         }
-        for member in room.sortedMembers { if let timer = member.dropTimer { clock.cancel(timer) } }
-        if let timer = room.ttlTimer { clock.cancel(timer) }
-        state.rooms[room.id] = nil
+        for member in room.sortedMembers { if let timer = member.dropTimer { rules.clock.cancel(timer) } }
+        if let timer = room.ttlTimer { rules.clock.cancel(timer) }
+        rules.state.rooms[room.id] = nil
     }
 
     /// A join or resume here makes this node the holder of the user's membership: a member left present by a node
     /// that died is away until the request attaches it (if the request fails, it drops after the grace period).
     func claim(_ userID: String, in roomID: String, _ transaction: any ClusterTransaction) throws {
-        guard let room = state.rooms[roomID], let claimed = try transaction.claimMembership(roomID: roomID, userID: userID, at: clock.now()),
+        guard let room = rules.state.rooms[roomID], let claimed = try transaction.claimMembership(roomID: roomID, userID: userID, at: rules.clock.now()),
               let member = room.member(claimed.memberID) else { return }
         room.update(member.id) { $0.disconnectedAt = claimed.disconnectedAt }
         if let since = claimed.disconnectedAt, member.dropTimer == nil {
@@ -140,16 +140,16 @@ extension ClusterSync {
     /// After this node was taken over while alive: every member with a connection attached here is held here again
     /// and present, so the survivor's drop finds it is no longer its to drop.
     func claimBackAttached(_ transaction: any ClusterTransaction, _ batch: inout Batch) throws {
-        for roomID in state.rooms.keys.sorted() where !(state.rooms[roomID]?.attached.isEmpty ?? true) {
+        for roomID in rules.state.rooms.keys.sorted() where !(rules.state.rooms[roomID]?.attached.isEmpty ?? true) {
             try sync(roomID, lock: true, transaction, &batch)
-            guard let room = state.rooms[roomID] else { continue }
+            guard let room = rules.state.rooms[roomID] else { continue }
             for userID in room.attached.keys.sorted() {
-                guard let claimed = try transaction.claimMembership(roomID: roomID, userID: userID, at: clock.now()),
+                guard let claimed = try transaction.claimMembership(roomID: roomID, userID: userID, at: rules.clock.now()),
                       room.member(claimed.memberID) != nil else { continue }
                 try transaction.setDisconnected(memberID: claimed.memberID, since: nil)
                 // The takeover removed this node's attachments: recorded again (ClusterAttachmentStore.swift).
                 try (transaction as? any ClusterAttachmentTransaction)?.recordAttachment(memberID: claimed.memberID)
-                if let timer = room.member(claimed.memberID)?.dropTimer { clock.cancel(timer) }
+                if let timer = room.member(claimed.memberID)?.dropTimer { rules.clock.cancel(timer) }
                 room.update(claimed.memberID) {
                     $0.disconnectedAt = nil
                     $0.dropTimer = nil
@@ -161,13 +161,13 @@ extension ClusterSync {
     /// Takes over the members of nodes whose lease ended (each node once, whichever survivor gets there first):
     /// they are away from now (or since they were), and drop when their grace period ends unless resumed.
     func takeOver(_ transaction: any ClusterTransaction, _ batch: inout Batch) throws {
-        let now = clock.now()
+        let now = rules.clock.now()
         let taken = try transaction.withSavepoint { try transaction.takeOverExpiredNodes(at: now) }
         guard !taken.isEmpty else { return }
-        logger.info("took over the members of nodes whose lease ended", ["members": String(taken.count)])
+        rules.logger.info("took over the members of nodes whose lease ended", ["members": String(taken.count)])
         for roomID in Set(taken.map(\.roomID)).sorted() { try sync(roomID, lock: true, transaction, &batch) }
         for member in taken {
-            guard let room = state.rooms[member.roomID], room.member(member.memberID) != nil else { continue }
+            guard let room = rules.state.rooms[member.roomID], room.member(member.memberID) != nil else { continue }
             room.update(member.memberID) { $0.disconnectedAt = member.disconnectedAt }
             rules.timers.scheduleDrop(member.memberID, in: room, after: remainingGrace(since: member.disconnectedAt))
             batch.caughtUp(member.roomID)
@@ -176,7 +176,7 @@ extension ClusterSync {
 
     /// After the link (re)connected: every room may have missed notifications, and rooms may have opened meanwhile.
     func resync(_ transaction: any ClusterTransaction, _ batch: inout Batch) throws {
-        var roomIDs = Set(state.rooms.keys)
+        var roomIDs = Set(rules.state.rooms.keys)
         var cursor: PageCursor?
         repeat {
             let page = try transaction.openRooms(pageSize: 1000, cursor: cursor)
@@ -188,6 +188,6 @@ extension ClusterSync {
 
     /// What is left of the grace period of a member away since `since`.
     func remainingGrace(since: Int64) -> TimeSpan {
-        .milliseconds(Int(max(0, since + Int64(configuration.gracePeriod.seconds * 1000) - clock.now())))
+        .milliseconds(Int(max(0, since + Int64(rules.configuration.gracePeriod.seconds * 1000) - rules.clock.now())))
     }
 }

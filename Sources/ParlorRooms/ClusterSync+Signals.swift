@@ -8,7 +8,7 @@ extension ClusterSync {
     /// its row is deleted in this batch (kept if the batch does not commit). A member no longer here gets nothing.
     func deliverSignals(_ transaction: any ClusterTransaction, _ batch: inout Batch) throws {
         for signal in try transaction.withSavepoint({ try transaction.takeSignals() }) {
-            guard let room = state.rooms[signal.roomID], let member = room.member(signal.memberID) else { continue }
+            guard let room = rules.state.rooms[signal.roomID], let member = room.member(signal.memberID) else { continue }
             for clientID in room.connections(of: member.user.id) { batch.outbox.send(signal.message, to: clientID) }
         }
     }

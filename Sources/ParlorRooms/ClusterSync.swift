@@ -15,15 +15,10 @@ final class ClusterSync {
     /// The other nodes: their notifications, and this node's lease.
     let link: any ClusterLink
     let store: any RoomStore
-    let thread: any SerialThread
-    let clock: any RoomsClock
-    let configuration: RoomsConfiguration
-    let logger: Logger
-    /// The live rooms and clients this node's catch-up brings up to date (the rooms service's, on this thread).
-    let state: RoomsState
     /// Told, on the rooms thread, of users whose tokens or claim changed on some node.
     private let userChanged: (@Sendable (String) -> Void)?
-    /// What the catch-up leaves to others, wired once at the service's start (`wire`): the rooms' rules (their
+    /// What the catch-up works with and leaves to others, wired once at the service's start (`wire`): the rooms'
+    /// rules (the clock, the configuration, the logger, the live rooms and clients, the rooms-thread check, the
     /// timers, a command's step), the directory of rooms (the newest creation, stale rooms, the ttl limit), the
     /// operations of the service (closing a revoked user's connections) and the media homes. The service owns them
     /// and this object, so they outlive it.
@@ -44,15 +39,9 @@ final class ClusterSync {
     var appliedCatchUps = 0
     var reloadedCatchUps = 0
 
-    init(link: any ClusterLink, store: any RoomStore, thread: any SerialThread, clock: any RoomsClock,
-         configuration: RoomsConfiguration, logger: Logger, state: RoomsState, userChanged: (@Sendable (String) -> Void)?) {
+    init(link: any ClusterLink, store: any RoomStore, userChanged: (@Sendable (String) -> Void)?) {
         self.link = link
         self.store = store
-        self.thread = thread
-        self.clock = clock
-        self.configuration = configuration
-        self.logger = logger
-        self.state = state
         self.userChanged = userChanged
     }
 
@@ -64,26 +53,20 @@ final class ClusterSync {
         self.mediaHomes = mediaHomes
     }
 
-    /// Stops a debug build when called off the rooms thread; `assert` is compiled out of release builds.
-    @inline(__always)
-    func assertOnRoomsThread(_ function: StaticString = #function, file: StaticString = #fileID, line: UInt = #line) {
-        assert(thread.isCurrent, "\(function) must run on the rooms thread", file: file, line: line)
-    }
-
     /// At start, on the rooms thread: listens before loading (whatever commits after the load is signalled, handled
     /// after this task), registers this node, loads the open rooms as stored (every node's members, with their
     /// stored presence), and asks for a takeover of nodes whose lease has ended — this node's previous run among
     /// them. Members of live nodes are theirs: nothing is marked away here.
     func start(signalled: @escaping @Sendable (ClusterSignal) -> Void) throws {
-        assertOnRoomsThread()
+        rules.assertOnRoomsThread()
         try link.start(signalled)
         do { try loadOpenRooms() } catch { link.stop(); throw error }
         signalled(.nodesExpired)
     }
 
     private func loadOpenRooms() throws {
-        let now = clock.now()
-        let lease = Int64(configuration.nodeLease.seconds * 1000)
+        let now = rules.clock.now()
+        let lease = Int64(rules.configuration.nodeLease.seconds * 1000)
         let (openRooms, latestCreatedAt) = try store.write { transaction in
             guard let transaction = transaction as? any ClusterTransaction else {
                 throw RoomError(.serverInternal, "this store cannot be shared by several nodes")
@@ -100,7 +83,7 @@ final class ClusterSync {
             // Every node's members, with their stored presence.
             let room = LiveRoom(stored: stored, stage: stage, emptySince: LiveRoom.emptySinceAtStart(stored), createdFrom: stored.createdFrom,
                                 replacing: nil) { record, _ in LiveMember(record, disconnectedAt: presence[record.memberID]?.disconnectedAt) }
-            state.rooms[room.id] = room
+            rules.state.rooms[room.id] = room
             delivered[room.id] = room.lastEventID
             if room.memberCount == 0 { rules.timers.scheduleExpiry(of: room) }
         }
@@ -111,12 +94,12 @@ final class ClusterSync {
     /// nodes' batches never hold one room each while waiting for the other's (a deadlock PostgreSQL would break by
     /// failing a command). Rooms not known here yet are locked when their command comes.
     func lockRooms(of commands: [RoomsService.Command], in transaction: any RoomTransaction) throws {
-        assertOnRoomsThread()
+        rules.assertOnRoomsThread()
         guard let transaction = transaction as? any ClusterTransaction else { return }
         var ids = Set<String>()
         for command in commands {
             let (rooms, lock, _) = roomsTouched(by: command)
-            if lock { ids.formUnion((rooms ?? Array(state.rooms.keys)).filter { state.rooms[$0] != nil }) }
+            if lock { ids.formUnion((rooms ?? Array(rules.state.rooms.keys)).filter { rules.state.rooms[$0] != nil }) }
         }
         // The heads come with the locks: no other node changes these rooms before the commit, so each room's first
         // catch-up in the batch needs no read of its own.
@@ -127,7 +110,7 @@ final class ClusterSync {
     /// even if the command is refused (those events are committed already). In savepoints: a failure (a deadlock
     /// on a room's row with another node) fails the command, as a failure inside it would.
     func prepare(for command: RoomsService.Command, in transaction: any RoomTransaction, batch: inout Batch) throws {
-        assertOnRoomsThread()
+        rules.assertOnRoomsThread()
         guard let transaction = transaction as? any ClusterTransaction else { return }
         switch command {
         case .cluster(.resync):
@@ -149,13 +132,13 @@ final class ClusterSync {
             try transaction.withSavepoint {
                 try transaction.lockRoomCreation()
                 let open = Set(try transaction.openRoomIDs())
-                for roomID in open.symmetricDifference(state.rooms.keys).sorted() { try sync(roomID, lock: false, transaction, &batch) }
+                for roomID in open.symmetricDifference(rules.state.rooms.keys).sorted() { try sync(roomID, lock: false, transaction, &batch) }
             }
         case .cluster(.userChanged(let userID, let revoked)):
             userChanged?(userID)
             guard revoked else { return }
             // The node that revoked ended the memberships; this one closes the user's connections here (4003).
-            for room in state.rooms.values.filter({ $0.member(forUser: userID) != nil }).map(\.id).sorted() {
+            for room in rules.state.rooms.values.filter({ $0.member(forUser: userID) != nil }).map(\.id).sorted() {
                 try sync(room, lock: true, transaction, &batch)
             }
             var step = Step(store: transaction, batch: Batch(), rules: rules)
@@ -164,7 +147,7 @@ final class ClusterSync {
         default:
             let (rooms, lock, claimFor) = roomsTouched(by: command)
             func catchUp() throws {
-                for roomID in rooms ?? state.rooms.keys.sorted() {
+                for roomID in rooms ?? rules.state.rooms.keys.sorted() {
                     try sync(roomID, lock: lock, apply: true, transaction, &batch)
                     if let userID = claimFor { try claim(userID, in: roomID, transaction) }
                 }
@@ -179,8 +162,8 @@ final class ClusterSync {
     /// Whether `command` notifies an event (not a creation or close) that the room's copy here holds and this node's
     /// connections were sent: an event this node stored, or one already caught up.
     func isRedundantNotification(_ command: RoomsService.Command) -> Bool {
-        assertOnRoomsThread()
-        guard case .cluster(.roomChanged(let roomID, let eventID?)) = command, eventID > 0, let live = state.rooms[roomID],
+        rules.assertOnRoomsThread()
+        guard case .cluster(.roomChanged(let roomID, let eventID?)) = command, eventID > 0, let live = rules.state.rooms[roomID],
               !directory.staleRooms.contains(roomID) else { return false }
         return live.lastEventID >= eventID && (delivered[roomID] ?? 0) >= eventID
     }
@@ -188,15 +171,15 @@ final class ClusterSync {
     /// Whether the member may be dropped now: only by the node holding it, while it is still away in the record
     /// (not resumed on another node).
     func allowsDrop(_ memberID: String, _ transaction: any RoomTransaction) throws -> Bool {
-        assertOnRoomsThread()
+        rules.assertOnRoomsThread()
         guard let transaction = transaction as? any ClusterTransaction else { return true }
-        return try transaction.mayDrop(memberID: memberID, disconnectedAtOrBefore: clock.now())
+        return try transaction.mayDrop(memberID: memberID, disconnectedAtOrBefore: rules.clock.now())
     }
 
     /// After each batch (and the reload of rooms a failure touched): committed, every synced or touched room was
     /// delivered through its last event id; not committed, nothing of it went out, so the cursors go back.
     func finishBatch(changedRooms: Set<String>, committed: Bool) {
-        assertOnRoomsThread()
+        rules.assertOnRoomsThread()
         defer {
             lockedHeads.removeAll()
             synced.removeAll(keepingCapacity: true)
@@ -207,7 +190,7 @@ final class ClusterSync {
             return
         }
         for roomID in synced.union(changedRooms) {
-            delivered[roomID] = state.rooms[roomID]?.lastEventID
+            delivered[roomID] = rules.state.rooms[roomID]?.lastEventID
         }
     }
 
@@ -229,7 +212,7 @@ final class ClusterSync {
                 return ([], false, nil)
             }
         case .disconnected(let client):
-            return ((state.clients[client.id]?.rooms).map { $0.sorted() } ?? [], true, nil)
+            return ((rules.state.clients[client.id]?.rooms).map { $0.sorted() } ?? [], true, nil)
         case .operation(let operation, _):
             switch operation {
             case .createRoom: return ([], false, nil)

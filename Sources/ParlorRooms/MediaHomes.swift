@@ -15,14 +15,10 @@ import ParlorProtocol
 /// a relayed offer, ending its session) is `MediaSessions`', which holds this and calls it. Confined to the rooms
 /// thread (debug builds check where its state is touched), so not Sendable.
 final class MediaHomes {
-    /// The rooms of the rooms thread, looked up, never changed here.
-    private let directory: RoomsState
-    private let clock: any RoomsClock
-    private let configuration: RoomsConfiguration
-    private let logger: Logger
+    /// The clock, the configuration, the logger and the rooms of the rooms thread (looked up, never changed here).
+    private let rules: RoomRules
     /// Whether other nodes share the database (a `ClusterLink`): only then is there a media home to relay to.
     private let clustered: Bool
-    private let thread: any SerialThread
 
     /// This node's connections whose media session is on another node, the room's media home, by connection and room
     /// and by the token the home knows them by.
@@ -34,20 +30,9 @@ final class MediaHomes {
     /// A relayed offer got no answer in time (the service queues `.cluster(.mediaHome(.timedOut))`); set once, at start.
     var relayTimedOut: (UInt64) -> Void = { _ in }
 
-    init(directory: RoomsState, thread: any SerialThread, clock: any RoomsClock, configuration: RoomsConfiguration, logger: Logger,
-         clustered: Bool) {
-        self.directory = directory
-        self.thread = thread
-        self.clock = clock
-        self.configuration = configuration
-        self.logger = logger
+    init(rules: RoomRules, clustered: Bool) {
+        self.rules = rules
         self.clustered = clustered
-    }
-
-    /// Stops a debug build when called off the rooms thread; `assert` is compiled out of release builds.
-    @inline(__always)
-    private func assertOnRoomsThread(_ function: StaticString = #function, file: StaticString = #fileID, line: UInt = #line) {
-        assert(thread.isCurrent, "\(function) must run on the rooms thread", file: file, line: line)
     }
 
     /// The room's media home when it is another node (chosen now if the room has none, or a dead one); nil: here.
@@ -59,14 +44,14 @@ final class MediaHomes {
 
     /// Whether one of this node's connections reaches a session of the member at the room's home.
     func hasSession(_ memberID: String, in roomID: String) -> Bool {
-        assertOnRoomsThread()
+        rules.assertOnRoomsThread()
         return remote.contains { $0.key.roomID == roomID && $0.value.memberID == memberID }
     }
 
     /// media:offer from this node's connection, to the room's media home on another node: the reply waits for
     /// the home's answer (or the timer).
     func relayOffer(_ sdp: String, to home: String, member: LiveMember, key: MediaSessionKey, for caller: Caller, _ step: inout Step) throws {
-        assertOnRoomsThread()
+        rules.assertOnRoomsThread()
         guard let transaction = step.store as? any MediaHomeTransaction else { return }
         var session = remote[key]
         if session?.home != home {
@@ -78,25 +63,25 @@ final class MediaHomes {
         let message: JSONValue = ["kind": "offer", "from": .string(transaction.nodeID), "request": JSONValue(Int(request)),
                                   "conn": .string(session.token), "user": .string(member.user.id), "member": .string(member.id),
                                   "sdp": .string(sdp)]
-        try transaction.relayMedia(message.encoded(), roomID: key.roomID, to: home, at: clock.now())
+        try transaction.relayMedia(message.encoded(), roomID: key.roomID, to: home, at: rules.clock.now())
         remote[key] = session
         remoteByToken[session.token] = key
         let timedOut = relayTimedOut
-        let timer = clock.schedule(after: configuration.mediaRelayTimeout) { timedOut(request) }
+        let timer = rules.clock.schedule(after: rules.configuration.mediaRelayTimeout) { timedOut(request) }
         pendingOffers[request] = PendingMediaOffer(caller: caller, key: key, timer: timer)
     }
 
     /// media:close of a connection whose session is at another node's: relayed there.
     func closeRemote(_ key: MediaSessionKey, _ step: inout Step) throws {
-        assertOnRoomsThread()
+        rules.assertOnRoomsThread()
         guard let session = remote[key], let transaction = step.store as? any MediaHomeTransaction else { return }
         forget(key)
         let message: JSONValue = ["kind": "close", "from": .string(transaction.nodeID), "conn": .string(session.token)]
-        try transaction.relayMedia(message.encoded(), roomID: key.roomID, to: session.home, at: clock.now())
+        try transaction.relayMedia(message.encoded(), roomID: key.roomID, to: session.home, at: rules.clock.now())
     }
 
     func forget(_ key: MediaSessionKey) {
-        assertOnRoomsThread()
+        rules.assertOnRoomsThread()
         guard let session = remote.removeValue(forKey: key) else { return }
         remoteByToken[session.token] = nil
     }
@@ -105,12 +90,12 @@ final class MediaHomes {
     /// their session at the home, which lives on while the member is joined (a client that reconnects offers again
     /// from the same peer connection, through any node, and takes it over).
     func prune(_ roomIDs: Set<String>) {
-        assertOnRoomsThread()
+        rules.assertOnRoomsThread()
         guard !remote.isEmpty else { return }
         for (key, session) in remote where roomIDs.contains(key.roomID) {
             // Written without a closure over `room`: the closure form crashes Swift 6.3.1's -O CopyPropagation pass
             // ("Found outside of lifetime use"), so no release build.
-            guard let room = directory.rooms[key.roomID], let clientID = key.clientID,
+            guard let room = rules.state.rooms[key.roomID], let clientID = key.clientID,
                   room.connections(of: session.userID).contains(clientID),
                   room.member(forUser: session.userID)?.id == session.memberID else {
                 forget(key)
@@ -131,7 +116,7 @@ final class MediaHomes {
     func relaySlots(_ slots: JSONValue, in roomID: String, to node: String, token: String, _ step: inout Step) throws {
         guard let transaction = step.store as? any MediaHomeTransaction else { return }
         let message: JSONValue = ["kind": "slots", "conn": .string(token), "slots": slots]
-        try transaction.relayMedia(message.encoded(), roomID: roomID, to: node, at: clock.now())
+        try transaction.relayMedia(message.encoded(), roomID: roomID, to: node, at: rules.clock.now())
     }
 
     /// At a takeover: rooms whose home was a node taken over lose it (the next offer chooses again); every node
@@ -140,7 +125,7 @@ final class MediaHomes {
         guard let transaction = transaction as? any MediaHomeTransaction else { return }
         try transaction.withSavepoint {
             for (roomID, home) in try transaction.releaseDeadMediaHomes() {
-                logger.info("a room's media home stopped: its clients offer again", ["room": roomID, "node": home])
+                rules.logger.info("a room's media home stopped: its clients offer again", ["room": roomID, "node": home])
                 try transaction.notifyMedia(.restart(home: home, roomID: roomID))
             }
         }
@@ -148,7 +133,7 @@ final class MediaHomes {
 
     /// Room `roomID` lost its home `home`: this node's connections that had a session there are told to offer again.
     func homeStopped(_ home: String, in roomID: String, _ batch: inout Batch) {
-        assertOnRoomsThread()
+        rules.assertOnRoomsThread()
         let restart = ProtocolMessage.message(["type": .string(EventType.mediaRestart.rawValue), "cid": .string(roomID), "body": .object([:])])
         for (key, session) in remote where key.roomID == roomID && session.home == home {
             forget(key)
@@ -161,18 +146,18 @@ final class MediaHomes {
 
     /// A relayed offer's timer fired before the home answered.
     func timedOut(_ request: UInt64, _ batch: inout Batch) {
-        assertOnRoomsThread()
+        rules.assertOnRoomsThread()
         if let key = pendingOffers[request]?.key { forget(key) }
         answerPending(request, with: RoomError(.serverUnavailable, "the room's media home did not answer: offer again"), &batch)
     }
 
     /// The home's reply to a relayed offer: its answer goes to the connection that offered, or its refusal.
     func answered(_ message: JSONValue, _ batch: inout Batch) {
-        assertOnRoomsThread()
+        rules.assertOnRoomsThread()
         guard let request = message["request"]?.intValue.map(UInt64.init) else { return }
         if let body = message["body"] {
             guard let pending = pendingOffers.removeValue(forKey: request) else { return }
-            clock.cancel(pending.timer)
+            rules.clock.cancel(pending.timer)
             batch.reply(to: pending.caller, .mediaOffer, body: body)
         } else {
             let code = message["code"]?.stringValue.flatMap(ErrorCode.init(rawValue:)) ?? .serverInternal
@@ -182,14 +167,14 @@ final class MediaHomes {
 
     /// The home's media:slots for the connection it knows by `token`.
     func slotsChanged(_ slots: JSONValue, token: String, _ batch: inout Batch) {
-        assertOnRoomsThread()
+        rules.assertOnRoomsThread()
         guard let key = remoteByToken[token], let clientID = key.clientID else { return }
         batch.outbox.send(MediaSessions.slotsMessage(key.roomID, slots), to: clientID)
     }
 
     private func answerPending(_ request: UInt64, with error: RoomError, _ batch: inout Batch) {
         guard let pending = pendingOffers.removeValue(forKey: request) else { return }
-        clock.cancel(pending.timer)
+        rules.clock.cancel(pending.timer)
         batch.outbox.reply(ProtocolMessage.error(tid: pending.caller.tid, error, requestType: .mediaOffer), to: pending.caller.client.id)
     }
 

@@ -13,7 +13,7 @@ extension MediaSessions {
 
     /// What the relay tells this node.
     func handleMediaHome(_ signal: MediaHomeSignal, _ transaction: any ClusterTransaction, _ batch: inout Batch) throws {
-        assertOnRoomsThread()
+        rules.assertOnRoomsThread()
         guard let transaction = transaction as? any MediaHomeTransaction else { return }
         switch signal {
         case .relayed:
@@ -23,7 +23,7 @@ extension MediaSessions {
                 try handleRelayed(message, roomID: roomID, transaction, &batch)
             }
         case .speaking(let home, let roomID, let memberID, let on):
-            guard home != transaction.nodeID, let room = directory.rooms[roomID], let member = room.member(memberID) else { return }
+            guard home != transaction.nodeID, let room = rules.state.rooms[roomID], let member = room.member(memberID) else { return }
             var step = Step(store: transaction, batch: Batch(), rules: rules)
             if let event = try step.applyMedia(.speaking(on), to: member, in: room) {
                 step.batch.broadcast(event, in: room)
@@ -77,7 +77,7 @@ extension MediaSessions {
             reply["code"] = .string(error.code.rawValue)
             reply["detail"] = .string(error.detail)
         }
-        try transaction.relayMedia(JSONValue.object(reply).encoded(), roomID: roomID, to: origin, at: clock.now())
+        try transaction.relayMedia(JSONValue.object(reply).encoded(), roomID: roomID, to: origin, at: rules.clock.now())
     }
 }
 

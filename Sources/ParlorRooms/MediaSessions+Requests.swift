@@ -5,7 +5,7 @@ import ParlorProtocol
 extension MediaSessions {
     /// Audio on/off, mute and speaking requested by the member itself: reply, then the event to the room.
     func changeMedia(_ change: MediaChange, in room: LiveRoom, for caller: Caller, _ step: inout Step) throws {
-        assertOnRoomsThread()
+        rules.assertOnRoomsThread()
         guard let member = room.member(forUser: caller.user.id) else { throw RoomError.notJoined(room.id) }
         if case .speaking = change, hasSession(member.id, in: room.id) {
             // Its audio goes through the forwarding unit, which decides who speaks from the audio itself.
@@ -21,7 +21,7 @@ extension MediaSessions {
     /// must be attached to the room and the target must be a joined member there. Nothing is stored, except for a
     /// target held by another node: kept in `signals` until that node delivers it (ClusterSync+Signals.swift).
     func relay(_ kind: RequestType, in room: LiveRoom, to target: String, payload: JSONObject, for caller: Caller, _ step: inout Step) throws {
-        assertOnRoomsThread()
+        rules.assertOnRoomsThread()
         let cid = room.id
         guard let sender = room.member(forUser: caller.user.id), room.connections(of: caller.user.id).contains(caller.client.id) else {
             throw RoomError.notJoined(cid)
@@ -37,7 +37,7 @@ extension MediaSessions {
         for clientID in room.connections(of: receiver.user.id) { step.batch.outbox.send(message, to: clientID) }
         // A member with no connection here: stored for the node holding it, if another node does.
         if room.connections(of: receiver.user.id).isEmpty, clustered, let transaction = step.store as? any ClusterTransaction {
-            _ = try transaction.relaySignal(roomID: cid, toMember: receiver.id, message: message, at: clock.now())
+            _ = try transaction.relaySignal(roomID: cid, toMember: receiver.id, message: message, at: rules.clock.now())
         }
     }
 }

@@ -16,18 +16,14 @@ import ParlorProtocol
 final class MediaSessions {
     /// The forwarding unit; nil: audio goes browser to browser (mesh) and only rtc:* signalling is relayed.
     let server: MediaServer?
-    /// The rooms and clients of the rooms thread, looked up, never changed here.
-    let directory: RoomsState
     /// This node's connections whose session is at another node's media home, and the offers relayed there.
     let homes: MediaHomes
-    /// What a room's rules need, for the steps this part makes itself (a relayed offer, a speaking change from another
-    /// node's forwarding unit).
+    /// What a room's rules need (the clock, the configuration, the rooms and clients of the rooms thread, looked up
+    /// and never changed here), also for the steps this part makes itself (a relayed offer, a speaking change from
+    /// another node's forwarding unit).
     let rules: RoomRules
-    let clock: any RoomsClock
-    let configuration: RoomsConfiguration
     /// Whether other nodes share the database (a `ClusterLink`): only then is there a media home to relay to.
     let clustered: Bool
-    private let thread: any SerialThread
 
     /// Sessions by id, and their ids by connection and room.
     private(set) var sessions: [UInt64: MediaSessionRecord] = [:]
@@ -45,22 +41,11 @@ final class MediaSessions {
         throw RoomError.notFound(roomID)
     }
 
-    init(server: MediaServer?, directory: RoomsState, homes: MediaHomes, rules: RoomRules, thread: any SerialThread,
-         clock: any RoomsClock, configuration: RoomsConfiguration, clustered: Bool) {
+    init(server: MediaServer?, homes: MediaHomes, rules: RoomRules, clustered: Bool) {
         self.server = server
-        self.rules = rules
-        self.directory = directory
         self.homes = homes
-        self.thread = thread
-        self.clock = clock
-        self.configuration = configuration
+        self.rules = rules
         self.clustered = clustered
-    }
-
-    /// Stops a debug build when called off the rooms thread; `assert` is compiled out of release builds.
-    @inline(__always)
-    func assertOnRoomsThread(_ function: StaticString = #function, file: StaticString = #fileID, line: UInt = #line) {
-        assert(thread.isCurrent, "\(function) must run on the rooms thread", file: file, line: line)
     }
 
     /// `session:success`'s `media`: how audio flows on a server with this forwarding unit (nil: mesh).
@@ -77,7 +62,7 @@ final class MediaSessions {
     /// media:offer: answers the client's offer and opens (or replaces) this connection's session in the room, or,
     /// with several nodes, relays it to the room's media home when that is another node (MediaSessions+Home.swift).
     func offer(_ sdp: String, in room: LiveRoom, for caller: Caller, _ step: inout Step) throws {
-        assertOnRoomsThread()
+        rules.assertOnRoomsThread()
         guard let member = room.member(forUser: caller.user.id), room.connections(of: caller.user.id).contains(caller.client.id) else {
             throw RoomError.notJoined(room.id)
         }
@@ -142,14 +127,14 @@ final class MediaSessions {
     /// Whether a member of the room has a media session there (its audio goes through the forwarding unit), here
     /// or, from one of this node's connections, at the room's media home.
     func hasSession(_ memberID: String, in roomID: String) -> Bool {
-        assertOnRoomsThread()
+        rules.assertOnRoomsThread()
         if sessionsByRoom[roomID]?.contains(where: { sessions[$0]?.memberID == memberID }) == true { return true }
         return homes.hasSession(memberID, in: roomID)
     }
 
     /// media:close: ends this connection's session in the room; nothing to end is not an error.
     func close(cid: String, for caller: Caller, _ step: inout Step) throws {
-        assertOnRoomsThread()
+        rules.assertOnRoomsThread()
         try requireForwardingUnit()
         let key = MediaSessionKey(clientID: caller.client.id, roomID: cid)
         if let id = sessionIDs[key] { endSession(id) }
@@ -182,11 +167,11 @@ final class MediaSessions {
     /// `media:error:too-many-sessions` when it would pass `--max-media-sessions-per-user` or
     /// `--max-media-sessions-per-ip` (0: no limit).
     func checkSessionLimits(user: String, address: String?) throws {
-        let perUser = configuration.maxMediaSessionsPerUser
+        let perUser = rules.configuration.maxMediaSessionsPerUser
         if perUser > 0, sessions.values.count(where: { $0.userID == user }) >= perUser {
             throw RoomError(.mediaTooManySessions, "you already have \(perUser) media sessions open; close one (media:close) first")
         }
-        let perAddress = configuration.maxMediaSessionsPerAddress
+        let perAddress = rules.configuration.maxMediaSessionsPerAddress
         if perAddress > 0, let address {
             let key = ClientAddress.limitKey(address)
             if sessions.values.count(where: { $0.addressKey == key }) >= perAddress {
@@ -199,10 +184,10 @@ final class MediaSessions {
     /// times a second kept a core busy. Throws `media:error:rate-limited` past `--media-offer-rate` per connection
     /// (bursts of `--media-offer-burst`), or twice both per user.
     func admitOffer(from caller: Caller) throws {
-        let rate = configuration.mediaOfferRate, burst = Double(configuration.mediaOfferBurst)
+        let rate = rules.configuration.mediaOfferRate, burst = Double(rules.configuration.mediaOfferBurst)
         guard rate > 0 else { return }
-        let now = clock.now()
-        if offerBuckets.count > 4096 { offerBuckets = offerBuckets.filter { directory.clients[$0.key] != nil } }
+        let now = rules.clock.now()
+        if offerBuckets.count > 4096 { offerBuckets = offerBuckets.filter { rules.state.clients[$0.key] != nil } }
         if offerUserBuckets.count > 4096 { offerUserBuckets = [:] }  // a full bucket is a fresh one
         var connection = offerBuckets[caller.client.id] ?? OfferBucket(burst: burst, now: now)
         var user = offerUserBuckets[caller.user.id] ?? OfferBucket(burst: 2 * burst, now: now)
@@ -211,7 +196,7 @@ final class MediaSessions {
         offerBuckets[caller.client.id] = connection
         offerUserBuckets[caller.user.id] = user
         guard admitted else {
-            throw RoomError(.mediaRateLimited, "at most \(configuration.mediaOfferBurst) media:offer at once, then \(rate) a second; wait a moment")
+            throw RoomError(.mediaRateLimited, "at most \(rules.configuration.mediaOfferBurst) media:offer at once, then \(rate) a second; wait a moment")
         }
     }
 }
@@ -225,12 +210,12 @@ extension MediaSessions {
     /// member is joined, so a client that reconnects renegotiates it. Then each room's senders are handed over when
     /// they changed. Nothing without the forwarding unit.
     func sync(_ roomIDs: Set<String>) {
-        assertOnRoomsThread()
+        rules.assertOnRoomsThread()
         guard let server else { return }
         homes.prune(roomIDs)
         guard !roomIDs.isEmpty, !sessions.isEmpty || !senders.isEmpty else { return }
         for roomID in roomIDs {
-            let room = directory.rooms[roomID]
+            let room = rules.state.rooms[roomID]
             let ids = sessionsByRoom[roomID] ?? []
             var liveMembers: Set<String> = []  // members with a session on an attached connection
             if let room {
@@ -271,10 +256,10 @@ extension MediaSessions {
     /// What the media loop reports: speaking changes become `audio:speaking:*` for the room; slot changes become
     /// `media:slots` to the session's connection.
     func handle(_ event: MediaServerEvent, _ step: inout Step) throws {
-        assertOnRoomsThread()
+        rules.assertOnRoomsThread()
         switch event {
         case .speaking(let roomID, let memberID, let on):
-            guard let room = directory.rooms[roomID], let member = room.member(memberID) else { return }
+            guard let room = rules.state.rooms[roomID], let member = room.member(memberID) else { return }
             if let message = try step.applyMedia(.speaking(on), to: member, in: room) {
                 step.batch.broadcast(message, in: room)
                 // Some session of the room came through another node: every node hears it from the home.

@@ -17,37 +17,31 @@ struct Settlement: Sendable {
 /// would have left them. Confined to the rooms thread (the service calls it there; it asserts so in debug builds),
 /// so it is not Sendable.
 final class PresenceRetries {
-    private let clock: any RoomsClock
-    private let gracePeriod: TimeSpan
-    private let logger: Logger
+    /// The clock, the grace period, the logger and the rooms of the rooms thread.
+    private let rules: RoomRules
     private let clientSessions: ClientSessions
     /// With several nodes, another node may hold the member: its attachment decides, not this node's timers.
     private let clustered: Bool
-    private let confined: ConfinedRoomsState
     /// Queues the retry (`RoomsService.Command.settle`); set once by the service before its thread starts.
     var due: (Settlement, _ attempt: Int) -> Void = { _, _ in }
 
-    init(clock: any RoomsClock, gracePeriod: TimeSpan, logger: Logger, clientSessions: ClientSessions, clustered: Bool,
-         state: ConfinedRoomsState) {
-        self.clock = clock
-        self.gracePeriod = gracePeriod
-        self.logger = logger
+    init(rules: RoomRules, clientSessions: ClientSessions, clustered: Bool) {
+        self.rules = rules
         self.clientSessions = clientSessions
         self.clustered = clustered
-        confined = state
     }
 
     /// What to try again if `command` does not commit; computed before it runs, from the state it starts from.
     func retryOnFailure(of command: RoomsService.Command) -> (Settlement, attempt: Int)? {
-        let state = confined.get()
-        let now = clock.now()
+        let state = rules.state
+        let now = rules.clock.now()
         switch command {
         case .disconnected(let client):
             let roomIDs = state.clients[client.id].map { Array($0.rooms) } ?? []
             return (Settlement(client: client, userID: client.user.id, awaySince: now, roomIDs: roomIDs), 1)
         case .dropIfStillAway(let roomID, let memberID):
             guard let member = state.rooms[roomID]?.member(memberID) else { return nil }
-            let awaySince = member.disconnectedAt ?? now - Int64(gracePeriod.seconds * 1000)
+            let awaySince = member.disconnectedAt ?? now - Int64(rules.configuration.gracePeriod.seconds * 1000)
             return (Settlement(client: nil, userID: member.user.id, awaySince: awaySince, roomIDs: [roomID]), 1)
         case .settle(let settlement, let attempt):
             return (settlement, attempt + 1)
@@ -60,9 +54,9 @@ final class PresenceRetries {
     func schedule(_ settlement: Settlement, attempt: Int) {
         let delay = min(5_000, 50 << min(attempt, 7))
         if attempt == 1 || attempt % 20 == 0 {
-            logger.warning("a presence change did not commit; retrying", ["user": settlement.userID, "attempt": String(attempt)])
+            rules.logger.warning("a presence change did not commit; retrying", ["user": settlement.userID, "attempt": String(attempt)])
         }
-        _ = clock.schedule(after: .milliseconds(delay)) { [weak self] in
+        _ = rules.clock.schedule(after: .milliseconds(delay)) { [weak self] in
             self?.due(settlement, attempt)
         }
     }
@@ -71,8 +65,8 @@ final class PresenceRetries {
     /// connection detached and its session ended; each member with no connection left is away (with its drop
     /// timer), or dropped once its grace period has passed.
     func settle(_ settlement: Settlement, _ step: inout Step) throws {
-        let state = confined.get()
-        let now = clock.now()
+        let state = rules.state
+        let now = rules.clock.now()
         if let client = settlement.client {
             // Still known if the failed batch never ran: this does what its disconnect would have done.
             try clientSessions.disconnected(client, &step)
@@ -80,7 +74,7 @@ final class PresenceRetries {
             for roomID in settlement.roomIDs { _ = state.rooms[roomID]?.detach(client.id, user: client.user.id) }
             try step.store.endSession(id: client.sessionID, at: settlement.awaySince)
         }
-        let dueAt = settlement.awaySince + Int64(gracePeriod.seconds * 1000)
+        let dueAt = settlement.awaySince + Int64(rules.configuration.gracePeriod.seconds * 1000)
         for roomID in settlement.roomIDs {
             guard let room = state.rooms[roomID], let member = room.member(forUser: settlement.userID),
                   room.connections(of: settlement.userID).isEmpty else { continue }

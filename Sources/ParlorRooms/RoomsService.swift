@@ -84,10 +84,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         let clock = clock ?? ThreadClock(thread: thread)
         let state = RoomsState()
         liveState = state
-        clusterSync = cluster.map {
-            ClusterSync(link: $0, store: store, thread: thread, clock: clock, configuration: configuration, logger: logger,
-                        state: state, userChanged: clusterUserChanged)
-        }
+        clusterSync = cluster.map { ClusterSync(link: $0, store: store, userChanged: clusterUserChanged) }
         self.delivery = delivery
         self.metrics = metrics
         noticeRecorder = observer
@@ -108,13 +105,10 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         replayPacer = ReplayPacer(configuration: configuration, logger: logger)
         clientSessions = ClientSessions(replayPacer: replayPacer, liveUsers: liveUsers, clock: clock, configuration: configuration,
                                         state: confined)
-        presenceRetries = PresenceRetries(clock: clock, gracePeriod: configuration.gracePeriod, logger: logger,
-                                          clientSessions: clientSessions, clustered: cluster != nil, state: confined)
+        presenceRetries = PresenceRetries(rules: rules, clientSessions: clientSessions, clustered: cluster != nil)
         sessionExpiry = SessionExpiry(clock: clock, gracePeriod: configuration.gracePeriod)
-        mediaHomes = MediaHomes(directory: state, thread: thread, clock: clock, configuration: configuration, logger: logger,
-                                clustered: cluster != nil)
-        mediaSessions = MediaSessions(server: media, directory: state, homes: mediaHomes, rules: rules, thread: thread, clock: clock,
-                                      configuration: configuration, clustered: cluster != nil)
+        mediaHomes = MediaHomes(rules: rules, clustered: cluster != nil)
+        mediaSessions = MediaSessions(server: media, homes: mediaHomes, rules: rules, clustered: cluster != nil)
         sessionExpiry.due = { [weak self] in self?.submit(.expireSessions) }
         timers.due = { [weak self] in self?.submit($0) }
         presenceRetries.due = { [weak self] in self?.submit(.settle($0, attempt: $1)) }
