@@ -63,7 +63,7 @@ struct AuthRateLimitMiddleware: HTTPMiddleware {
     let limiter: AddressRateLimiter
     let metrics: ServerMetrics
 
-    func request(_ request: HTTPRequest, _ exchange: inout HTTPExchange) -> HTTPResponse? {
+    func request(_ request: HTTPRequest, _ exchange: HTTPExchange) -> HTTPResponse? {
         guard request.head.method == "POST", exchange.routePattern() == "/auth",
               let wait = limiter.check(exchange.clientAddress) else { return nil }
         metrics.rateLimited(.auth)

@@ -158,7 +158,7 @@ final class HTTPConnectionHandler: ConnectionHandler {
             ForwardedRequest.resolve(trustedPeer: $0, headers: head.headers, trusted: context.configuration.trustedProxies)
         } ?? ForwardedRequest(clientIP: connection.peerIP)
         if trustedProxyAddress == nil { warnIfForwarded(head.headers) }
-        var flight = InFlight(number: requestCount, headOnly: head.method == "HEAD", keepAlive: head.keepAlive && !closeWhenDone,
+        let flight = InFlight(number: requestCount, headOnly: head.method == "HEAD", keepAlive: head.keepAlive && !closeWhenDone,
                               exchange: HTTPExchange(connection: facts, head: head, method: head.method, path: head.path,
                                                      clientAddress: forwarded.clientIP, forwardedHost: forwarded.host,
                                                      forwardedScheme: forwarded.scheme, startedAt: MonotonicClock.now(),
@@ -178,13 +178,11 @@ final class HTTPConnectionHandler: ConnectionHandler {
             }
         }
 
-        let result = context.pipeline.handle(request, &flight.exchange,
-                                             responder: ResponseSink(.connection(connection.handle, requestNumber: flight.number)),
-                                             // A route may answer from inside, on this thread: its answer
-                                             // needs the id and route label the middleware gave.
-                                             beforeRoute: { inFlight?.exchange = $0 })
-        if inFlight?.number == flight.number { inFlight?.exchange = flight.exchange }
-        finish(request, result, inFlight ?? flight)
+        // The exchange is shared with `inFlight`: a route that answers from inside, on this thread, finds the id and
+        // route label the middleware gave.
+        let result = context.pipeline.handle(request, flight.exchange,
+                                             responder: ResponseSink(.connection(connection.handle, requestNumber: flight.number)))
+        finish(request, result, flight)
     }
 
     /// Acts on what a route returned or threw, at once or later (`complete(requestNumber:result:)`).
@@ -215,10 +213,10 @@ final class HTTPConnectionHandler: ConnectionHandler {
     /// Writes the response to request `requestNumber` (ignored if that request is no longer the one in flight).
     func complete(requestNumber: UInt64, response: HTTPResponse) {
         connection.loop.assertInLoop()
-        guard var flight = inFlight, flight.number == requestNumber, connection.isOpen else { return }
+        guard let flight = inFlight, flight.number == requestNumber, connection.isOpen else { return }
         let keepAlive = flight.keepAlive && !closeWhenDone
         var response = response
-        context.pipeline.finalize(&response, &flight.exchange, keepAlive: keepAlive)
+        context.pipeline.finalize(&response, flight.exchange, keepAlive: keepAlive)
         connection.write(response.serialized(headOnly: flight.headOnly))
         context.pipeline.responded(status: response.status, bytes: response.body.count, flight.exchange)
         countRequest(flight.exchange, status: response.status)

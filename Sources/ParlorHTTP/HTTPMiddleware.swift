@@ -13,20 +13,22 @@ import ParlorLoop
 ///   cap), so headers such as X-Request-Id are on all of them;
 /// - `responded` hears, in reverse chain order, that an answer (or a 101 upgrade) has been handed to the connection.
 public protocol HTTPMiddleware: Sendable {
-    func request(_ request: HTTPRequest, _ exchange: inout HTTPExchange) -> HTTPResponse?
-    func response(_ response: inout HTTPResponse, _ exchange: inout HTTPExchange)
+    func request(_ request: HTTPRequest, _ exchange: HTTPExchange) -> HTTPResponse?
+    func response(_ response: inout HTTPResponse, _ exchange: HTTPExchange)
     func responded(status: Int, bytes: Int, _ exchange: HTTPExchange)
 }
 
 extension HTTPMiddleware {
-    public func request(_ request: HTTPRequest, _ exchange: inout HTTPExchange) -> HTTPResponse? { nil }
-    public func response(_ response: inout HTTPResponse, _ exchange: inout HTTPExchange) {}
+    public func request(_ request: HTTPRequest, _ exchange: HTTPExchange) -> HTTPResponse? { nil }
+    public func response(_ response: inout HTTPResponse, _ exchange: HTTPExchange) {}
     public func responded(status: Int, bytes: Int, _ exchange: HTTPExchange) {}
 }
 
 /// What the middleware and the connection know of one request and its answer, on the connection's loop (or the
-/// test's thread, through `HTTPPipeline.respond`).
-public struct HTTPExchange {
+/// test's thread, through `HTTPPipeline.respond`). A class: the connection keeps it with the request in flight while
+/// the middleware and a route that answers at once fill it in, so it is shared, not copied field by field (a copy
+/// per step cost each request more than the rest of the chain). Confined to one thread, so not Sendable.
+public final class HTTPExchange {
     public let connection: HTTPConnectionFacts
     /// The request's head; nil for an answer to bytes that never made a request (a parse error, a timeout).
     public let head: HTTPRequestHead?
@@ -69,7 +71,7 @@ public struct HTTPExchange {
 
     /// Labels the answer with the pattern of the first route whose path matches, whatever its method: for an
     /// answer about a known route that the router did not give (a preflight, a refused upgrade, a 405).
-    public mutating func nameRoute() {
+    public func nameRoute() {
         if countsRoutes, let pattern = router.pattern(for: path) { route = pattern }
     }
 

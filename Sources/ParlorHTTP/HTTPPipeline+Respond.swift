@@ -12,13 +12,13 @@ extension HTTPPipeline {
                         trustedProxies: TrustedProxies = .none, timeout: Duration = .seconds(10)) -> HTTPResponse? {
         let forwarded = ForwardedRequest.resolve(peerIP: peer.ip, headers: request.head.headers, trusted: trustedProxies)
         let peerText = peer.ip.contains(":") ? "[\(peer.ip)]:\(peer.port)" : "\(peer.ip):\(peer.port)"
-        var exchange = HTTPExchange(connection: HTTPConnectionFacts(peer: peerText, peerIP: peer.ip, loop: nil),
+        let exchange = HTTPExchange(connection: HTTPConnectionFacts(peer: peerText, peerIP: peer.ip, loop: nil),
                                     head: request.head, method: request.head.method, path: request.head.path,
                                     clientAddress: forwarded.clientIP, forwardedHost: forwarded.host,
                                     forwardedScheme: forwarded.scheme, startedAt: MonotonicClock.now(), router: router,
                                     countsRoutes: true)
         let answer = LocalAnswer()
-        var result = handle(request, &exchange, responder: ResponseSink(.local(answer)))
+        var result = handle(request, exchange, responder: ResponseSink(.local(answer)))
         if case .success(.pending) = result {
             guard let late = answer.wait(timeout: timeout) else { return nil }
             result = late
@@ -39,7 +39,7 @@ extension HTTPPipeline {
         case .failure(let error as HTTPError): response = error.response()
         case .failure: response = HTTPError.internalError().response()
         }
-        finalize(&response, &exchange, keepAlive: request.head.keepAlive)
+        finalize(&response, exchange, keepAlive: request.head.keepAlive)
         responded(status: response.status, bytes: response.body.count, exchange)
         return response
     }

@@ -13,12 +13,10 @@ public struct HTTPPipeline: Sendable {
     }
 
     /// Runs the request halves in order, then the route: a middleware's refusal, the router's 404 or 405, or what
-    /// the route returned or threw. A `.pending` route answers later through `responder`. `beforeRoute` sees the
-    /// exchange as the route is about to run (a route may answer from inside, on this thread).
-    func handle(_ request: HTTPRequest, _ exchange: inout HTTPExchange, responder: ResponseSink,
-                beforeRoute: (HTTPExchange) -> Void = { _ in }) -> Result<RouteResult, any Error> {
+    /// the route returned or threw. A `.pending` route answers later through `responder`.
+    func handle(_ request: HTTPRequest, _ exchange: HTTPExchange, responder: ResponseSink) -> Result<RouteResult, any Error> {
         for step in middleware {
-            if let response = step.request(request, &exchange) { return .success(.response(response)) }
+            if let response = step.request(request, exchange) { return .success(.response(response)) }
         }
         switch router.match(method: request.head.method, path: request.head.path) {
         case .failure(let error):
@@ -27,7 +25,6 @@ public struct HTTPPipeline: Sendable {
             return .success(.response(error.response()))
         case .success(let (route, parameters)):
             exchange.route = route.pattern
-            beforeRoute(exchange)
             let context = RequestContext(peerIP: exchange.connection.peerIP, clientAddress: exchange.clientAddress,
                                          requestID: exchange.requestID, pathParameters: parameters, responder: responder)
             do {
@@ -40,7 +37,7 @@ public struct HTTPPipeline: Sendable {
 
     /// Makes `response` what is written: the framing headers (Date, Content-Type, Content-Length), then the
     /// response halves in reverse order, then `Connection: close` when the connection ends after it.
-    func finalize(_ response: inout HTTPResponse, _ exchange: inout HTTPExchange, keepAlive: Bool) {
+    func finalize(_ response: inout HTTPResponse, _ exchange: HTTPExchange, keepAlive: Bool) {
         let hasContentType = response.headers.contains("Content-Type")
         exchange.replacesHeaders = response.headers.count > (hasContentType ? 1 : 0)
         // At most eight more (Date, Content-Type, Content-Length, three for CORS, X-Request-Id, Connection): one
@@ -51,7 +48,7 @@ public struct HTTPPipeline: Sendable {
             response.headers.add("Content-Type", response.body.isEmpty ? "text/plain" : "application/json; charset=utf-8")
         }
         exchange.set("Content-Length", String(response.body.count), in: &response)
-        for step in middleware.reversed() { step.response(&response, &exchange) }
+        for step in middleware.reversed() { step.response(&response, exchange) }
         if !keepAlive { exchange.set("Connection", "close", in: &response) }
     }
 

@@ -10,7 +10,7 @@ public struct CORSMiddleware: HTTPMiddleware {
 
     public init(allowedOrigins: [String]) { self.allowedOrigins = allowedOrigins }
 
-    public func request(_ request: HTTPRequest, _ exchange: inout HTTPExchange) -> HTTPResponse? {
+    public func request(_ request: HTTPRequest, _ exchange: HTTPExchange) -> HTTPResponse? {
         guard request.head.method == "OPTIONS" else { return nil }
         exchange.nameRoute()
         let methods = exchange.allowedMethods()
@@ -26,7 +26,7 @@ public struct CORSMiddleware: HTTPMiddleware {
         return HTTPResponse(status: 204, headers: headers)
     }
 
-    public func response(_ response: inout HTTPResponse, _ exchange: inout HTTPExchange) {
+    public func response(_ response: inout HTTPResponse, _ exchange: HTTPExchange) {
         guard let origin = allowedOrigin(for: exchange.header("Origin")) else { return }
         exchange.set("Access-Control-Allow-Origin", origin, in: &response)
         exchange.set("Access-Control-Expose-Headers", "Link, Retry-After, X-Request-Id", in: &response)

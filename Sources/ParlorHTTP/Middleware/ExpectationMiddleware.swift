@@ -6,7 +6,7 @@ import ParlorProtocol
 public struct ExpectationMiddleware: HTTPMiddleware {
     public init() {}
 
-    public func request(_ request: HTTPRequest, _ exchange: inout HTTPExchange) -> HTTPResponse? {
+    public func request(_ request: HTTPRequest, _ exchange: HTTPExchange) -> HTTPResponse? {
         Self.unmetExpectation(request.head)?.response()
     }
 

@@ -13,7 +13,7 @@ public struct HostAllowlistMiddleware: HTTPMiddleware {
 
     /// Checks the forwarded host behind a trusted proxy. A request without a Host (HTTP/1.0) comes from no browser
     /// and passes.
-    public func request(_ request: HTTPRequest, _ exchange: inout HTTPExchange) -> HTTPResponse? {
+    public func request(_ request: HTTPRequest, _ exchange: HTTPExchange) -> HTTPResponse? {
         let head = request.head
         guard !allowlist.allowsAnyHost,
               Self.stateChangingMethods.contains(head.method) || head.headers.contains("Upgrade"),

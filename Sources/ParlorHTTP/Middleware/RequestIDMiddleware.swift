@@ -7,12 +7,12 @@ import ParlorCodec
 public struct RequestIDMiddleware: HTTPMiddleware {
     public init() {}
 
-    public func request(_ request: HTTPRequest, _ exchange: inout HTTPExchange) -> HTTPResponse? {
+    public func request(_ request: HTTPRequest, _ exchange: HTTPExchange) -> HTTPResponse? {
         exchange.requestID = RequestID.make(incoming: request.head.headers["X-Request-Id"])
         return nil
     }
 
-    public func response(_ response: inout HTTPResponse, _ exchange: inout HTTPExchange) {
+    public func response(_ response: inout HTTPResponse, _ exchange: HTTPExchange) {
         if exchange.requestID.isEmpty { exchange.requestID = RequestID.make(incoming: exchange.header("X-Request-Id")) }
         exchange.set("X-Request-Id", exchange.requestID, in: &response)
         Self.addRequestID(exchange.requestID, toErrorBody: &response)

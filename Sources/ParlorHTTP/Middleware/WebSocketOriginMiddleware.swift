@@ -14,7 +14,7 @@ public struct WebSocketOriginMiddleware: HTTPMiddleware {
         self.publicURL = publicURL
     }
 
-    public func request(_ request: HTTPRequest, _ exchange: inout HTTPExchange) -> HTTPResponse? {
+    public func request(_ request: HTTPRequest, _ exchange: HTTPExchange) -> HTTPResponse? {
         let headers = request.head.headers
         guard headers["Upgrade"]?.lowercased() == "websocket",
               !allowed(headers["Origin"], host: exchange.forwardedHost ?? headers["Host"], scheme: exchange.forwardedScheme) else {
