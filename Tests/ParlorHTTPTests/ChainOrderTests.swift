@@ -64,7 +64,7 @@ import Testing
     @Test func aMiddlewareKnowsWhichRouteTheRequestWillReach() throws {
         struct Peek: HTTPMiddleware {
             let trail: Trail
-            func request(_ request: HTTPRequest, _ exchange: inout HTTPExchange) -> HTTPResponse? {
+            func request(_ request: HTTPRequest, _ exchange: HTTPExchange) -> HTTPResponse? {
                 trail.add("\(exchange.method) \(exchange.path) → \(exchange.routePattern() ?? "none")")
                 return nil
             }

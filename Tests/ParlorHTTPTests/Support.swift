@@ -76,12 +76,12 @@ struct Recording: HTTPMiddleware {
     let trail: Trail
     var refuses = false
 
-    func request(_ request: HTTPRequest, _ exchange: inout HTTPExchange) -> HTTPResponse? {
+    func request(_ request: HTTPRequest, _ exchange: HTTPExchange) -> HTTPResponse? {
         trail.add("\(name).request")
         return refuses ? HTTPResponse(status: 418) : nil
     }
 
-    func response(_ response: inout HTTPResponse, _ exchange: inout HTTPExchange) { trail.add("\(name).response") }
+    func response(_ response: inout HTTPResponse, _ exchange: HTTPExchange) { trail.add("\(name).response") }
 
     func responded(status: Int, bytes: Int, _ exchange: HTTPExchange) {
         trail.add("\(name).responded \(status) \(exchange.route)")
