@@ -15,8 +15,10 @@ public struct HTTPPipeline: Sendable {
     /// Runs the request halves in order, then the route: a middleware's refusal, the router's 404 or 405, or what
     /// the route returned or threw. A `.pending` route answers later through `responder`.
     func handle(_ request: HTTPRequest, _ exchange: HTTPExchange, responder: ResponseSink) -> Result<RouteResult, any Error> {
-        for step in middleware {
-            if let response = step.request(request, exchange) { return .success(.response(response)) }
+        // By index, not `for step in middleware`: that copies each existential (a retain and a release a step, three
+        // passes a request); a subscript call opens it in place.
+        for index in middleware.indices {
+            if let response = middleware[index].request(request, exchange) { return .success(.response(response)) }
         }
         switch router.match(method: request.head.method, path: request.head.path) {
         case .failure(let error):
@@ -48,12 +50,12 @@ public struct HTTPPipeline: Sendable {
             response.headers.add("Content-Type", response.body.isEmpty ? "text/plain" : "application/json; charset=utf-8")
         }
         exchange.set("Content-Length", String(response.body.count), in: &response)
-        for step in middleware.reversed() { step.response(&response, exchange) }
+        for index in middleware.indices.reversed() { middleware[index].response(&response, exchange) }
         if !keepAlive { exchange.set("Connection", "close", in: &response) }
     }
 
     /// Tells the middleware, in reverse order, that the answer went to the connection.
     func responded(status: Int, bytes: Int, _ exchange: HTTPExchange) {
-        for step in middleware.reversed() { step.responded(status: status, bytes: bytes, exchange) }
+        for index in middleware.indices.reversed() { middleware[index].responded(status: status, bytes: bytes, exchange) }
     }
 }
