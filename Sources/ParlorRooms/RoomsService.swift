@@ -50,9 +50,8 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
     public let metrics: ServerMetrics
     private let liveState: RoomsState
     /// Forwarding-unit sessions and their limits, relayed offers' answers at the media home, and rtc:* signalling
-    /// (MediaSessions.swift); this node's offers to another node's media home (MediaHomes.swift).
+    /// (MediaSessions.swift), which holds this node's offers to another node's media home (`homes`, MediaHomes.swift).
     let mediaSessions: MediaSessions
-    let mediaHomes: MediaHomes
     /// Catching rooms up with the other nodes on a shared database (ClusterSync.swift); nil on a single node.
     let clusterSync: ClusterSync?
     /// The other nodes on a shared database; nil on a single node.
@@ -107,7 +106,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
                                         state: confined)
         presenceRetries = PresenceRetries(rules: rules, clientSessions: clientSessions, clustered: cluster != nil)
         sessionExpiry = SessionExpiry(clock: clock, gracePeriod: configuration.gracePeriod)
-        mediaHomes = MediaHomes(rules: rules, clustered: cluster != nil)
+        let mediaHomes = MediaHomes(rules: rules, clustered: cluster != nil)
         mediaSessions = MediaSessions(server: media, homes: mediaHomes, rules: rules, clustered: cluster != nil)
         sessionExpiry.due = { [weak self] in self?.submit(.expireSessions) }
         timers.due = { [weak self] in self?.submit($0) }
