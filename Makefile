@@ -2,8 +2,9 @@
 #
 #   make run    install missing system packages, build (debug) and serve on http://localhost:8080, data in ./data
 #   make test   install missing system packages, build, run `swift test`, the docs/testing.md consumer package,
-#               its shell recipe, the Python interop test and the browser tests (direct and through TURN), and
-#               build every fuzz target and run each for FUZZ_CHECK_SECONDS (so a target that stops building fails)
+#               its shell recipe, the Python interop test and the browser tests (direct and through TURN; the
+#               audience test once more with the AES_CM SRTP profile forced), and build every fuzz target and
+#               run each for FUZZ_CHECK_SECONDS (so a target that stops building fails)
 #
 # `make run` uses the debug build on purpose: from a clean clone it compiles in well under half the time of
 # `-c release`, and it is the binary the tests use too. For a release binary see docker/Dockerfile, or run
@@ -102,6 +103,8 @@ test: test-deps venv build
 	PARLOR_BIN=$(PARLOR_BIN) $(VENV)/bin/python Tests/interop/tutorial_flow.py || interop_status=$$?; \
 	echo "== browser (Tests/browser/run.sh)"; \
 	PARLOR_BIN=$(PARLOR_BIN) BROWSER_PYTHON=$(VENV)/bin/python PARLOR_SCREENSHOT=.build/screenshot-room.png PARLOR_STAGE_SCREENSHOT=.build/screenshot-stage.png $(SUDO) bash Tests/browser/run.sh || browser_status=$$?; \
+	echo "== browser, the other SRTP profile (sfu_audience.py with AES_CM_128_HMAC_SHA1_80 forced; the run above negotiates GCM)"; \
+	$(SUDO) env PARLOR_SRTP_PROFILES=AES_CM_128_HMAC_SHA1_80 PARLOR_BIN=$(PARLOR_BIN) BROWSER_PYTHON=$(VENV)/bin/python bash Tests/browser/run.sh sfu_audience.py || browser_status=$$?; \
 	echo "== fuzz check (Tests/Fuzz/run.sh $(FUZZ_CHECK_SECONDS): every target builds and runs; log .build/fuzz-check.log)"; \
 	wait $$fuzz_pid || fuzz_status=$$?; \
 	grep -E '^(build of|[a-z-]+ +(ok|FAILED) )|^    ' .build/fuzz-check.log || tail -20 .build/fuzz-check.log; \

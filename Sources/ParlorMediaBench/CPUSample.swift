@@ -4,15 +4,17 @@ import Glibc
 import Foundation
 
 /// CPU time from /proc: the server process, each of its threads, this process, and the whole machine's busy time
-/// (to tell how much other work ran during a window). The server's threads carry no names of their own (every one
-/// is "parlor" in /proc), so the media thread is found as the busiest thread of a window: the only one with work
-/// per packet (the loops and the rooms thread only answer pings there).
+/// (to tell how much other work ran during a window). Parlor names its media workers' threads `parlor-media`,
+/// `parlor-media-1`, …: their sum is the media CPU. A server without such names (Janus) falls back to the busiest
+/// thread of the window.
 struct CPUSample {
     let at: UInt64
     /// Seconds of CPU (utime + stime) of the server process, of each of its threads (by thread id), of this
     /// generator, and busy seconds of the machine (all cores).
     let server: Double
     let threads: [String: Double]
+    /// The thread ids whose name (/proc/…/comm) starts with "parlor-media".
+    let mediaThreads: Set<String>
     let generator: Double
     let machineBusy: Double
 
@@ -20,11 +22,15 @@ struct CPUSample {
 
     static func take(serverPID: Int32) -> CPUSample {
         var threads: [String: Double] = [:]
+        var mediaThreads: Set<String> = []
         for task in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(serverPID)/task")) ?? [] {
             threads[task] = ticks("/proc/\(serverPID)/task/\(task)/stat").map { $0 / ticksPerSecond }
+            if let name = try? String(contentsOfFile: "/proc/\(serverPID)/task/\(task)/comm", encoding: .utf8), name.hasPrefix("parlor-media") {
+                mediaThreads.insert(task)
+            }
         }
         return CPUSample(at: DispatchTime.now().uptimeNanoseconds, server: (ticks("/proc/\(serverPID)/stat") ?? 0) / ticksPerSecond,
-                         threads: threads, generator: (ticks("/proc/self/stat") ?? 0) / ticksPerSecond,
+                         threads: threads, mediaThreads: mediaThreads, generator: (ticks("/proc/self/stat") ?? 0) / ticksPerSecond,
                          machineBusy: machineBusyTicks() / ticksPerSecond)
     }
 
@@ -38,9 +44,12 @@ struct CPUSample {
         return user + system
     }
 
-    /// CPU seconds of the busiest server thread between two samples (nil when no thread is in both).
-    static func busiestThread(_ before: CPUSample, _ after: CPUSample) -> Double? {
-        after.threads.compactMap { id, end in before.threads[id].map { end - $0 } }.max()
+    /// CPU seconds of the media threads between two samples: all `parlor-media*` threads together, or the busiest
+    /// thread when none carries that name (nil when no thread is in both samples).
+    static func mediaThreads(_ before: CPUSample, _ after: CPUSample) -> Double? {
+        let spent = after.threads.compactMap { id, end in before.threads[id].map { (id, end - $0) } }
+        let named = spent.filter { after.mediaThreads.contains($0.0) }
+        return named.isEmpty ? spent.map(\.1).max() : named.map(\.1).reduce(0, +)
     }
 
     /// Busy ticks of all cores from /proc/stat's "cpu" line (everything but idle and iowait).

@@ -124,7 +124,7 @@ for target in options.listenerSteps {
     // What reached the members while the CPU was measured, whichever tick it carried (behind, the server forwards
     // packets sent before the window): the divisor of CPU per forwarded packet.
     let forwarded = arrivalsAfter - arrivalsBefore
-    let media = CPUSample.busiestThread(before, after)
+    let media = CPUSample.mediaThreads(before, after)
     let server = after.server - before.server
     let generator = after.generator - before.generator
     let step = StepResult(
