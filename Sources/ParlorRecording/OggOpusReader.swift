@@ -92,7 +92,7 @@ public struct OggOpusReader: Sendable {
     private mutating func nextPage() throws(OggOpusError) -> OggPage {
         guard offset < bytes.count else { throw .truncated }
         let page: OggPage
-        do { page = try OggPage(parsing: bytes, at: offset) } catch { throw .ogg(error) }
+        do { page = try OggPage(parsing: bytes, at: offset) } catch { throw error == .truncated ? .truncated : .ogg(error) }
         offset += page.size
         return page
     }

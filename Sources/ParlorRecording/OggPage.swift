@@ -52,8 +52,9 @@ public struct OggPage: Sendable, Equatable {
 
     /// Reads the page that starts at `offset` and checks its checksum; the next page starts at `offset + size`.
     public init(parsing bytes: [UInt8], at offset: Int = 0) throws(OggError) {
+        let capture = bytes[offset..<min(bytes.count, offset + 4)]
+        guard capture.elementsEqual("OggS".utf8.prefix(capture.count)) else { throw .notAPage(offset: offset) }
         guard bytes.count - offset >= Self.headerSize else { throw .truncated }
-        guard bytes[offset..<offset + 4].elementsEqual("OggS".utf8) else { throw .notAPage(offset: offset) }
         guard bytes[offset + 4] == 0 else { throw .unsupportedVersion(bytes[offset + 4]) }
         let rawFlags = bytes[offset + 5]
         guard rawFlags & ~0x07 == 0 else { throw .badFlags(rawFlags) }

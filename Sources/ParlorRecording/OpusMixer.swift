@@ -130,7 +130,8 @@ public final class OpusMixer<Speaker: Hashable> {
         let packet = try encoder.encode(frame)
         position += Int64(Self.frameSamples)
         samplesSinceFlush += Int64(Self.frameSamples)
-        var granule = Int64(head.preSkip) + position
+        // The decoded stream counts the encoder's delay too: the pre-skip drops it, so sample 0 is the recording's start.
+        var granule = position
         if let granuleLimit { granule = min(granule, granuleLimit) }
         return ogg.append(packet: packet, granulePosition: granule)
     }
