@@ -39,6 +39,8 @@ public struct OggStreamWriter: Sendable {
     }
 
     /// Writes everything pending as pages; with `endOfStream`, the last one carries the flag (and nothing may follow).
+    /// The flag rides on a page with a packet: with nothing pending, nothing is written, so keep the last packet
+    /// pending until the end (as `OpusTrackWriter.finish` does).
     public mutating func flush(endOfStream: Bool = false) -> [UInt8] {
         var pages: [UInt8] = []
         while !lacing.isEmpty {

@@ -27,9 +27,12 @@ public final class OpusEncoder {
     /// Samples the encoder delays its output by: the pre-skip of the stream it writes (RFC 7845 §4.2).
     public let lookahead: Int
 
-    public init(channelCount: Int = 1, bitsPerSecond: Int32 = 64_000, voice: Bool = true) throws(OpusError) {
+    /// `lowDelay`: CELT only (libopus's restricted low-delay mode), whose frames of silence take 3 bytes where SILK's
+    /// take up to 18.
+    public init(channelCount: Int = 1, bitsPerSecond: Int32 = 64_000, voice: Bool = true, lowDelay: Bool = false) throws(OpusError) {
         var error: Int32 = 0
-        guard let encoder = opus_encoder_create(Int32(Opus.sampleRate), Int32(channelCount), OPUS_APPLICATION_AUDIO, &error), error == OPUS_OK else {
+        let application = lowDelay ? OPUS_APPLICATION_RESTRICTED_LOWDELAY : OPUS_APPLICATION_AUDIO
+        guard let encoder = opus_encoder_create(Int32(Opus.sampleRate), Int32(channelCount), application, &error), error == OPUS_OK else {
             throw OpusError(code: error)
         }
         self.encoder = encoder

@@ -4,7 +4,7 @@ enum OpusSilence {
     /// Largest first.
     static let frames: [(samples: Int, packet: [UInt8])] = [960, 480, 240, 120].map { samples in
         do {
-            let encoder = try OpusEncoder(channelCount: 1, bitsPerSecond: 16_000)
+            let encoder = try OpusEncoder(channelCount: 1, bitsPerSecond: 16_000, voice: false, lowDelay: true)
             var packet: [UInt8] = []
             // The first frames carry the encoder's start-up; from the third on a silent frame is a silent frame.
             for _ in 0..<3 { packet = try encoder.encode([Int16](repeating: 0, count: samples)) }

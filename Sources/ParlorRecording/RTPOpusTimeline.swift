@@ -92,14 +92,17 @@ public struct RTPOpusTimeline: Sendable {
         release(upTo: now - jitterWindow, everything: false)
     }
 
-    /// At the end: every packet still waiting, and the gap up to `end`.
+    /// At the end: every packet still waiting that starts before `end`, and the gap up to `end`. Packets placed after
+    /// it (timestamps ahead of the clock) are dropped: the recording stopped before their time.
     public mutating func finish(end: Int64) -> [Event] {
-        release(upTo: end, everything: true)
+        let events = release(upTo: end, everything: true)
+        pending.removeAll()
+        return events
     }
 
     private mutating func release(upTo horizon: Int64, everything: Bool) -> [Event] {
         var events: [Event] = []
-        while let next = pending.first, everything || next.position <= horizon {
+        while let next = pending.first, everything ? next.position < horizon : next.position <= horizon {
             pending.removeFirst()
             if next.position + Self.slack < position { continue }  // overlaps what was written: its time went by
             if next.position - position >= Self.slack {

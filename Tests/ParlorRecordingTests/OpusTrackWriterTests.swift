@@ -137,4 +137,33 @@ import Testing
         let file = try Self.read(writer.advance(to: .milliseconds(200)) + writer.finish(at: .milliseconds(200)))
         #expect(file.packets.last!.granulePosition - 3_840 <= 200 * 48 + 120)
     }
+
+    /// Found by the ogg-opus fuzz target: packets placed ahead of the clock (under the 1 s that re-anchors) were
+    /// written at the end anyway, making the file longer than the recording.
+    @Test func packetsPlacedAfterTheEndAreNotWritten() throws {
+        var writer = OpusTrackWriter(serialNumber: 7)
+        var source = try ToneSource()
+        let first = try source.next(frequency: 440), second = try source.next(frequency: 440)
+        #expect(writer.receive(sequence: first.sequence, timestamp: first.timestamp, payload: first.payload, arrival: .zero) == .accepted)
+        #expect(writer.receive(sequence: second.sequence, timestamp: second.timestamp &+ 900 * 48, payload: second.payload,
+                               arrival: .milliseconds(20)) == .accepted)
+        let file = try Self.read(writer.finish(at: .milliseconds(100)))
+        #expect(file.packets.last!.granulePosition - 3_840 == 100 * 48)
+        #expect(!file.packets.contains { $0.data == second.payload })
+    }
+}
+
+@Suite struct OpusSilenceTests {
+    @Test func silenceFramesAreTinyAndDecodeToSilenceOfTheirLength() throws {
+        #expect(OpusSilence.frames.map(\.samples) == [960, 480, 240, 120])
+        let decoder = try OpusDecoder(channelCount: 1)
+        for frame in OpusSilence.frames {
+            #expect(frame.packet.count <= 3, "\(frame.samples) samples in \(frame.packet.count) bytes")
+            #expect(Opus.sampleCount(of: frame.packet) == frame.samples)
+            let pcm = try decoder.decode(frame.packet)
+            #expect(pcm.count == frame.samples && pcm.allSatisfy { abs(Int($0)) <= 1 })
+        }
+        let covering = OpusSilence.packets(covering: 960 * 2 + 480 + 120 + 100)
+        #expect(covering.packets.map(\.samples) == [960, 960, 480, 120] && covering.remainder == 100)
+    }
 }
