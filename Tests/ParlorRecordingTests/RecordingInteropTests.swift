@@ -31,7 +31,8 @@ import Testing
         defer { Tools.remove(url) }
         let length = try Tools.opusinfoPlaybackLength(of: url)
         #expect(length.map { abs($0 - 5.5) < 0.005 } == true, "opusinfo says \(String(describing: length)) s")
-        let decoded = try Tools.ffmpegDecode(url).samples
+        let (decoded, errors) = try Tools.ffmpegDecode(url)
+        #expect(errors.isEmpty, "ffmpeg: \(errors)")
         #expect(abs(decoded.count - 5_500 * 48) <= 48, "ffmpeg decoded \(decoded.count) samples")
         // 440 Hz from 0.3 s to 2.3 s, silence to 3.3 s, 660 Hz to 5.3 s (± 50 ms at the edges).
         let first = Spectrum.window(decoded, from: 0.35, to: 2.25), pause = Spectrum.window(decoded, from: 2.35, to: 3.25)
@@ -98,8 +99,13 @@ import Testing
         defer { Tools.remove(url) }
         let length = try Tools.opusinfoPlaybackLength(of: url)
         #expect(length.map { abs($0 - 5.5) < 0.005 } == true, "opusinfo says \(String(describing: length)) s")
-        let decoded = try Tools.ffmpegDecode(url).samples
+        let (decoded, errors) = try Tools.ffmpegDecode(url)
+        #expect(errors.isEmpty, "ffmpeg: \(errors)")
         #expect(abs(decoded.count - 5_500 * 48) <= 48, "ffmpeg decoded \(decoded.count) samples")
+        // B comes in at 2.3 s (± 50 ms), on the mix's time line as on its track's.
+        let bBefore = Spectrum.power(Spectrum.window(decoded, from: 2.23, to: 2.25), at: 880)
+        let bAfter = Spectrum.power(Spectrum.window(decoded, from: 2.33, to: 2.35), at: 880)
+        #expect(bAfter > 10 * bBefore, "880 Hz before 2.25 s: \(bBefore), after 2.33 s: \(bAfter)")
         let aOnly = Spectrum.window(decoded, from: 0.4, to: 2.2), bOnly = Spectrum.window(decoded, from: 2.4, to: 3.2)
         let both = Spectrum.window(decoded, from: 4.1, to: 4.9)
         #expect(Spectrum.power(aOnly, at: 440) > 100 * Spectrum.power(aOnly, at: 880))
