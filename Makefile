@@ -23,11 +23,12 @@ SWIFT_TEST_FLAGS ?=
 RUN_ARGS ?=
 
 PARLOR_BIN := .build/debug/parlor
-APT_PACKAGES := libsqlite3-dev libssl-dev libjwt-dev libpq-dev pkg-config python3-venv
+APT_PACKAGES := libsqlite3-dev libssl-dev libjwt-dev libpq-dev libopus-dev pkg-config python3-venv
 # What only the tests need: a real browser and its driver, coturn (a real TURN server), iproute2 for the
 # loopback-only network namespace, and PostgreSQL (`swift test` starts a private cluster of its own: initdb and
-# pg_ctl in a temporary directory, on a free loopback port, as the postgres user when run as root).
-TEST_APT_PACKAGES := chromium chromium-driver coturn iproute2 postgresql nginx-light
+# pg_ctl in a temporary directory, on a free loopback port, as the postgres user when run as root), and opus-tools
+# (opusinfo) and ffmpeg, the independent readers the recording files are checked with.
+TEST_APT_PACKAGES := chromium chromium-driver coturn iproute2 postgresql nginx-light opus-tools ffmpeg
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 VENV_STAMP := $(VENV)/.installed
 REQUIREMENTS := Tests/interop/requirements.txt
@@ -44,7 +45,7 @@ help:
 	@echo "make interop  only the Python interop test (builds first)"
 	@echo "make browser  only the browser WebRTC tests: two users, through coturn, a stage room, an SFU audience (headless Chromium in a loopback-only namespace; root)"
 	@echo "make browser-srtp  the browser tests twice, with each SRTP profile forced in turn (--srtp-profiles)"
-	@echo "make fuzz     libFuzzer on the HTTP parser, WebSocket decoder, JSON decoder, JWT claims, the STUN, RTP/RTCP and SDP parsers and SRTP/SRTCP unprotect (FUZZ_SECONDS each, default 60)"
+	@echo "make fuzz     libFuzzer on the HTTP parser, WebSocket decoder, JSON decoder, JWT claims, the STUN, RTP/RTCP and SDP parsers, SRTP/SRTCP unprotect and the Ogg Opus reader and track writer (FUZZ_SECONDS each, default 60)"
 	@echo "make fuzz-check  build every fuzz target and run each for FUZZ_CHECK_SECONDS (default 3); part of make test"
 	@echo "make asan     swift test under AddressSanitizer"
 	@echo "make tsan     swift test under ThreadSanitizer"

@@ -23,6 +23,7 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CJWT", pkgConfig: "libjwt", providers: [.apt(["libjwt-dev"])]),
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        .systemLibrary(name: "COpus", pkgConfig: "opus", providers: [.apt(["libopus-dev"])]),
         // epoll, eventfd, timerfd, accept4, recvmmsg and sendmmsg: Glibc does not expose them to Swift.
         .target(name: "CParlorSystem"),
 
@@ -41,6 +42,10 @@ let package = Package(
         // SRTP and SRTCP (RFC 3711, RFC 7714) over OpenSSL's libcrypto: our packet transform, index and replay
         // bookkeeping around OpenSSL's AES-CTR, AES-GCM and HMAC-SHA1. Knows packets and keys, not DTLS or sockets.
         .target(name: "ParlorSRTP", dependencies: ["COpenSSL"]),
+        // Recordings' files: Ogg pages (RFC 3533), Ogg Opus tracks written from RTP packets without transcoding and
+        // read back (RFC 7845), and the mix, decoded and encoded with Debian's libopus. Pure: bytes in, bytes out, no
+        // files, sockets or rooms; RTP arrives as sequence, timestamp and payload, so it needs no ParlorMedia.
+        .target(name: "ParlorRecording", dependencies: ["COpus"]),
         // Media forwarding's building blocks: STUN/ICE-lite, SDP, DTLS-SRTP (OpenSSL's handshake and exporter,
         // ParlorSRTP's packets), RTP/RTCP, batched UDP. No HTTP and no rooms: those use it, not the other way round.
         .target(name: "ParlorMedia", dependencies: ["ParlorLoop", "ParlorMetrics", "CParlorSystem", "COpenSSL", "ParlorSRTP"]),
@@ -95,6 +100,9 @@ let package = Package(
         // (pylibsrtp, through Tests/interop/srtp_crosscheck.py).
         .testTarget(name: "ParlorSRTPTests", dependencies: ["ParlorSRTP", "COpenSSL"]),
         .testTarget(name: "ParlorStoreTests", dependencies: ["ParlorStore"]),
+        // Ogg and Ogg Opus units, libopus-made tones through the track writer and the mixer, and the files checked by
+        // opusinfo (opus-tools) and ffmpeg.
+        .testTarget(name: "ParlorRecordingTests", dependencies: ["ParlorRecording", "COpus"]),
         // A private PostgreSQL cluster per test process (initdb + pg_ctl in a temporary directory), for the tests below.
         .target(name: "PostgresTestCluster", dependencies: ["ParlorPostgres"], path: "Tests/PostgresTestCluster"),
         .testTarget(name: "ParlorPostgresTests", dependencies: ["ParlorPostgres", "ParlorStore", "PostgresTestCluster"]),
