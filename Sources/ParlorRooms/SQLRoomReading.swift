@@ -90,6 +90,14 @@ extension SQLRoomReading {
         return Page(items: events, pageSize: pageSize) { PageCursor(number: $0.id, id: "") }
     }
 
+    public func presenceEventCount(roomID: String, since: Int64, limit: Int) throws -> Int {
+        let row = try db.queryOne("""
+            SELECT COUNT(*) AS found FROM (SELECT 1 FROM events WHERE room_id = $1 AND seq > $2
+            AND type IN ('member:joined', 'member:left') LIMIT $3) AS presence
+            """, [.text(roomID), .integer(since), .integer(Int64(limit))])
+        return Int(row?.int("found") ?? 0)
+    }
+
     public func sessionOwner(sessionID: String) throws -> String? {
         try db.queryOne("SELECT user_id FROM sessions WHERE id = $1", [.text(sessionID)])?.string("user_id")
     }

@@ -55,6 +55,10 @@ extension ParlorSession {
                     joined[event.roomID] = room
                 }
             }
+        } else if let accounted = event.audience?.lastEventID ?? event.presence?.lastEventID {
+            // A summary's events up to its id came before it or are in it: a resume need not replay them.
+            delivered[event.roomID] = max(delivered[event.roomID] ?? 0, accounted)
+            joined[event.roomID]?.lastEventID = max(joined[event.roomID]?.lastEventID ?? 0, accounted)
         }
         eventHub.yield(event)
     }
