@@ -16,15 +16,16 @@ extension LiveRoom {
         return output
     }
 
-    /// A summary-mode join reply's list: the stage (moderators, speakers), the raised hands and the first
-    /// `audiencePage` listeners, in join order, with the audience's size and the cursor after that page when more
-    /// listeners follow. It reads the stage and the hands from their own sets and only the page of the audience,
-    /// not the whole room.
-    func summaryMemberList(audiencePage: Int) -> (members: [UInt8], audienceCount: Int, cursor: PageCursor?) {
+    /// A summary-mode join reply's list: the stage (moderators, speakers), the raised hands, the joiner (`memberID`)
+    /// and the first `audiencePage` listeners, in join order, with the audience's size and the cursor after that page
+    /// when more listeners follow. It reads the stage and the hands from their own sets and only the page of the
+    /// audience, not the whole room.
+    func summaryMemberList(audiencePage: Int, including memberID: String) -> (members: [UInt8], audienceCount: Int, cursor: PageCursor?) {
         var positions: Set<Int> = []
         for userID in stageUsers.union(hands.keys) {
             if let member = member(forUser: userID) { positions.insert(joinOrderPosition(of: member)) }
         }
+        if let joiner = member(memberID) { positions.insert(joinOrderPosition(of: joiner)) }
         var listeners = 0
         var cursor: PageCursor?
         var lastListener: JoinSlot?

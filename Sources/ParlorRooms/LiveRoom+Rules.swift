@@ -54,10 +54,10 @@ extension LiveRoom {
     }
 
     /// The join reply's body, its O(n) member list spliced from each member's cached bytes.
-    /// In summary mode (issue 37) the list is the stage, the raised hands and the first page of the audience, with
+    /// In summary mode (issue 37) the list is the stage, the raised hands, the joiner and the first page of the audience, with
     /// `audience_count` and, when more listeners follow, `audience_cursor` for conversation:members (role listener).
     func joinReply(memberID: String) -> [UInt8] {
-        let summary = presence.mode == .summary ? summaryMemberList(audiencePage: Self.audiencePageSize) : nil
+        let summary = presence.mode == .summary ? summaryMemberList(audiencePage: Self.audiencePageSize, including: memberID) : nil
         let members = summary?.members ?? encodedMemberList()
         var reply = JSONObjectWriter(reservingCapacity: members.count + 256)
         reply.field("member_id", string: memberID)

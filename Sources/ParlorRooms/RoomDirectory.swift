@@ -87,6 +87,10 @@ final class RoomDirectory {
         for room in state.rooms.values {
             for member in room.sortedMembers { timers.scheduleDrop(member.id, in: room, after: configuration.gracePeriod) }
             if room.memberCount == 0 { timers.scheduleExpiry(of: room) }
+            // No connection has been told a mode yet: a stage room loaded past the limit starts in summary.
+            if room.mode == .stage {
+                room.presence.mode = PresenceMode.next(from: .full, count: room.memberCount, limit: configuration.fullPresenceLimit)
+            }
         }
         return recoveredMembers
     }

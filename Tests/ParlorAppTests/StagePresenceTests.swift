@@ -87,7 +87,7 @@ import Testing
         let late = try TestWebSocket(app, name: "late")
         let lateReply = try late.join(room)
         #expect(lateReply["audience_count"] as? Int == 104)
-        #expect(members(lateReply).count == 101, "alice and the first page of 100 listeners")
+        #expect(members(lateReply).count == 102, "alice, the first page of 100 listeners and the joiner")
         let cursor = try #require(lateReply["audience_cursor"] as? String)
         let rest = try late.call("conversation:members", ["cid": room, "role": "listener", "cursor": cursor])
         let lateMember = try #require(lateReply["member_id"] as? String)

@@ -73,7 +73,7 @@ public struct Membership: Sendable, Hashable {
     public let mode: RoomMode?
     public let locked: Bool
     /// A stage room's presence mode (nil: an open room, or a server before issue 37). In `summary`, `members` is the
-    /// stage, the raised hands and the first page of the audience; `audienceCount` listeners are joined, and when
+    /// stage, the raised hands, you and the first page of the audience; `audienceCount` listeners are joined, and when
     /// `audienceCursor` is set the rest page through `ParlorSession.members(in:cursor:role: .listener)`.
     public let presence: PresenceMode?
     public let audienceCount: Int?
