@@ -208,6 +208,21 @@ import Testing
         #expect(rooms.messages(others[0]).map(\.type) == ["member:joined"])
     }
 
+    @Test func aStageRoomIsCappedByMaxAudienceAndAnOpenRoomByMaxMembersPerRoom() throws {
+        let rooms = try RoomsHarness(.sqlite) {
+            $0.maxMembersPerRoom = 2
+            $0.maxAudience = 3
+        }
+        defer { rooms.stop() }
+        let alice = try rooms.connect("alice")
+        let stage = try rooms.createRoom(by: alice, mode: .stage), open = try rooms.createRoom(by: alice)
+        let others = try (1...3).map { try rooms.connect("member\($0)") }
+        try rooms.joinQuietly([alice] + others.prefix(2), to: stage)
+        #expect(rooms.request(.join(cid: stage), from: others[2]).errorCode == "room:error:full")
+        try rooms.joinQuietly([alice, others[0]], to: open)
+        #expect(rooms.request(.join(cid: open), from: others[1]).errorCode == "room:error:full")
+    }
+
     @Test func twoNodesEachDeliverByTheRoomsMode() throws {
         let url = try TestPostgres.shared().makeDatabase()
         let a = try RoomsHarness(clusterDatabase: url, Self.configure), b = try RoomsHarness(clusterDatabase: url, Self.configure)
