@@ -93,6 +93,9 @@ import Testing
         let lateMember = try #require(lateReply["member_id"] as? String)
         #expect(members(rest).compactMap { $0["member_id"] as? String } == Array(crowd.suffix(3)) + [lateMember])
         #expect(rest["cursor"] == nil)
+        let overREST = try http(app, "GET", "/rooms/\(room)/members?role=listener&cursor=\(cursor)", token: aliceToken)
+        #expect(members(overREST.object).compactMap { $0["member_id"] as? String } == Array(crowd.suffix(3)) + [lateMember])
+        #expect(try http(app, "GET", "/rooms/\(room)/members?role=listener&state=LEFT", token: aliceToken).status == 400)
         #expect(errorCode(try late.request("conversation:members", ["cid": room, "role": "audience"])) == "request:error:invalid-field")
     }
 
