@@ -191,6 +191,18 @@ import Testing
         #expect(rejoined.body?["presence"] == "summary")
     }
 
+    @Test(arguments: StoreKind.allCases) func aBigStageRoomComesBackFromARestartInSummary(_ store: StoreKind) throws {
+        let rooms = try RoomsHarness(store, Self.configure)
+        defer { rooms.stop() }
+        let stage = try Stage(rooms, listeners: 6)
+        try rooms.restart()
+        let late = try rooms.connect("late")
+        let reply = rooms.request(.join(cid: stage.room), from: late)
+        #expect(reply.body?["presence"] == "summary", "no room:presence needed: nobody was told full")
+        #expect(reply.body?["audience_count"] == 7)
+        #expect(rooms.messages(late).map(\.type) == ["member:joined"], "its own join, no switch")
+    }
+
     @Test func anOpenRoomKeepsTodaysContractAtEverySize() throws {
         let rooms = try RoomsHarness(.sqlite, Self.configure)
         defer { rooms.stop() }
