@@ -63,7 +63,8 @@ public struct Member: Sendable, Hashable, Identifiable {
 public struct Membership: Sendable, Hashable {
     public let memberID: String
     public let roomID: String
-    /// Everyone joined at that moment, you included, oldest first.
+    /// Everyone joined at that moment, you included, oldest first (in a summary-mode stage room, see `presence`,
+    /// the stage, the raised hands, you and the first page of the audience).
     public let members: [Member]
     /// The room's newest event id when the snapshot was taken. Events after it arrive on `ParlorSession.events`
     /// (your own `member:joined`, with this very id, is delivered there too).
