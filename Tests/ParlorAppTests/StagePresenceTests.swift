@@ -120,6 +120,43 @@ import Testing
         }) { try Self.bigStageRoom($0) }
     }
 
+    /// Two nodes on one PostgreSQL database: each delivers by the room's mode to its own connections.
+    @Test func onTwoNodes() throws { try Self.twoNodes() }
+
+    static func twoNodes() throws {
+        let url = try TestPostgres.shared().makeDatabase()
+        let nodes = try (0..<2).map { _ in try ClusterTests.node(url) { Self.configure(&$0) } }
+        defer { nodes.forEach { $0.shutdown() } }
+        let aliceToken = try token(nodes[0], "alice")
+        let created = try http(nodes[0], "POST", "/rooms", json: #"{"display_name":"Town hall","properties":{"mode":"stage"}}"#, token: aliceToken)
+        let room = try #require(created.object["id"] as? String)
+        let alice = try TestWebSocket(port: nodes[0].port, token: aliceToken)
+        _ = try alice.join(room)
+        let bob = try TestWebSocket(nodes[1], name: "bob")
+        _ = try bob.join(room)
+        var crowd: [TestWebSocket] = []
+        for index in 1...4 { crowd.append(try listener(nodes[0], "crowd\(index)", room).socket) }
+        // Node 1 switches as its copy of the room crosses the limit.
+        #expect(body(try bob.next(where: isEvent("room:presence", about: nil)))["mode"] as? String == "summary")
+
+        // A listener joins on node 0: the moderator there gets it in full, bob on node 1 as room:audience.
+        let late = try listener(nodes[0], "late", room)
+        _ = try alice.next(where: isEvent("member:joined", about: late.member))
+        let audience = body(try bob.next(where: isEvent("room:audience", about: nil)))
+        #expect((audience["joined"] as? [[String: Any]])?.compactMap { $0["member_id"] as? String } == [late.member])
+        // A listener joins on node 1: the moderator on node 0 gets it in full.
+        let carol = try listener(nodes[1], "carol", room)
+        _ = try alice.next(where: isEvent("member:joined", about: carol.member))
+        // crowd1 on node 0 gets carol's join (on node 1) in a room:audience.
+        let next = body(try crowd[0].next { message in
+            message["type"] as? String == "room:audience"
+                && ((body(message)["joined"] as? [[String: Any]]) ?? []).contains { $0["member_id"] as? String == carol.member }
+        })
+        #expect(next["count"] as? Int == 7, "bob, four of the crowd, late and carol")
+        try bob.sync()
+        #expect(!bob.log.contains(where: isEvent("member:joined", about: late.member)))
+    }
+
     @Test func theOptionsParseWithTheirDefaults() throws {
         let defaults = try AppConfiguration.parse(arguments: [], environment: [:]).rooms
         #expect(defaults.fullPresenceLimit == 200)
