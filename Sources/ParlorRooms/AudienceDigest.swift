@@ -67,6 +67,9 @@ struct AudienceDigest {
 /// A live room's presence, memory only: the mode its members were last told and the digest waiting for its timer.
 struct RoomPresence {
     var mode = PresenceMode.full
+    /// The mode as of the last committed batch (PresenceModeObserver): a batch that fails to commit sent no
+    /// room:presence, so the room it reloads goes back to this one.
+    var committedMode = PresenceMode.full
     var digest = AudienceDigest()
     /// Armed while the digest holds something: it sends the next room:audience.
     var timer: RoomsTimer?

@@ -1,4 +1,5 @@
 import ParlorBasics
+import ParlorPostgres
 import ParlorProtocol
 @testable import ParlorRooms
 import PostgresTestCluster
@@ -233,6 +234,30 @@ import Testing
         #expect(rooms.request(.join(cid: stage), from: others[2]).errorCode == "room:error:full")
         try rooms.joinQuietly([alice, others[0]], to: open)
         #expect(rooms.request(.join(cid: open), from: others[1]).errorCode == "room:error:full")
+    }
+
+    /// A join that crosses the limit in a batch that fails to commit switched nothing: its room:presence never went
+    /// out, so the reloaded room is in full again and the join that commits announces the switch.
+    @Test func aSwitchWhoseBatchFailsToCommitIsAnnouncedByTheNextOne() throws {
+        let url = try TestPostgres.shared().makeDatabase()
+        let rooms = try RoomsHarness(clusterDatabase: url, Self.configure)
+        defer { rooms.stop() }
+        let stage = try Stage(rooms, listeners: 4)  // 5 members: at the limit
+        let admin = try PostgresConnection(url: url)
+        defer { admin.close() }
+        // A deferred check refuses every member:joined at COMMIT: the whole batch fails after its command ran.
+        try admin.execute("""
+            CREATE FUNCTION refuse_joins() RETURNS trigger AS $$ BEGIN
+              IF NEW.type = 'member:joined' THEN RAISE EXCEPTION 'refused by the test'; END IF; RETURN NEW; END $$ LANGUAGE plpgsql;
+            CREATE CONSTRAINT TRIGGER refuse_joins AFTER INSERT ON events DEFERRABLE INITIALLY DEFERRED
+              FOR EACH ROW EXECUTE FUNCTION refuse_joins()
+            """)
+        let sixth = try rooms.connect("sixth")
+        #expect(rooms.request(.join(cid: stage.room), from: sixth).type == "error")
+        #expect(rooms.messages(stage.listeners[0]).isEmpty, "nothing of the failed batch went out")
+        try admin.execute("DROP TRIGGER refuse_joins ON events")
+        rooms.request(.join(cid: stage.room), from: sixth)
+        #expect(rooms.messages(stage.listeners[0]).map(\.type) == ["member:joined", "room:presence"])
     }
 
     @Test func twoNodesEachDeliverByTheRoomsMode() throws {
