@@ -22,7 +22,7 @@ extension AppConfiguration {
     /// The documented options, in the order `parlor serve --help` and the README list them: the server's core
     /// options, then each concern's own group, kept in a file of its own.
     public static let options: [ConfigurationOption] = coreOptions + hostsOptions + shutdownOptions + webhookOptions
-        + addressLimitOptions + mediaOptions + replayOptions + srtpOptions + mediaWorkerOptions
+        + addressLimitOptions + audienceOptions + mediaOptions + replayOptions + srtpOptions + mediaWorkerOptions
 
     static let coreOptions: [ConfigurationOption] = [
         ConfigurationOption(flag: "--dev", environment: "PARLOR_DEV", defaultValue: "off",

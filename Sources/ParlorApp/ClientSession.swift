@@ -194,6 +194,7 @@ final class ClientSession: WebSocketDelegate {
             query.pageSize = try fields.pageSize()
             query.cursor = try fields.cursor()
             query.handsRaised = try fields.optionalBool("hands") ?? false
+            query.role = try ProtocolFields.memberRole(try fields.optionalString("role"), of: query).get()
             return .members(cid: cid, query: query)
         case .conversationEvents:
             let cid = try fields.string("cid")

@@ -75,6 +75,16 @@ struct ProtocolFields {
         return cursor
     }
 
+    /// `role` of a members listing: joined members only, in join order, so no other state, order or `hands`.
+    static func memberRole(_ text: String?, of query: MembersQuery) -> Result<MemberRole?, FieldError> {
+        guard let text else { return .success(nil) }
+        guard let role = MemberRole(rawValue: text) else { return .failure(.invalid("body.role", "must be moderator, speaker or listener")) }
+        guard !query.descending, !query.allStates, query.state ?? .joined == .joined, !query.handsRaised else {
+            return .failure(.invalid("body.role", "lists joined members in join order: it takes no order, state or hands"))
+        }
+        return .success(role)
+    }
+
     /// `order` (asc|desc) and `state` (JOINED|LEFT|ALL) of a members listing.
     static func membersFilter(order: String?, state: String?) -> Result<MembersQuery, FieldError> {
         var query = MembersQuery(pageSize: 0, cursor: nil, descending: false, state: nil)

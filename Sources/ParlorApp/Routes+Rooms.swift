@@ -110,8 +110,12 @@ extension Routes {
             let query = try ProtocolFields.membersFilter(order: request.head.query["order"], state: request.head.query["state"])
                 .mapError { HTTPError.invalidField($0.field, $0.rule) }.get()
             let hands = try Self.handsFilter(request.head.query["hands"])
+            var filter = query
+            filter.handsRaised = hands
+            let role = try ProtocolFields.memberRole(request.head.query["role"], of: filter).mapError { HTTPError.invalidField("role", $0.rule) }.get()
             let page = try read {
-                hands ? try $0.raisedHands(roomID: room.id, pageSize: size, cursor: cursor) : try $0.members(roomID: room.id, state: query.allStates ? nil : (query.state ?? .joined), descending: query.descending,
+                if let role { return try $0.joinedMembers(roomID: room.id, role: role, pageSize: size, cursor: cursor) }
+                return hands ? try $0.raisedHands(roomID: room.id, pageSize: size, cursor: cursor) : try $0.members(roomID: room.id, state: query.allStates ? nil : (query.state ?? .joined), descending: query.descending,
                                pageSize: size, cursor: cursor)
             }
             var body: JSONObject = ["cid": .string(room.id), "members": .array(page.items.map(\.json))]

@@ -32,6 +32,10 @@ public enum EventType: CaseIterable, Sendable, RawRepresentable {
     case messageText
     /// An emoji reaction: broadcast, never stored, no event id.
     case reaction
+    /// A stage room switched between full and summary presence (issue 37): never stored, no event id.
+    case roomPresence
+    /// A summary-mode stage room's listeners who came and went since the last one, coalesced: never stored.
+    case roomAudience
 
     public var rawValue: String {
         switch self {
@@ -53,6 +57,8 @@ public enum EventType: CaseIterable, Sendable, RawRepresentable {
         case .roomLocked: "room:locked"
         case .messageText: "message:text"
         case .reaction: "reaction"
+        case .roomPresence: "room:presence"
+        case .roomAudience: "room:audience"
         }
     }
 

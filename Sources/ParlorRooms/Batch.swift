@@ -58,7 +58,7 @@ struct Batch {
             completions.append { completion(.failure(error)) }
         case .connect(let client):
             refuseSession(client, with: error)
-        case .disconnected, .closeAfterReplies, .dropIfStillAway, .closeIfExpired, .settle, .expireSessions, .mediaEvent,
+        case .disconnected, .closeAfterReplies, .dropIfStillAway, .closeIfExpired, .sendAudience, .settle, .expireSessions, .mediaEvent,
              .cluster:
             break
         }

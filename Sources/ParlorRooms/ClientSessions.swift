@@ -92,6 +92,14 @@ final class ClientSessions {
                 lostReasons[cid] = .string(LostReason.historyPruned)
                 continue
             }
+            if room.presence.mode == .summary, lastEventID < room.lastEventID,
+               try step.store.presenceEventCount(roomID: cid, since: lastEventID, limit: configuration.maxResumedPresenceEvents + 1)
+                > configuration.maxResumedPresenceEvents {
+                // A summarised audience's comings and goings: a re-join's paged reply is cheaper than replaying them.
+                lost.append(.string(cid))
+                lostReasons[cid] = .string(LostReason.presenceSummarised)
+                continue
+            }
             let context = step.context(of: room)
             if member.disconnectedAt != nil { try context.markPresent(member.id) }
             try step.rules.attachments.attach(caller.client, to: room, member: member.id, &step)
@@ -118,4 +126,7 @@ enum LostReason {
     static let tooFarBehind = "too-far-behind"
     /// Events after the client's last id were deleted by the history cap (`maxRoomEvents`); a join returns it.
     static let historyPruned = "history-pruned"
+    /// A summary-mode stage room whose missed events hold more than `maxResumedPresenceEvents` joins and leaves;
+    /// the membership stays, a join returns it with a fresh, paged reply.
+    static let presenceSummarised = "presence-summarised"
 }

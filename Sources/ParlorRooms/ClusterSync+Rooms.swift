@@ -61,22 +61,27 @@ extension ClusterSync {
                 target = max(target, rules.state.rooms[roomID]?.lastEventID ?? target)
             }
         }
-        if !receivers.isEmpty {
-            for event in events where event.id > delivered {
+        // Joins and leaves go by the room's presence mode (RoomContext+Audience.swift), as on the node that stored them.
+        let room = head.closed ? nil : rules.state.rooms[roomID]
+        func deliver(_ event: EventRecord) {
+            if let room {
+                room.deliverCaughtUp(event, to: receivers, &batch.outbox, rules: rules)
+            } else {
                 let message = ProtocolMessage.event(event)
                 for clientID in receivers { batch.outbox.sendEvent(message, to: clientID) }
             }
+        }
+        if !receivers.isEmpty {
+            for event in events where event.id > delivered { deliver(event) }
             var since = max(delivered, events.last?.id ?? read)
             while since < target {
                 let page = try transaction.events(roomID: roomID, since: since, pageSize: 500)
-                for event in page.items where event.id <= target {
-                    let message = ProtocolMessage.event(event)
-                    for clientID in receivers { batch.outbox.sendEvent(message, to: clientID) }
-                }
+                for event in page.items where event.id <= target { deliver(event) }
                 guard let last = page.items.last else { break }
                 since = last.id
             }
         }
+        room?.updatePresenceMode(&batch.outbox, rules: rules)
         setDelivered(roomID, head.closed ? nil : target)
     }
 

@@ -223,6 +223,8 @@ final class ClusterSync {
             }
         case .dropIfStillAway(let roomID, _), .closeIfExpired(let roomID):
             return ([roomID], true, nil)
+        case .sendAudience(let roomID):
+            return ([roomID], false, nil)  // brought up to date first, so the digest holds every event before it
         case .settle(let settlement, _):
             return (settlement.roomIDs.sorted(), true, nil)
         case .mediaEvent(.speaking(let roomID, _, _)):

@@ -54,8 +54,11 @@ extension LiveRoom {
     }
 
     /// The join reply's body, its O(n) member list spliced from each member's cached bytes.
+    /// In summary mode (issue 37) the list is the stage, the raised hands, the joiner and the first page of the audience, with
+    /// `audience_count` and, when more listeners follow, `audience_cursor` for conversation:members (role listener).
     func joinReply(memberID: String) -> [UInt8] {
-        let members = encodedMemberList()
+        let summary = presence.mode == .summary ? summaryMemberList(audiencePage: Self.audiencePageSize, including: memberID) : nil
+        let members = summary?.members ?? encodedMemberList()
         var reply = JSONObjectWriter(reservingCapacity: members.count + 256)
         reply.field("member_id", string: memberID)
         reply.field("cid", string: id)
@@ -64,8 +67,17 @@ extension LiveRoom {
         reply.field("mode", string: mode.rawValue)
         reply.field("locked", .bool(locked))
         reply.field("role", string: member(memberID).map { role(of: $0.user.id) }?.rawValue ?? MemberRole.speaker.rawValue)
+        // Open rooms keep the tutorial's reply byte for byte.
+        if mode == .stage { reply.field("presence", string: presence.mode.rawValue) }
+        if let summary {
+            reply.field("audience_count", integer: Int64(summary.audienceCount))
+            if let cursor = summary.cursor { reply.field("audience_cursor", string: cursor.encoded) }
+        }
         return reply.finish()
     }
+
+    /// Listeners a summary-mode join reply lists (the first page of conversation:members with role listener).
+    static let audiencePageSize = 100
 
     /// Joined members who joined from client address `address`, which the per-address member cap counts.
     func memberCount(fromAddress address: String) -> Int {

@@ -15,6 +15,11 @@ extension LiveRoom {
             for clientID in previous?.connections(of: record.user.id) ?? [] { attach(clientID, user: record.user.id) }
         }
         for clientID in previous?.watchers ?? [] { watch(clientID) }
+        if let previous {
+            // The mode clients were told, and the digest less what the record says did not happen.
+            presence = previous.presence
+            presence.digest.keep { member($0) != nil }
+        }
     }
 
     /// A stored room's empty-since as the start reads it: a room stored without one but with no members has been

@@ -35,6 +35,9 @@ final class LiveRoom {
     var locked: Bool
     /// Every user's role here, kept for the room's life (leaving does not reset it). Changed by `setRole`.
     private(set) var roles: [String: MemberRole] = [:]
+    /// Users whose role here is moderator or speaker (the stage), kept with `roles`: a summary-mode room reads them
+    /// on every join, so it never scans its audience for them.
+    private(set) var stageUsers: Set<String> = []
     /// Users whose hand is up, with when they raised it (the queue's order). Changed by `setHand`.
     private(set) var hands: [String: Int64] = [:]
     /// The newest hand's time: hands queue by it, so it must increase even within a millisecond.
@@ -50,6 +53,8 @@ final class LiveRoom {
     var ttlTimer: RoomsTimer?
     /// The newest member's joined_at: members list in join order by it, so it must increase even within a millisecond.
     var lastJoinedAt: Int64 = 0
+    /// Memory only: the presence mode its members were last told and the audience digest (RoomContext+Audience.swift).
+    var presence = RoomPresence()
 
     private(set) var members: [String: LiveMember] = [:]
     private(set) var memberIDByUser: [String: String] = [:]
@@ -123,7 +128,7 @@ final class LiveRoom {
     var sortedMembers: [LiveMember] { joinOrder.compactMap { members[$0.id] } }
 
     /// Where (joinedAt, id) is or would go in `joinOrder`: a binary search (a new member usually goes last).
-    private func joinOrderIndex(joinedAt: Int64, id: String) -> Int {
+    func joinOrderIndex(joinedAt: Int64, id: String) -> Int {
         var low = 0, high = joinOrder.count
         while low < high {
             let middle = (low + high) / 2
@@ -133,7 +138,7 @@ final class LiveRoom {
     }
 
     /// Where a member in `members` sits in `joinOrder`.
-    private func joinOrderPosition(of member: LiveMember) -> Int {
+    func joinOrderPosition(of member: LiveMember) -> Int {
         let index = joinOrderIndex(joinedAt: member.joinedAt, id: member.id)
         if index < joinOrder.count, joinOrder[index].id == member.id { return index }
         preconditionFailure("joinOrder lost member \(member.id)")
@@ -203,6 +208,7 @@ final class LiveRoom {
     /// Roles, hands and bans as stored.
     func load(_ stage: RoomStage) {
         roles = stage.roles.mapValues(\.role)
+        stageUsers = Set(roles.compactMap { $0.value == .listener ? nil : $0.key })
         hands = stage.roles.compactMapValues(\.handRaisedAt)
         lastHandRaisedAt = hands.values.max() ?? 0
         bans = stage.bans
@@ -211,6 +217,7 @@ final class LiveRoom {
 
     func setRole(_ role: MemberRole, of userID: String) {
         roles[userID] = role
+        if role == .listener { stageUsers.remove(userID) } else { stageUsers.insert(userID) }
         forgetEncodedRecord(ofUser: userID)
     }
 

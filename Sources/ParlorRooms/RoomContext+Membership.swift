@@ -14,7 +14,9 @@ extension RoomContext {
             return
         }
         try checkAdmission(caller, at: clock.now())
-        let cap = min(room.maxMembers ?? Int64.max, Int64(rules.configuration.maxMembersPerRoom))
+        // A stage room's audience may grow past an open room's cap (issue 37): its presence summarises it.
+        let serverCap = room.mode == .stage ? rules.configuration.maxAudience : rules.configuration.maxMembersPerRoom
+        let cap = min(room.maxMembers ?? Int64.max, Int64(serverCap))
         if room.memberCount >= Int(cap) { throw RoomError.full(room.id, cap) }
         try rules.addressLimits.checkMembers(from: caller.client.address, in: room)
         rules.state.recentAddresses.record(caller.client.address, for: caller.user.id, at: clock.now())
@@ -31,7 +33,7 @@ extension RoomContext {
         try assignInitialRole(caller.user)
         try rules.attachments.attach(caller.client, to: room, member: member.id, &step)
         step.batch.reply(to: caller, .conversationJoin, encodedBody: room.joinReply(memberID: member.id))
-        step.batch.broadcast(event, in: room)
+        deliverPresence(event, of: member, joined: true, individually: !room.isAudience(caller.user.id), &step.batch)
         step.batch.notices.append(.memberJoined(room: room.summary, member: member.summary, eventID: event.id))
     }
 
@@ -44,13 +46,16 @@ extension RoomContext {
         let becameEmpty = room.memberCount == 1
         if becameEmpty { try store.setRoomEmpty(id: room.id, since: now) }
 
-        step.batch.broadcast(event, in: room)
+        deliverPresence(event, of: member, joined: false, individually: !room.isAudience(member.user.id), &step.batch,
+                        updatingMode: false)
         step.batch.notices.append(.memberLeft(room: room.summary, member: member.summary, reason: reason, eventID: event.id))
         // A member who leaves leaves the queue of hands (member:left says so).
         if rules.state.dismiss(member, from: room, at: now, timers: rules.timers) {
             try store.setHand(roomID: room.id, userID: member.user.id, raisedAt: nil)
         }
-        if reason != .roomClosed { try promoteSuccessorIfNeeded(after: member, &step) }
+        guard reason != .roomClosed else { return }
+        room.updatePresenceMode(&step.batch.outbox, rules: rules)
+        try promoteSuccessorIfNeeded(after: member, &step)
     }
 
     /// Clears a member's grace period: one of the user's connections is attached again.

@@ -87,6 +87,11 @@ final class RoomDirectory {
         for room in state.rooms.values {
             for member in room.sortedMembers { timers.scheduleDrop(member.id, in: room, after: configuration.gracePeriod) }
             if room.memberCount == 0 { timers.scheduleExpiry(of: room) }
+            // No connection has been told a mode yet: a stage room loaded past the limit starts in summary.
+            if room.mode == .stage {
+                room.presence.mode = PresenceMode.next(from: .full, count: room.memberCount, limit: configuration.fullPresenceLimit)
+                room.presence.committedMode = room.presence.mode
+            }
         }
         return recoveredMembers
     }
@@ -123,6 +128,8 @@ final class RoomDirectory {
                     member.dropTimer = previous?.dropTimer
                     return member
                 }
+                // Its room:presence, if it switched, never went out.
+                state.rooms[roomID]?.presence.mode = previous?.presence.committedMode ?? .full
             }
             staleRooms.subtract(roomIDs)
         } catch {

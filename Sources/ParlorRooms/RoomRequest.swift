@@ -51,15 +51,18 @@ public struct MembersQuery: Sendable {
     public var allStates: Bool
     /// Only joined members whose hand is up, in the order they raised it.
     public var handsRaised: Bool
+    /// Only joined members with this role, in join order (how a summary-mode room's audience pages, issue 37).
+    public var role: MemberRole?
 
     public init(pageSize: Int, cursor: PageCursor?, descending: Bool, state: MemberState?, allStates: Bool = false,
-                handsRaised: Bool = false) {
+                handsRaised: Bool = false, role: MemberRole? = nil) {
         self.pageSize = pageSize
         self.cursor = cursor
         self.descending = descending
         self.state = state
         self.allStates = allStates
         self.handsRaised = handsRaised
+        self.role = role
     }
 }
 

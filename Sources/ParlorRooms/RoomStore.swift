@@ -28,6 +28,10 @@ public protocol RoomReader {
     func hasMembership(userID: String, roomID: String) throws -> Bool
     /// A room's events with ids above `since`, oldest first.
     func events(roomID: String, since: Int64, pageSize: Int) throws -> Page<EventRecord>
+    /// Joined members with `role` (no stored role: speaker), in join order, after `cursor`.
+    func joinedMembers(roomID: String, role: MemberRole, pageSize: Int, cursor: PageCursor?) throws -> Page<MemberRecord>
+    /// How many member:joined and member:left events the room holds after `since`, counting at most `limit`.
+    func presenceEventCount(roomID: String, since: Int64, limit: Int) throws -> Int
     /// The user a session belongs to, if the session is still known.
     func sessionOwner(sessionID: String) throws -> String?
     /// An open room as the rooms thread loads it (nil when it is closed or unknown).

@@ -32,5 +32,13 @@ final class RoomTimers {
         }
     }
 
+    /// Arms the timer that sends the room's next room:audience (RoomContext+Audience.swift).
+    func scheduleAudienceUpdate(of room: LiveRoom, after delay: TimeSpan) {
+        let roomID = room.id
+        room.presence.timer = clock.schedule(after: delay) { [weak self] in
+            self?.due(.sendAudience(roomID: roomID))
+        }
+    }
+
     func cancel(_ timer: RoomsTimer) { clock.cancel(timer) }
 }

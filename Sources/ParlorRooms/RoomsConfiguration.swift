@@ -61,6 +61,16 @@ public struct RoomsConfiguration: Sendable {
     public var maxRoomTTL: Int64 = 86_400
     public var maxOpenRooms = 10_000
     public var maxMembersPerRoom = 1_000
+    /// Members of one stage room: its audience may be larger than an open room, since past `fullPresenceLimit` its
+    /// listeners' joins and leaves are summarised (issue 37).
+    public var maxAudience = 10_000
+    /// Joined members above which a stage room switches to summary presence (back to full below 90 % of it).
+    public var fullPresenceLimit = 200
+    /// How often, at most, a summary-mode room sends its listeners' joins and leaves as one room:audience.
+    public var audienceUpdateInterval = TimeSpan.seconds(1)
+    /// Presence events (member:joined, member:left) a session:resume replays at most in a summary-mode room; a gap
+    /// with more is `lost` (presence-summarised): a re-join's paged reply is cheaper than replaying them.
+    public var maxResumedPresenceEvents = 1_000
     /// Chat messages and reactions per second into one room from one client address (an IPv6 /64), whichever
     /// identities send them: in open mode one client can mint any number of names, each within its own rates.
     /// 0: no limit.

@@ -17,6 +17,7 @@ extension RoomsService {
             RetryObserver(),
             LiveUsersObserver(),
             RoomsVersionObserver(),
+            PresenceModeObserver(),
             DeliveryFlushObserver(),
             JoinLatencyObserver(),
             CompletionsObserver(),

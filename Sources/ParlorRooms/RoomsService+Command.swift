@@ -13,6 +13,8 @@ extension RoomsService {
         case operation(Operation, @Sendable (Result<JSONValue, RoomError>) -> Void)
         case dropIfStillAway(roomID: String, memberID: String)
         case closeIfExpired(roomID: String)
+        /// A summary-mode room's audience digest is due (RoomContext+Audience.swift).
+        case sendAudience(roomID: String)
         /// A presence change that failed to commit, tried again (PresenceRetries.swift).
         case settle(Settlement, attempt: Int)
         /// Deletes sessions that can no longer be resumed (SessionExpiry.swift).

@@ -90,6 +90,24 @@ extension SQLRoomReading {
         return Page(items: events, pageSize: pageSize) { PageCursor(number: $0.id, id: "") }
     }
 
+    public func joinedMembers(roomID: String, role: MemberRole, pageSize: Int, cursor: PageCursor?) throws -> Page<MemberRecord> {
+        let sql = """
+            SELECT \(Self.memberColumns) FROM \(Self.joinedMemberTables)
+            WHERE m.room_id = $1 AND m.state = 'JOINED' AND COALESCE(ru.role, 'speaker') = $2
+            """
+        let members = try keysetPage(sql, [.text(roomID), .text(role.rawValue)], by: "m.joined_at", then: "m.id", descending: false,
+                                     after: cursor, pageSize: pageSize).map(\.memberRecord)
+        return Page(items: members, pageSize: pageSize) { PageCursor(number: $0.joinedAt, id: $0.memberID) }
+    }
+
+    public func presenceEventCount(roomID: String, since: Int64, limit: Int) throws -> Int {
+        let row = try db.queryOne("""
+            SELECT COUNT(*) AS found FROM (SELECT 1 FROM events WHERE room_id = $1 AND seq > $2
+            AND type IN ('member:joined', 'member:left') LIMIT $3) AS presence
+            """, [.text(roomID), .integer(since), .integer(Int64(limit))])
+        return Int(row?.int("found") ?? 0)
+    }
+
     public func sessionOwner(sessionID: String) throws -> String? {
         try db.queryOne("SELECT user_id FROM sessions WHERE id = $1", [.text(sessionID)])?.string("user_id")
     }

@@ -7,9 +7,16 @@ extension Step {
         try requireRoomExists(cid)
         try requireVisible(cid, to: caller.user)
         let memberState: MemberState? = query.allStates ? nil : (query.state ?? .joined)
-        let page = query.handsRaised
-            ? try store.raisedHands(roomID: cid, pageSize: query.pageSize, cursor: query.cursor)
-            : try store.members(roomID: cid, state: memberState, descending: query.descending, pageSize: query.pageSize, cursor: query.cursor)
+        let page: Page<MemberRecord>
+        if let role = query.role {
+            // Joined members by role come from the live room (a closed room has none), in join order.
+            page = rules.state.rooms[cid]?.joinedMembers(role: role, after: query.cursor, pageSize: query.pageSize)
+                ?? Page(items: [], pageSize: query.pageSize) { _ in PageCursor(number: 0, id: "") }
+        } else if query.handsRaised {
+            page = try store.raisedHands(roomID: cid, pageSize: query.pageSize, cursor: query.cursor)
+        } else {
+            page = try store.members(roomID: cid, state: memberState, descending: query.descending, pageSize: query.pageSize, cursor: query.cursor)
+        }
         var body: JSONObject = ["cid": .string(cid), "members": .array(page.items.map(\.json))]
         if let next = page.next { body["cursor"] = .string(next.encoded) }
         batch.reply(to: caller, .conversationMembers, body: .object(body))

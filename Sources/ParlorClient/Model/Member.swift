@@ -63,7 +63,8 @@ public struct Member: Sendable, Hashable, Identifiable {
 public struct Membership: Sendable, Hashable {
     public let memberID: String
     public let roomID: String
-    /// Everyone joined at that moment, you included, oldest first.
+    /// Everyone joined at that moment, you included, oldest first (in a summary-mode stage room, see `presence`,
+    /// the stage, the raised hands, you and the first page of the audience).
     public let members: [Member]
     /// The room's newest event id when the snapshot was taken. Events after it arrive on `ParlorSession.events`
     /// (your own `member:joined`, with this very id, is delivered there too).
@@ -72,9 +73,18 @@ public struct Membership: Sendable, Hashable {
     public let role: MemberRole?
     public let mode: RoomMode?
     public let locked: Bool
+    /// A stage room's presence mode (nil: an open room, or a server before issue 37). In `summary`, `members` is the
+    /// stage, the raised hands, you and the first page of the audience; `audienceCount` listeners are joined, and when
+    /// `audienceCursor` is set the rest page through `ParlorSession.members(in:cursor:role: .listener)`.
+    public let presence: PresenceMode?
+    public let audienceCount: Int?
+    public let audienceCursor: String?
 
     init(json: JSONValue) throws(ParlorError) {
         let fields = try JSONFields(json, "join reply")
+        presence = fields["presence"]?.stringValue.flatMap(PresenceMode.init(rawValue:))
+        audienceCount = fields["audience_count"]?.integerValue.map { Int($0) }
+        audienceCursor = fields["audience_cursor"]?.stringValue
         role = fields["role"]?.stringValue.flatMap(MemberRole.init(rawValue:))
         mode = fields["mode"]?.stringValue.flatMap(RoomMode.init(rawValue:))
         locked = fields["locked"]?.boolValue ?? false

@@ -48,6 +48,10 @@ public struct RoomEvent: Sendable, Hashable {
     public let text: String?
     public let emoji: String?
     public let by: String?
+    /// `room:presence` of a stage room: it switched between full and summary presence (issue 37).
+    public let presence: PresenceChange?
+    /// `room:audience` of a summary-mode stage room: listeners who came and went, coalesced.
+    public let audience: AudienceUpdate?
     public let body: JSONValue
     /// The whole event as received.
     public let raw: JSONValue
@@ -71,6 +75,8 @@ public struct RoomEvent: Sendable, Hashable {
         text = body["text"]?.stringValue
         emoji = body["emoji"]?.stringValue
         by = body["by"]?.stringValue
+        presence = typeName == EventType.roomPresence.rawValue ? PresenceChange(body: body) : nil
+        audience = typeName == EventType.roomAudience.rawValue ? AudienceUpdate(body: body) : nil
         raw = json
     }
 }

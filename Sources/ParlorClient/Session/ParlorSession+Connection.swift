@@ -55,6 +55,13 @@ extension ParlorSession {
                     joined[event.roomID] = room
                 }
             }
+        } else if let accounted = event.audience?.lastEventID ?? event.presence?.lastEventID {
+            // A summary's events up to its id came before it or are in it: a resume need not replay them.
+            delivered[event.roomID] = max(delivered[event.roomID] ?? 0, accounted)
+            if var room = joined[event.roomID] {
+                room.lastEventID = max(room.lastEventID, accounted)
+                joined[event.roomID] = room
+            }
         }
         eventHub.yield(event)
     }

@@ -104,9 +104,13 @@ public actor ParlorSession {
     }
 
     /// conversation:members: one page of the room's memberships (`pageSize` nil: the server's default).
+    /// `role`: only joined members with that role, in join order (a summary-mode room's audience pages with
+    /// `.listener` from the join reply's `audienceCursor`).
     public func members(in roomID: String, pageSize: Int? = nil, cursor: String? = nil,
-                        order: MembersPage.Order = .ascending, state: MembersPage.StateFilter = .joined) async throws(ParlorError) -> MembersPage {
+                        order: MembersPage.Order = .ascending, state: MembersPage.StateFilter = .joined,
+                        role: MemberRole? = nil) async throws(ParlorError) -> MembersPage {
         var body: [String: JSONValue] = ["cid": .string(roomID), "order": .string(order.rawValue), "state": .string(state.rawValue)]
+        if let role { body["role"] = .string(role.rawValue) }
         if let pageSize { body["page_size"] = JSONValue(pageSize) }
         if let cursor { body["cursor"] = .string(cursor) }
         return try MembersPage(json: try await request(.conversationMembers, body))
