@@ -7,9 +7,9 @@ WebSocket clients (Python's websockets library, to keep it cheap), which takes t
 presence. bob's page shows the audience as a count ("Audience (31)") and a page of 24 faces; "More" shows the
 other 7, none of them on the first page. A 31st listener joins: bob's count goes to 32 through room:audience and the
 newcomer's face appears on the last page (which had room), and alice's count (a moderator gets listeners' joins in
-full) too. Saves alice's page as PARLOR_STAGE_AUDIENCE_SCREENSHOT (docs/images/stage-audience.png). Then listeners
-leave until the room is below 90 % of the limit: room:presence says full, and both pages list every member again,
-without a pager. Ends with `audience: N passed, M failed`.
+full) too. bob's page resumes after a dropped socket, still in summary on its page. Saves alice's page as
+PARLOR_STAGE_AUDIENCE_SCREENSHOT (docs/images/stage-audience.png). Then listeners leave until the room is below
+90 % of the limit: room:presence says full, and both pages list every member again, without a pager. Ends with `audience: N passed, M failed`.
 """
 import json
 import os
@@ -143,6 +143,14 @@ def audience(server):
         check("audience: Previous goes back to the first page", wait_for("page one again", lambda: (
             text(bob, "#audience-range") == "Showing 1–24 of 32" and audience_names(bob) == first_page), timeout=10),
               f"range {text(bob, '#audience-range')!r}, faces {audience_names(bob)}")
+
+        # A dropped socket: bob's page resumes and stays in summary, on its page.
+        bob.hook("dropConnection()")
+        check("audience: after a dropped connection bob's page resumes in summary on the same page", wait_for(
+            "bob resumed", lambda: bob.hook("resumes") >= 1 and bob.hook("state") == "connected"
+            and bob.hook("presence") == "summary" and text(bob, "#audience-range") == "Showing 1–24 of 32"
+            and audience_names(bob) == first_page, timeout=15),
+              f"resumes {bob.hook('resumes')}, presence {bob.hook('presence')}, range {text(bob, '#audience-range')!r}")
 
         alice.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
                                      {"width": 1000, "height": 1300, "deviceScaleFactor": 1, "mobile": False})

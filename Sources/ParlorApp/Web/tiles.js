@@ -58,9 +58,10 @@ function renderPager() {
   $('audience-pager').hidden = !audience;
   if (!audience) return;
   const first = audience.pageIndex * audience.pageSize;
+  const number = (n) => n.toLocaleString('en-US');
   $('audience-range').textContent = audience.page.length
-    ? `Showing ${(first + 1).toLocaleString('en-US')}–${(first + audience.page.length).toLocaleString('en-US')} of ${audience.count.toLocaleString('en-US')}`
-    : `${audience.count.toLocaleString('en-US')} listening`;
+    ? `Showing ${number(first + 1)}–${number(first + audience.page.length)} of ${number(audience.count)}`
+    : `${number(audience.count)} listening`;
   $('audience-previous').disabled = audience.pageIndex === 0;
   $('audience-next').disabled = !audience.next && audience.count <= first + audience.pageSize;
 }
