@@ -13,6 +13,7 @@ enum WebClientFiles {
         "/": File(bytes: PackageResources.index_html, contentType: "text/html; charset=utf-8"),
         "/index.html": File(bytes: PackageResources.index_html, contentType: "text/html; charset=utf-8"),
         "/app.js": script(PackageResources.app_js),
+        "/audience.js": script(PackageResources.audience_js),
         "/chat.js": script(PackageResources.chat_js),
         "/events.js": script(PackageResources.events_js),
         "/intents.js": script(PackageResources.intents_js),

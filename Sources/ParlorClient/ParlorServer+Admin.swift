@@ -3,9 +3,13 @@ import Foundation
 /// The HTTP routes for tools and tests: a room's members, and the admin routes (they need the server's admin token,
 /// `--admin-token`; `dropMember` and `reset` need `--test-mode` as well).
 extension ParlorServer {
-    /// GET /rooms/{id}/members: the joined members (the server's first page; `pageSize` up to its maximum).
-    public func members(roomID: String, pageSize: Int? = nil) async throws(ParlorError) -> MembersPage {
-        let query = pageSize.map { "?page_size=\($0)" } ?? ""
+    /// GET /rooms/{id}/members: the joined members, a page at a time (`pageSize` up to the server's maximum; the
+    /// page's `cursor` gets the next). `role`: only the joined members with that role, in join order.
+    public func members(roomID: String, pageSize: Int? = nil, role: MemberRole? = nil,
+                        cursor: String? = nil) async throws(ParlorError) -> MembersPage {
+        let parameters = [pageSize.map { "page_size=\($0)" }, role.map { "role=\($0.rawValue)" },
+                          cursor.map { "cursor=" + Self.pathSegment($0) }].compactMap { $0 }
+        let query = parameters.isEmpty ? "" : "?" + parameters.joined(separator: "&")
         let response = try await http.send("GET", "/rooms/" + Self.pathSegment(roomID) + "/members" + query, token: token)
         return try MembersPage(json: try Self.success(response))
     }

@@ -3,14 +3,15 @@
 # two headless Chromium users talk through Parlor, then again with `--media mesh`, and over --tls-self-signed
 # (two_users_talk.py); through a real TURN server with Parlor's time-limited credentials (turn_relay.py); a moderator
 # brings a listener on stage and the audience hears them (stage_room.py); one speaker and six listeners
-# (sfu_audience.py). Arguments name the scripts to run (default: all four), e.g. `run.sh turn_relay.py`.
+# (sfu_audience.py); a big stage room's audience as a count and pages of faces (stage_audience.py). Arguments name the
+# scripts to run (default: all five), e.g. `run.sh turn_relay.py`.
 # PARLOR_SRTP_PROFILES (e.g. AES_CM_128_HMAC_SHA1_80) forces the servers' SRTP profile, as `make browser-srtp` does.
 #
 # Everything (server, coturn, chromedriver, browsers) runs in a private network namespace whose only interface is
 # `lo`, so WebRTC can only use loopback and nothing leaves the machine.
 #
 # Needs root (for the namespace), Debian's chromium, chromium-driver and coturn (installed here if missing), a Python with
-# selenium (BROWSER_PYTHON, else ./.venv, else /tmp/browser-venv), and a built server (PARLOR_BIN, else
+# selenium and websockets (BROWSER_PYTHON, else ./.venv, else /tmp/browser-venv), and a built server (PARLOR_BIN, else
 # .build/debug/parlor). Never passes quietly: anything missing is a failure with a message saying what.
 set -euo pipefail
 
@@ -27,7 +28,7 @@ fail() {
 command -v ip >/dev/null || fail "the ip command (iproute2) is missing"
 
 scripts=("$@")
-[ ${#scripts[@]} -gt 0 ] || scripts=(two_users_talk.py turn_relay.py stage_room.py sfu_audience.py)
+[ ${#scripts[@]} -gt 0 ] || scripts=(two_users_talk.py turn_relay.py stage_room.py stage_audience.py sfu_audience.py)
 
 if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null || ! command -v turnserver >/dev/null; then
     if [ "${PARLOR_BROWSER_INSTALL:-1}" = 1 ] && command -v apt-get >/dev/null; then
@@ -51,6 +52,8 @@ if [ -z "$python" ]; then
 fi
 [ -n "$python" ] || fail "no Python environment with selenium: set BROWSER_PYTHON or create .venv (pip install selenium)"
 "$python" -c 'import selenium' 2>/dev/null || fail "$python cannot import selenium: $python -m pip install selenium"
+"$python" -c 'import websockets.sync.client' 2>/dev/null \
+    || fail "$python cannot import websockets (stage_audience.py's plain listeners): $python -m pip install websockets"
 
 parlor_bin=${PARLOR_BIN:-$repo/.build/debug/parlor}
 [ -x "$parlor_bin" ] || fail "no server binary at $parlor_bin: run swift build first (or set PARLOR_BIN)"

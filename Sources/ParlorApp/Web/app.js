@@ -14,11 +14,13 @@ import { refreshRooms } from './lobby.js';
 import { joinRoom, leaveRoom, setMuted, unlockAudio } from './room.js';
 import { closeTileMenu, moderate } from './moderation.js';
 import { sendChat } from './chat.js';
+import { setUpAudiencePager } from './audience.js';
 import './testhook.js';
 
 // The lobby's requests (intents.js): it imports neither room.js nor session.js.
 handle('join-room', joinRoom);
 handle('renew-token', renewToken);
+setUpAudiencePager();
 
 $('login-form').addEventListener('submit', async (event) => {
   event.preventDefault();

@@ -6,6 +6,7 @@ import { leaveRoom, setMuted, stopSending, onMyRole } from './room.js';
 import { renderTiles, renderTile } from './tiles.js';
 import { updateRoomHead } from './moderation.js';
 import { addChatMessage, showReaction } from './chat.js';
+import { onAudience, onPresence, addListener, dropListener } from './audience.js';
 
 export function onEvent(message) {
   const { room } = state;
@@ -21,6 +22,13 @@ export function onEvent(message) {
   switch (message.type) {
     case 'member:joined':
       if (body.user?.name) room.names.set(id, body.user.name);
+      // Summary presence: a listener's join (which moderators get in full) counts, and shows if the page has room.
+      if (room.audience && (body.role || 'listener') === 'listener' && id !== room.memberId && !member) {
+        room.audience.count += 1;
+        addListener(room, { member_id: id, user: body.user, role: 'listener' });
+        renderTiles();
+        break;
+      }
       if (!member) {
         room.media?.silence(id, true);  // until its member:media says it sends
         room.members.set(id, {
@@ -37,6 +45,13 @@ export function onEvent(message) {
         const why = { kicked: 'You were removed from the room.', room_closed: 'The room was closed.', dropped: 'You were disconnected from the room.' }[body.reason];
         leaveRoom({ tellServer: false, message: why });
         return;
+      }
+      if (room.audience && (!member || member.role === 'listener')) {
+        // Summary presence: the stage and the hands are all known, so a member we do not have is a listener.
+        room.audience.count = Math.max(0, room.audience.count - 1);
+        dropListener(room, id);
+        renderTiles();
+        break;
       }
       room.members.delete(id);
       room.media?.remove(id);
@@ -59,18 +74,49 @@ export function onEvent(message) {
       renderTile(id);
       break;
     case 'member:hand':
+      // Summary presence: a hand going up brings its listener into view; going down, off the page, out again.
+      if (!member && room.audience && body.raised && body.user) {
+        room.members.set(id, { member_id: id, user: body.user, role: 'listener', speaking: false, handAt: null,
+          media: { audio_settings: { enabled: false, muted: false } } });
+        return onEvent({ ...message, id: undefined });
+      }
+      if (member && room.audience && !body.raised && !room.audience.page.includes(id) && id !== room.memberId
+          && member.role === 'listener') {
+        room.members.delete(id);
+        renderTiles();
+        break;
+      }
       if (member) member.handAt = body.raised ? (member.handAt ?? (Date.parse(message.timestamp) || Date.now())) : null;
       if (id === room.memberId) announce(body.raised ? 'Your hand is raised.' : 'Your hand is lowered.');
       else if (body.raised && amModerator()) announce(`${nameOf(id)} raised a hand.`);
       renderTiles();
       break;
     case 'member:role':
+      if (room.audience) {
+        // Summary presence: a listener brought on stage leaves the count (and comes into view), one sent back joins it.
+        const was = member?.role || 'listener';
+        if (was === 'listener' && body.role !== 'listener') room.audience.count = Math.max(0, room.audience.count - 1);
+        if (was !== 'listener' && body.role === 'listener') room.audience.count += 1;
+        if (!member && body.role !== 'listener' && body.user) {
+          room.members.set(id, { member_id: id, user: body.user, role: body.role, speaking: false, handAt: null,
+            media: { audio_settings: { enabled: false, muted: false } } });
+          room.audience.page = room.audience.page.filter((shown) => shown !== id);
+          return onEvent({ ...message, id: undefined });
+        }
+        if (body.role !== 'listener') room.audience.page = room.audience.page.filter((shown) => shown !== id);
+      }
       if (!member) break;
       member.role = body.role;
       if (body.role !== 'listener') member.handAt = null;  // promoting lowers the hand
       if (id === room.memberId) onMyRole(body.role);
       else announce(`${nameOf(id)} is now ${body.role === 'listener' ? 'in the audience' : `a ${body.role}`}.`);
       renderTiles();
+      break;
+    case 'room:audience':
+      onAudience(room, body);
+      break;
+    case 'room:presence':
+      onPresence(room, body);
       break;
     case 'room:locked':
       room.locked = !!body.locked;

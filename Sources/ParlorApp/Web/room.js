@@ -11,6 +11,7 @@ import { loadChatHistory } from './chat.js';
 import { startSpeakingDetector, setSpeaking } from './speaking.js';
 import { Mesh } from './rtc.js';
 import { Sfu } from './sfu.js';
+import { enterSummary } from './audience.js';
 
 async function getMicrophone() {
   if (!navigator.mediaDevices?.getUserMedia) {
@@ -73,6 +74,7 @@ export async function joinRoom(cid, displayName) {
     stream: null,
     detector: null,
     media: null,            // Sfu or Mesh
+    audience: null,         // summary presence of a big stage room: see audience.js
   };
   state.room = current;
   const me = current.members.get(current.memberId);
@@ -100,6 +102,7 @@ export async function joinRoom(cid, displayName) {
     })
     .catch(() => {});
   loadChatHistory(current, current.lastEventId);
+  if (reply.presence === 'summary') enterSummary(current, reply.audience_count ?? 0, reply.members);
 
   current.media = createMedia(current);
   for (const member of current.members.values()) {

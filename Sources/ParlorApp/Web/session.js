@@ -5,6 +5,7 @@ import { state, saved } from './state.js';
 import { $, show, announce } from './ui.js';
 import { enterLobby, offerSharedRoom, stopRoomsPolling } from './lobby.js';
 import { joinRoom, leaveRoom } from './room.js';
+import { showPage } from './audience.js';
 import { onEvent } from './events.js';
 
 export async function signIn(name, code) {
@@ -110,6 +111,8 @@ async function onSession(body, isReconnect) {
     if ((reply.resumed || []).some((r) => r.cid === current.cid)) {
       state.resumes += 1;
       current.media?.recover();
+      // room:audience is not stored, so none was replayed: read the audience page shown again.
+      if (current.audience) showPage(current, current.audience.pageIndex);
       announce('Reconnected.');
       return;
     }

@@ -18,6 +18,10 @@ window.parlor = {
   get role() { return state.room?.members.get(state.room.memberId)?.role || null; },
   get mode() { return state.room?.mode || null; },
   get locked() { return !!state.room?.locked; },
+  /** 'summary' or 'full' (a big stage room's presence), and the audience count and page shown in summary. */
+  get presence() { return state.room ? (state.room.audience ? 'summary' : 'full') : null; },
+  get audienceCount() { return state.room?.audience?.count ?? null; },
+  get audiencePage() { return state.room?.audience ? [...state.room.audience.page] : []; },
   get handRaised() { return state.room?.members.get(state.room.memberId)?.handAt != null; },
   /** member_id → the RTCPeerConnection that carries their audio (with the SFU: the one to the server, for all). */
   get peers() {

@@ -22,6 +22,7 @@ export function renderTiles() {
     (isStage() && member.role === 'listener' ? audience : stage).push(member);
   }
   audience.sort((a, b) => (a.handAt ?? Infinity) - (b.handAt ?? Infinity));
+  if (room.audience) orderSummaryAudience(audience);
   let hands = 0;
   for (const member of room.members.values()) member.handNumber = null;
   for (const member of audience) if (member.handAt != null) member.handNumber = ++hands;
@@ -31,10 +32,38 @@ export function renderTiles() {
   $('stage-title').hidden = !isStage();
   $('audience-section').hidden = !isStage();
   $('tiles').setAttribute('aria-label', isStage() ? 'On stage' : 'People in this room');
-  $('audience-title').textContent = audience.length ? `Audience (${audience.length})` : 'Audience';
-  $('room-count').textContent = room.members.size === 1 ? 'Just you so far' : `${room.members.size} people`;
+  const audienceCount = room.audience ? room.audience.count : audience.length;
+  $('audience-title').textContent = audienceCount ? `Audience (${audienceCount.toLocaleString('en-US')})` : 'Audience';
+  const people = stage.length + audienceCount;
+  $('room-count').textContent = people <= 1 ? 'Just you so far' : `${people.toLocaleString('en-US')} people`;
+  renderPager();
   updateRoomHead();
   updateHandButton();
+}
+
+/**
+ * In summary presence the audience shown is the raised hands (in the order raised), ourselves, then the page of
+ * listeners in join order as conversation:members listed them.
+ */
+function orderSummaryAudience(audience) {
+  const { room } = state;
+  const position = new Map(room.audience.page.map((id, i) => [id, i]));
+  const rank = (m) => (m.handAt != null ? -2 : m.member_id === room.memberId ? -1 : position.get(m.member_id) ?? Number.MAX_SAFE_INTEGER);
+  audience.sort((a, b) => rank(a) - rank(b) || (a.handAt ?? 0) - (b.handAt ?? 0));
+}
+
+/** "Showing 25–48 of 4,210" and the previous and next buttons, in summary presence only. */
+function renderPager() {
+  const { audience } = state.room;
+  $('audience-pager').hidden = !audience;
+  if (!audience) return;
+  const first = audience.pageIndex * audience.pageSize;
+  const number = (n) => n.toLocaleString('en-US');
+  $('audience-range').textContent = audience.page.length
+    ? `Showing ${number(first + 1)}–${number(first + audience.page.length)} of ${number(audience.count)}`
+    : `${number(audience.count)} listening`;
+  $('audience-previous').disabled = audience.pageIndex === 0;
+  $('audience-next').disabled = !audience.next && audience.count <= first + audience.pageSize;
 }
 
 function placeTiles(list, members) {

@@ -5,9 +5,11 @@ import ParlorClient
 /// `parlor members`, and the test-mode admin commands `parlor drop` and `parlor reset`.
 enum AdminCommands {
     static let membersHelp = """
-        Usage: parlor members ROOM [--hands] [--token JWT] [--server URL] [--json]
-        Lists ROOM's joined members (member id, user id, name, role). --hands: only those whose hand is up, in the
-        order they raised it. --token (or PARLOR_TOKEN) for servers whose rooms are visible to members only.
+        Usage: parlor members ROOM [--hands | --role moderator|speaker|listener] [--token JWT] [--server URL] [--json]
+        Lists ROOM's joined members (member id, user id, name, role), every page. --hands: only those whose hand is
+        up, in the order they raised it (the first 1,000). --role: only those with that role, in join order (a big
+        stage room's audience is --role listener). --token (or PARLOR_TOKEN) for servers whose rooms are visible to
+        members only.
         """
     static let dropHelp = """
         Usage: parlor drop ROOM MEMBER (--admin-token TOKEN | --dev) [--server URL] [--json]
@@ -22,19 +24,35 @@ enum AdminCommands {
         """
 
     static func members(_ arguments: [String]) async throws -> Int32 {
-        let options = try CommandLineOptions(arguments, valued: ["--server", "--token"], switches: ["--json", "--hands"])
+        let options = try CommandLineOptions(arguments, valued: ["--server", "--token", "--role"], switches: ["--json", "--hands"])
         guard options.positional.count == 1 else { throw UsageError(description: "members takes ROOM") }
+        let role = try options["--role"].map { (name) throws(UsageError) in
+            guard let role = MemberRole(rawValue: name) else {
+                throw UsageError(description: "--role must be moderator, speaker or listener, not \(name)")
+            }
+            return role
+        }
+        if role != nil, options.has("--hands") { throw UsageError(description: "--hands and --role do not go together") }
         let server = try ClientCommands.server(options)
-        let page = options.has("--hands")
-            ? try await server.raisedHands(roomID: options.positional[0], pageSize: 1000)
-            : try await server.members(roomID: options.positional[0], pageSize: 1000)
+        let room = options.positional[0]
+        var members: [Member] = []
+        if options.has("--hands") {
+            members = try await server.raisedHands(roomID: room, pageSize: 1000).members
+        } else {
+            var cursor: String?
+            repeat {
+                let page = try await server.members(roomID: room, pageSize: 1000, role: role, cursor: cursor)
+                members += page.members
+                cursor = page.cursor
+            } while cursor != nil
+        }
         if options.has("--json") {
-            print(JSONValue.array(page.members.map {
+            print(JSONValue.array(members.map {
                 .object(["member_id": .string($0.memberID), "user_id": .string($0.user.id), "name": .string($0.user.name),
                          "role": $0.role.map { .string($0.rawValue) } ?? .null, "hand_raised": .bool($0.handRaised)])
             }).sortingKeys().encodedString())
         } else {
-            TableOutput.print(["MEMBER", "USER", "NAME", "ROLE"], page.members.map {
+            TableOutput.print(["MEMBER", "USER", "NAME", "ROLE"], members.map {
                 [$0.memberID, $0.user.id, $0.user.name, $0.role?.rawValue ?? "-"]
             })
         }

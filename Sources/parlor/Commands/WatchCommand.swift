@@ -77,8 +77,7 @@ enum WatchCommand {
             if json {
                 print(event.raw.sortingKeys().encodedString())
             } else {
-                print([event.id.map(String.init) ?? "-", event.typeName, event.memberID ?? "", event.user?.name ?? "", event.reason ?? ""]
-                    .joined(separator: "  ").trimmingCharacters(in: .whitespaces))
+                print(line(event))
             }
             return event.typeName == until
         }
@@ -110,6 +109,21 @@ enum WatchCommand {
             }
         }
         return await finish(session, ExitCode.success)
+    }
+
+    /// One event as ID TYPE MEMBER NAME REASON; a big stage room's presence events say what they summarise instead.
+    static func line(_ event: RoomEvent) -> String {
+        let fields: [String]
+        if let presence = event.presence {
+            fields = [presence.mode.rawValue, "\(presence.count) members", "up to event \(presence.lastEventID)"]
+        } else if let audience = event.audience {
+            let joined = audience.joined.map { "+" + $0.user.name } + (audience.joinedMore > 0 ? ["+\(audience.joinedMore) more"] : [])
+            let left = audience.left.isEmpty && audience.leftMore == 0 ? [] : ["-\(audience.left.count + audience.leftMore) left"]
+            fields = ["\(audience.count) in the audience"] + joined + left + ["up to event \(audience.lastEventID)"]
+        } else {
+            fields = [event.memberID ?? "", event.user?.name ?? "", event.reason ?? ""]
+        }
+        return ([event.id.map(String.init) ?? "-", event.typeName] + fields).joined(separator: "  ").trimmingCharacters(in: .whitespaces)
     }
 
     private static func finish(_ session: ParlorSession, _ status: Int32) async -> Int32 {
