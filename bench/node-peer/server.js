@@ -168,6 +168,10 @@ const server = http.createServer({ maxHeaderSize: 16384 }, (req, res) => {
     const path = req.url.split('?', 1)[0];
     if (req.method === 'POST' && path === '/auth') return postAuth(req, res);
     if (req.method === 'POST' && path === '/rooms') return postRooms(req, res);
+    if (path === '/ws') {
+        res.setHeader('Sec-WebSocket-Version', '13');
+        return httpError(res, 426, 'http:error:malformed-request', '/ws needs a WebSocket upgrade (RFC 6455, version 13)');
+    }
     if (path === '/auth' || path === '/rooms') return httpError(res, 405, 'http:error:method-not-allowed', `${req.method} ${path}`);
     httpError(res, 404, 'http:error:not-found', `no route for ${path}`);
 });
@@ -202,7 +206,9 @@ class Session {
         this.memberships = new Map();  // room id -> member, for the rooms this connection is attached to
         this.lastHeard = Date.now();
         this.sentSinceLook = false;
-        this.nextLook = this.lastHeard + options.pingInterval * 1000;
+        // The first look after a random part of the interval, as Parlor's: connections opened together do not ping
+        // in lockstep.
+        this.nextLook = this.lastHeard + options.pingInterval * 1000 * (0.5 + Math.random() / 2);
         sessions.add(this);
         ws.on('message', (data, isBinary) => this.received(data, isBinary));
         ws.on('pong', () => { this.lastHeard = Date.now(); });
