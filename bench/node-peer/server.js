@@ -223,6 +223,8 @@ class Session {
     send(data) {
         this.ws.send(data, TEXT);
         this.sentSinceLook = true;
+        // A consumer that does not read is cut off rather than growing memory, at Parlor's limit of unsent output.
+        if (this.ws.bufferedAmount > MAX_UNSENT_BYTES) this.ws.terminate();
     }
 
     reply(type, tid, body) {
@@ -272,6 +274,7 @@ class Session {
     }
 }
 const TEXT = { binary: false };
+const MAX_UNSENT_BYTES = 1024 * 1024;
 
 // --- rooms: join, leave, drop, and the fan-out ------------------------------------------------------------------------
 
