@@ -206,13 +206,14 @@ class Session {
         this.memberships = new Map();  // room id -> member, for the rooms this connection is attached to
         this.lastHeard = Date.now();
         this.sentSinceLook = false;
+        this.frameTokens = 2 * FRAME_RATE;
         // The first look after a random part of the interval, as Parlor's: connections opened together do not ping
         // in lockstep.
         this.nextLook = this.lastHeard + options.pingInterval * 1000 * (0.5 + Math.random() / 2);
         sessions.add(this);
         ws.on('message', (data, isBinary) => this.received(data, isBinary));
-        ws.on('pong', () => { this.lastHeard = Date.now(); });
-        ws.on('ping', () => { this.lastHeard = Date.now(); });
+        ws.on('pong', () => this.heard());
+        ws.on('ping', () => this.heard());
         ws.on('error', () => {});  // a protocol error closes the socket; 'close' follows
         ws.on('close', () => this.closed());
         this.send(JSON.stringify({ type: 'session:success', body: {
@@ -236,8 +237,19 @@ class Session {
         this.send(JSON.stringify({ type: 'error', tid, body }));
     }
 
+    /// A frame arrived: Parlor's frame rate limit (a token bucket, --frame-rate 200 a second, burst twice that, close
+    /// 1008 above) and the heartbeat's clock. False when the connection is being closed for it.
+    heard() {
+        const now = Date.now();
+        this.frameTokens = Math.min(2 * FRAME_RATE, this.frameTokens + (now - this.lastHeard) * FRAME_RATE / 1000) - 1;
+        this.lastHeard = now;
+        if (this.frameTokens >= 0) return true;
+        this.ws.close(1008, 'too many frames');
+        return false;
+    }
+
     received(data, isBinary) {
-        this.lastHeard = Date.now();
+        if (!this.heard()) return;
         if (isBinary) return this.error(null, 'request:error:binary-unsupported', 'the protocol is JSON text');
         let message;
         try { message = JSON.parse(data.toString()); } catch { message = undefined; }
@@ -275,6 +287,7 @@ class Session {
 }
 const TEXT = { binary: false };
 const MAX_UNSENT_BYTES = 1024 * 1024;
+const FRAME_RATE = 200;
 
 // --- rooms: join, leave, drop, and the fan-out ------------------------------------------------------------------------
 
