@@ -84,3 +84,14 @@ public struct OpusTags: Sendable, Equatable {
         for _ in 0..<count { comments.append(try string()) }
     }
 }
+
+extension OggStreamWriter {
+    /// RFC 7845 §3: `OpusHead` alone on the first page and `OpusTags` on the next, each page flushed, before any audio.
+    mutating func opusHeaderPages(_ head: OpusHead, _ tags: OpusTags) -> [UInt8] {
+        var bytes = append(packet: head.serialized(), granulePosition: 0)
+        bytes += flush()
+        bytes += append(packet: tags.serialized(), granulePosition: 0)
+        bytes += flush()
+        return bytes
+    }
+}

@@ -96,11 +96,7 @@ public final class OpusMixer<Speaker: Hashable> {
     private func headersIfFirst() -> [UInt8] {
         guard !wroteHeaders else { return [] }
         wroteHeaders = true
-        var bytes = ogg.append(packet: head.serialized(), granulePosition: 0)
-        bytes += ogg.flush()
-        bytes += ogg.append(packet: tags.serialized(), granulePosition: 0)
-        bytes += ogg.flush()
-        return bytes
+        return ogg.opusHeaderPages(head, tags)
     }
 
     private func decode(_ events: [RTPOpusTimeline.Event], into input: Input) {

@@ -89,10 +89,7 @@ public struct OpusTrackWriter: Sendable {
     private mutating func headersIfFirst() -> [UInt8] {
         guard !wroteHeaders else { return [] }
         wroteHeaders = true
-        var bytes = ogg.append(packet: head.serialized(), granulePosition: 0)
-        bytes += ogg.flush()
-        bytes += ogg.append(packet: tags.serialized(), granulePosition: 0)
-        bytes += ogg.flush()
+        var bytes = ogg.opusHeaderPages(head, tags)
         let preroll = OpusSilence.packets(covering: Int64(Self.preSkip))
         for frame in preroll.packets { append(frame.packet, samples: frame.samples, into: &bytes) }
         return bytes

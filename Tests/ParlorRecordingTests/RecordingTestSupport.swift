@@ -68,6 +68,18 @@ enum Tools {
     static func remove(_ url: URL) { try? FileManager.default.removeItem(at: url.deletingLastPathComponent()) }
 
     /// opusinfo's report; fails the test on a warning or error, returns the playback length in seconds.
+    /// `opusinfo` reports `seconds` (± 5 ms) and `ffmpeg` decodes that many samples (± 1 ms) without a word: the
+    /// decoded 48 kHz samples. Failures are reported at the caller.
+    static func playsCleanly(_ url: URL, seconds: Double, sourceLocation: SourceLocation = #_sourceLocation) throws -> [Int16] {
+        let length = try opusinfoPlaybackLength(of: url)
+        #expect(length.map { abs($0 - seconds) < 0.005 } == true, "opusinfo says \(String(describing: length)) s", sourceLocation: sourceLocation)
+        let (decoded, errors) = try ffmpegDecode(url)
+        #expect(errors.isEmpty, "ffmpeg: \(errors)", sourceLocation: sourceLocation)
+        let expected = Int((seconds * 48_000).rounded())
+        #expect(abs(decoded.count - expected) <= 48, "ffmpeg decoded \(decoded.count) samples", sourceLocation: sourceLocation)
+        return decoded
+    }
+
     static func opusinfoPlaybackLength(of url: URL) throws -> Double? {
         let result = try run("opusinfo", [url.path])
         let text = String(decoding: result.output, as: UTF8.self) + result.errors
