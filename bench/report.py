@@ -9,6 +9,7 @@ import re
 import subprocess
 import time
 
+import audience_report
 import node_peer_report
 from charts import draw
 
@@ -216,6 +217,8 @@ def main():
             f"{best['machine'].get('steal_cores', 0):.2f}", None)
     # The Node ws peer: same generator and scenario, alternating rounds (bench/node_peer_report.py).
     peer = node_peer_report.rows(raw, row, figures)
+    # One stage room of 10,000 (bench/audience_report.py).
+    audience = audience_report.rows(raw, row, figures)
     if http["rooms"] and http["nginx"]:
         parlor = max(r["requests_per_second"] for r in http["rooms"])
         nginx = max(r["requests_per_second"] for r in http["nginx"])
@@ -313,7 +316,7 @@ def main():
               "table": [dict(zip(("metric", "target", "measured", "result"), r)) for r in rows],
               "startup": {**startup, **populated}, "http": http, "websocket": ws, "cost_curve": curve,
               "sigterm_ignored": args.sigterm_ignored, "floor": floor, "figures": figures, "commit": git_commit(),
-              "node_peer": peer}
+              "node_peer": peer, "audience": audience}
     with open(args.out, "w") as handle:
         json.dump(result, handle, indent=2, sort_keys=True)
     print(f"\nwrote {args.out}")

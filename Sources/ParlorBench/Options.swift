@@ -24,6 +24,11 @@ struct Options {
     /// A barrier between several generator processes: after the ramp write `readyFile`, then wait for `goFile`.
     var readyFile: String?
     var goFile: String?
+    /// `--scenario audience`: one stage room filled at `joinRate` (AudienceRun.swift) instead of rooms and churn.
+    var audience = false
+    var joinRate = 500.0
+    var speakingInterval = 2.0
+    var roleInterval = 5.0
     /// Only the floor probe (no server): `--floor-probe`.
     var floorProbe: FloorProbe?
 
@@ -43,6 +48,11 @@ struct Options {
           --ramp-timeout S      give up waiting for the ramp after S seconds (180)
           --ready-file PATH     after the ramp, write the joined count to PATH, then wait (up to --ramp-timeout)
           --go-file PATH        for PATH to exist before the settle and the window (several generator processes)
+          --scenario audience   one stage room: a moderator, a speaker and --clients minus 2 listeners joining at
+                                --join-rate, then --duration seconds held (AudienceRun.swift)
+          --join-rate J         audience: joins per second during the fill (500)
+          --speaking-interval S audience: the speaker's speaking state flips every S seconds (2)
+          --role-interval S     audience: the moderator promotes or demotes one listener every S seconds (5)
           --label TEXT          name carried into the JSON report
           --json                print the report as JSON on stdout
           --floor-probe         no server: time one writev of an event-sized frame to loopback sockets (the floor)
@@ -75,6 +85,12 @@ struct Options {
             case "--ramp-timeout": options.rampTimeout = number(value(argument), argument)
             case "--ready-file": options.readyFile = value(argument)
             case "--go-file": options.goFile = value(argument)
+            case "--scenario":
+                guard value(argument) == "audience" else { die("--scenario: only \"audience\" (the default is rooms and churn)") }
+                options.audience = true
+            case "--join-rate": options.joinRate = number(value(argument), argument)
+            case "--speaking-interval": options.speakingInterval = number(value(argument), argument)
+            case "--role-interval": options.roleInterval = number(value(argument), argument)
             case "--label": options.label = value(argument)
             case "--json": options.json = true
             case "--floor-probe": options.floorProbe = options.floorProbe ?? FloorProbe()
@@ -91,6 +107,8 @@ struct Options {
         guard options.duration > 0, options.duration <= 3600 else { die("--duration must be within (0, 3600] seconds") }
         guard options.churnRate >= 0, options.churnRate <= 1_000_000 else { die("--churn-rate must be within [0, 1000000]") }
         guard options.clients <= 100_000 else { die("--clients is at most 100000") }
+        guard !options.audience || (options.clients >= 3 && options.joinRate > 0 && options.speakingInterval > 0 && options.roleInterval > 0)
+        else { die("--scenario audience needs --clients ≥ 3 and positive --join-rate, --speaking-interval, --role-interval") }
         guard (options.readyFile == nil) == (options.goFile == nil) else { die("--ready-file and --go-file go together") }
         if options.endpoints.isEmpty { options.endpoints = [Endpoint(host: options.host, port: options.port)] }
         return options

@@ -57,3 +57,26 @@ enum Scan {
         return index == range.upperBound - 1 ? nil : value
     }
 }
+
+extension Scan {
+    static let memberIDKey = Array("\"member_id\":\"".utf8)
+    static let roleKey = Array("\"role\":\"".utf8)
+    static let memberLeft = Array("member:left".utf8)
+    static let memberRole = Array("member:role".utf8)
+    static let roomPrefix = Array("room:".utf8)
+    static let speakingOn = Array("audio:speaking:on".utf8)
+    static let speakingOff = Array("audio:speaking:off".utf8)
+    static let errorInfix = Array(":error".utf8)
+    static let presenceKey = Array("\"presence\":\"".utf8)
+    static let modeKey = Array("\"mode\":\"".utf8)
+    static let summary = Array("summary".utf8)
+    static let roomPresence = Array("room:presence".utf8)
+
+    /// Whether `infix` occurs inside the value at `range`.
+    static func contains(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ infix: [UInt8]) -> Bool {
+        guard range.count >= infix.count else { return false }
+        for start in range.lowerBound...(range.upperBound - infix.count)
+        where Scan.equal(bytes, start..<(start + infix.count), infix) { return true }
+        return false
+    }
+}

@@ -31,6 +31,7 @@ let serverAddresses = options.endpoints.map { endpoint in
     guard let address = SocketAddress(host: endpoint.host, port: endpoint.port) else { die("--url: \(endpoint.host) is not an IPv4 address") }
     return address
 }
+if options.audience { AudienceRun.run(options, address: serverAddresses[0]) }
 let runTag = String(UInt64(Clock.now()) % 1_000_000_000, radix: 36)
 let namePrefix = "bench-\(runTag)-"
 
