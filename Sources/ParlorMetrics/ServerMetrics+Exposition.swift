@@ -12,6 +12,10 @@ extension ServerMetrics {
         out.single("parlor_rooms_open", "gauge", "Open rooms", roomsOpen.load())
         out.single("parlor_members_joined", "gauge", "Members JOINED in open rooms, those within their grace period included",
                    membersJoined.load())
+        out.single("parlor_rooms_summary_presence", "gauge", "Stage rooms announcing their audience in summary (above --full-presence-limit)",
+                   roomsSummaryPresence.load())
+        out.single("parlor_audience_updates_total", "counter", "room:audience events handed to WebSocket connections, one per receiver",
+                   audienceUpdatesDelivered.load())
         out.single("parlor_events_delivered_total", "counter", "Room events handed to WebSocket connections, one per receiver, replays included",
                    eventsDelivered.load())
 

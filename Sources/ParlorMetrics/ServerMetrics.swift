@@ -10,6 +10,10 @@ public final class ServerMetrics: Sendable {
     public let roomsOpen = MetricCell()
     public let membersJoined = MetricCell()
     public let eventsDelivered = MetricCell()
+    /// Stage rooms announcing their audience in summary (above --full-presence-limit), and the room:audience events
+    /// handed to connections, one per receiver (issue 37: what a big audience costs, in a form an operator can alert on).
+    public let roomsSummaryPresence = MetricCell()
+    public let audienceUpdatesDelivered = MetricCell()
     /// From a join reaching the rooms thread to its reply being handed to the connection's loop.
     public let joinSeconds = MetricsHistogram()
     /// One rooms batch's transaction, BEGIN IMMEDIATE to COMMIT (group commit: one per batch, not per command).

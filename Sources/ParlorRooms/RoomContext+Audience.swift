@@ -61,13 +61,19 @@ extension LiveRoom {
     }
 
     /// Sends the pending room:audience to every connection but the moderators' (they had each change in full).
-    func sendAudience(_ outbox: inout Outbox, at now: Int64) {
+    func sendAudience(_ outbox: inout Outbox, rules: RoomRules) {
         presence.timer = nil
         guard !presence.digest.isEmpty else { return }
         let body = presence.digest.take(count: audienceCount, lastEventID: lastEventID)
-        let message = unstoredEvent(.roomAudience, body, at: now)
+        let message = unstoredEvent(.roomAudience, body, at: rules.clock.now())
         let moderators = moderatorConnections
-        forEachConnection { if !moderators.contains($0) { outbox.sendEvent(message, to: $0) } }
+        var receivers = 0
+        forEachConnection {
+            guard !moderators.contains($0) else { return }
+            outbox.sendEvent(message, to: $0)
+            receivers += 1
+        }
+        rules.metrics.audienceUpdatesDelivered.add(receivers)
     }
 
     /// After the room's membership changed: switches a stage room to summary above the limit and back to full below
@@ -79,7 +85,7 @@ extension LiveRoom {
         guard next != presence.mode else { return }
         if next == .full {
             if let timer = presence.timer { rules.timers.cancel(timer) }
-            sendAudience(&outbox, at: rules.clock.now())
+            sendAudience(&outbox, rules: rules)
         }
         presence.mode = next
         let body: JSONObject = ["mode": .string(next.rawValue), "count": JSONValue(Int64(memberCount)), "last_event_id": JSONValue(lastEventID)]

@@ -10,6 +10,8 @@ final class RoomRules {
     /// Wall-clock time (the rooms thread's, or a test's manual clock).
     let clock: any RoomsClock
     let logger: Logger
+    /// What the rules count as they go (room:audience deliveries); the rest is counted after each batch.
+    let metrics: ServerMetrics
     /// The per-address caps and rates (refusals counted in the metrics).
     let addressLimits: AddressLimits
     /// The grace-period and ttl timers of the rooms.
@@ -25,6 +27,7 @@ final class RoomRules {
         self.configuration = configuration
         self.clock = clock
         self.logger = logger
+        self.metrics = metrics
         addressLimits = AddressLimits(configuration, metrics: metrics)
         confined = state
         self.timers = timers

@@ -10,7 +10,13 @@ extension RoomsService {
             let now = state.rooms[roomID]?.memberCount ?? 0
             state.publishedMemberTotal += now - (state.publishedMemberCounts[roomID] ?? 0)
             state.publishedMemberCounts[roomID] = now > 0 ? now : nil
+            if state.rooms[roomID]?.presence.mode == .summary {
+                state.publishedSummaryRooms.insert(roomID)
+            } else {
+                state.publishedSummaryRooms.remove(roomID)
+            }
         }
+        metrics.roomsSummaryPresence.set(state.publishedSummaryRooms.count)
         metrics.roomsOpen.set(state.rooms.count)
         metrics.membersJoined.set(state.publishedMemberTotal)
     }

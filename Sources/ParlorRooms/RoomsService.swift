@@ -349,7 +349,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         case .closeIfExpired(let roomID):
             try state.rooms[roomID]?.closeIfExpired(&step)
         case .sendAudience(let roomID):
-            state.rooms[roomID]?.sendAudience(&step.batch.outbox, at: rules.clock.now())
+            state.rooms[roomID]?.sendAudience(&step.batch.outbox, rules: rules)
         case .settle(let settlement, _):
             // During shutdown memberships stay as they are, for the next start to recover.
             if shuttingDown.load(ordering: .acquiring) { return }

@@ -14,6 +14,8 @@ final class RoomsState {
     /// Member counts as last published to the metrics, per room, and their sum (RoomsService+Metrics.swift).
     var publishedMemberCounts: [String: Int] = [:]
     var publishedMemberTotal = 0
+    /// The rooms last published as in summary presence (parlor_rooms_summary_presence).
+    var publishedSummaryRooms: Set<String> = []
 }
 
 /// A connected client as the rooms thread tracks it.

@@ -99,6 +99,7 @@ import Testing
         let sixth = try rooms.connect("listener6"), seventh = try rooms.connect("listener7")
         let reply = rooms.request(.join(cid: room), from: sixth)
         #expect(reply.body?["presence"] == "summary")
+        #expect(rooms.service.metrics.roomsSummaryPresence.load() == 1)
         #expect(reply.body?["audience_count"] == 6)
         #expect(reply.body?["members"]?.arrayValue?.count == 7, "alice and the six listeners (the first page)")
         #expect(reply.body?["audience_cursor"] == nil)
@@ -110,6 +111,8 @@ import Testing
         rooms.advance(seconds: 1)
         let audience = rooms.messages(first)
         #expect(audience.map(\.type) == ["room:audience"])
+        // Every connection but alice's (the moderator's): the five listeners still joined and the sixth.
+        #expect(rooms.service.metrics.audienceUpdatesDelivered.load() == 6)
         let sixthID = try #require(reply.body?["member_id"]?.stringValue)
         let stored = try rooms.storedEvents(room)
         #expect(audience.first?.body == [
@@ -141,6 +144,7 @@ import Testing
         #expect(back.first?.body?["left"]?.arrayValue?.count == 2)
         #expect(back.last?.body?["mode"] == "full")
         #expect(back.last?.body?["count"] == 4)
+        #expect(rooms.service.metrics.roomsSummaryPresence.load() == 0)
         rooms.request(.leave(cid: room), from: fifth)
         #expect(rooms.messages(second).map(\.type) == ["member:left"], "full again: every leave to everyone")
     }
