@@ -38,9 +38,9 @@ final class AudienceClient {
         self.role = role
         self.scenario = scenario
     }
-
-    var hasSocket: Bool { pending != nil || connection != nil }
 }
+
+extension AudienceClient: ClientSocket {}
 
 extension AudienceClient: OutboundConnectionHandler {
     func connectionDidConnect(_ connection: Connection) {

@@ -10,51 +10,19 @@ extension AudienceScenario {
             if inSteadyWindow(client) { client.steadyBytes += bytes.count }
         }
         if client.state == .handshaking {
-            client.head.append(contentsOf: bytes)
-            guard let end = HTTPBytes.headEnd(client.head) else {
-                if client.head.count > 16384 { fail(client, "handshake: head too large") }
-                return
+            switch client.readUpgradeResponse(bytes) {
+            case .waiting: return
+            case .failed(let reason): return fail(client, reason)
+            case .upgraded: client.state = .awaitingSession
             }
-            let headText = String(decoding: client.head[0..<end], as: UTF8.self)
-            guard HTTPBytes.status(headText) == 101 else {
-                fail(client, "handshake: status \(HTTPBytes.status(headText).map(String.init) ?? "?")")
-                return
-            }
-            let rest = Array(client.head[(end + 4)...])
-            client.head = []
-            client.state = .awaitingSession
-            if !rest.isEmpty {
-                client.decoder.append(rest)
-                drain(client)
-            }
-            return
+        } else {
+            client.decoder.append(bytes)
         }
-        client.decoder.append(bytes)
-        drain(client)
-    }
-
-    /// Whether what `client` receives now counts toward the steady window's rate.
-    private func inSteadyWindow(_ client: AudienceClient, now: Int64 = Clock.now()) -> Bool {
-        client.summarySince > 0 && client.summarySince <= steadyWindow.lowerBound && steadyWindow.contains(now)
-    }
-
-    private func drain(_ client: AudienceClient) {
-        while client.connection != nil {
-            let message: WebSocketMessage?
-            do {
-                message = try client.decoder.next()
-            } catch {
-                fail(client, "websocket: \(error.reason)")
-                return
-            }
-            guard let message else { return }
+        while let message = client.nextMessage(random: &random, pingsAnswered: &pingsAnswered) {
             switch message {
             case .text(let text): handle(client, text)
             case .binary: error("binary message")
-            case .ping(let payload):
-                pingsAnswered += 1
-                client.connection?.write(WebSocketFrameEncoder.frame(.pong, payload: payload, mask: random.mask()))
-            case .pong: break
+            case .failed(let reason): return fail(client, reason)
             case .close(let code, let reason):
                 if client.state == .closing {
                     closedCleanly += 1
@@ -66,6 +34,11 @@ extension AudienceScenario {
                 return
             }
         }
+    }
+
+    /// Whether what `client` receives now counts toward the steady window's rate.
+    private func inSteadyWindow(_ client: AudienceClient, now: Int64 = Clock.now()) -> Bool {
+        client.summarySince > 0 && client.summarySince <= steadyWindow.lowerBound && steadyWindow.contains(now)
     }
 
     private func handle(_ client: AudienceClient, _ text: String) {

@@ -151,12 +151,7 @@ final class AudienceScenario: @unchecked Sendable {  // confined to `loop`'s thr
 
     func connected(_ client: AudienceClient) {
         client.state = .handshaking
-        var key: [UInt8] = []
-        for _ in 0..<16 { key.append(UInt8(truncatingIfNeeded: random.next())) }
-        let request = "GET /ws?token=\(client.token) HTTP/1.1\r\nHost: \(options.host):\(options.port)\r\n"
-            + "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: \(Base64.encode(key))\r\n"
-            + "Sec-WebSocket-Version: 13\r\n\r\n"
-        client.connection?.write(Array(request.utf8))
+        client.writeUpgradeRequest(token: client.token, host: options.host, port: options.port, random: &random)
     }
 
     func connectFailed(_ client: AudienceClient, _ failure: SystemError) {
@@ -183,16 +178,7 @@ final class AudienceScenario: @unchecked Sendable {  // confined to `loop`'s thr
     }
 
     func closeSocket(_ client: AudienceClient) {
-        if let pending = client.pending {
-            client.pending = nil
-            pending.cancel()
-        } else if let connection = client.connection {
-            client.connection = nil
-            connection.close()
-        } else {
-            return
-        }
-        openSockets -= 1
+        if client.releaseSocket() { openSockets -= 1 }
     }
 
     func fail(_ client: AudienceClient, _ kind: String) {

@@ -37,8 +37,9 @@ final class BenchClient {
         node = assignment.node
     }
 
-    var hasSocket: Bool { pending != nil || connection != nil }
 }
+
+extension BenchClient: ClientSocket {}
 
 extension BenchClient: OutboundConnectionHandler {
     func connectionDidConnect(_ connection: Connection) {

@@ -5,13 +5,8 @@ import ParlorLoop
 extension Worker {
     func connected(_ client: BenchClient) {
         client.state = .handshaking
-        var key: [UInt8] = []
-        for _ in 0..<16 { key.append(UInt8(truncatingIfNeeded: random.next())) }
         let endpoint = settings.endpoints[client.node]
-        let request = "GET /ws?token=\(client.token) HTTP/1.1\r\nHost: \(endpoint.host):\(endpoint.port)\r\n"
-            + "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: \(Base64.encode(key))\r\n"
-            + "Sec-WebSocket-Version: 13\r\n\r\n"
-        client.connection?.write(Array(request.utf8))
+        client.writeUpgradeRequest(token: client.token, host: endpoint.host, port: endpoint.port, random: &random)
     }
 
     func reachedEnd(_ client: BenchClient) {
@@ -26,46 +21,19 @@ extension Worker {
 
     func received(_ client: BenchClient, _ bytes: UnsafeRawBufferPointer) {
         if client.state == .handshaking {
-            client.head.append(contentsOf: bytes)
-            guard let end = HTTPBytes.headEnd(client.head) else {
-                if client.head.count > 16384 { fail(client, "handshake: head too large") }
-                return
+            switch client.readUpgradeResponse(bytes) {
+            case .waiting: return
+            case .failed(let reason): return fail(client, reason)
+            case .upgraded: client.state = .awaitingSession
             }
-            let headText = String(decoding: client.head[0..<end], as: UTF8.self)
-            guard HTTPBytes.status(headText) == 101 else {
-                fail(client, "handshake: status \(HTTPBytes.status(headText).map(String.init) ?? "?")")
-                return
-            }
-            let rest = Array(client.head[(end + 4)...])
-            client.head = []
-            client.state = .awaitingSession
-            if !rest.isEmpty {
-                client.decoder.append(rest)
-                drainMessages(client)
-            }
-            return
+        } else {
+            client.decoder.append(bytes)
         }
-        client.decoder.append(bytes)
-        drainMessages(client)
-    }
-
-    private func drainMessages(_ client: BenchClient) {
-        while client.connection != nil {
-            let message: WebSocketMessage?
-            do {
-                message = try client.decoder.next()
-            } catch {
-                fail(client, "websocket: \(error.reason)")
-                return
-            }
-            guard let message else { return }
+        while let message = client.nextMessage(random: &random, pingsAnswered: &stats.pingsAnswered) {
             switch message {
             case .text(let text): handleText(client, text)
             case .binary: stats.error("binary message")
-            case .ping(let payload):
-                stats.pingsAnswered += 1
-                client.connection?.write(WebSocketFrameEncoder.frame(.pong, payload: payload, mask: random.mask()))
-            case .pong: break
+            case .failed(let reason): return fail(client, reason)
             case .close(let code, let reason):
                 if client.state == .closing {
                     stats.closedCleanly += 1

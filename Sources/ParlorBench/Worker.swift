@@ -103,16 +103,7 @@ final class Worker: @unchecked Sendable {  // mutable state is confined to `loop
 
     /// Cancels the connect or closes the connection; its handler then hears nothing more of it.
     func closeSocket(_ client: BenchClient) {
-        if let pending = client.pending {
-            client.pending = nil
-            pending.cancel()
-        } else if let connection = client.connection {
-            client.connection = nil
-            connection.close()
-        } else {
-            return
-        }
-        socketGone()
+        if client.releaseSocket() { socketGone() }
     }
 
     private func socketGone() {
