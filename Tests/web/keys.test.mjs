@@ -1,0 +1,193 @@
+// Key agreement: pairwise wrapping of sender keys, the e2ee:key message shape, and the KeyRing's rotation.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { toBase64, fromBase64 } from '../../Sources/ParlorApp/Web/e2ee-bytes.js';
+import {
+  generateEphemeral, generateSenderKey, pairSecret, wrapSenderKey, unwrapSenderKey, keyCheck, parseKeyMessage,
+  MAX_KEYS_PER_MESSAGE, MAX_KEY_MESSAGE_BYTES, WRAPPED_BYTES,
+} from '../../Sources/ParlorApp/Web/e2ee-wrap.js';
+import { FrameEncryptor, FrameDecryptor } from '../../Sources/ParlorApp/Web/e2ee-frames.js';
+import { ROOM, memberId, makeMember, relay, joinAll } from './support.mjs';
+
+async function pair() {
+  const a = await generateEphemeral();
+  const b = await generateEphemeral();
+  const c = await generateEphemeral();
+  const key = await generateSenderKey();
+  const names = { roomId: ROOM, fromId: memberId(1), toId: memberId(2), keyId: 7, fromPublicRaw: a.publicRaw, toPublicRaw: b.publicRaw };
+  const wrapped = fromBase64(await wrapSenderKey({ secret: await pairSecret(a.privateKey, b.publicRaw), raw: key.raw, ...names }));
+  return { a, b, c, key, names, wrapped, secretB: await pairSecret(b.privateKey, a.publicRaw) };
+}
+
+test('a wrapped sender key unwraps to the same key for its recipient', async () => {
+  const { key, names, wrapped, secretB } = await pair();
+  assert.equal(wrapped.length, WRAPPED_BYTES);
+  const unwrapped = await unwrapSenderKey({ secret: secretB, wrapped, ...names });
+  assert.ok(unwrapped, 'the recipient unwraps it');
+  assert.equal(unwrapped.extractable, false);
+  assert.equal(await keyCheck(unwrapped), await keyCheck(key.base));
+});
+
+test('unwrapping refuses another recipient, room, sender, key id, public key, or tampered bytes', async () => {
+  const { a, b, c, names, wrapped, secretB } = await pair();
+  const secretC = await pairSecret(c.privateKey, a.publicRaw);
+  // Another member (its own ECDH secret with the sender), even claiming to be the recipient.
+  assert.equal(await unwrapSenderKey({ secret: secretC, wrapped, ...names }), null);
+  assert.equal(await unwrapSenderKey({ secret: secretC, wrapped, ...names, toPublicRaw: c.publicRaw }), null);
+  // The right secret, but any name changed.
+  for (const change of [{ roomId: 'RM-ffffffffffffffffffffffffffffffff' }, { toId: memberId(3) }, { fromId: memberId(3) },
+    { keyId: 8 }, { fromPublicRaw: c.publicRaw }, { toPublicRaw: a.publicRaw }]) {
+    assert.equal(await unwrapSenderKey({ secret: secretB, wrapped, ...names, ...change }), null, JSON.stringify(Object.keys(change)));
+  }
+  // Every byte flipped in turn.
+  for (let i = 0; i < wrapped.length; i += 1) {
+    const tampered = Uint8Array.from(wrapped);
+    tampered[i] ^= 0x01;
+    assert.equal(await unwrapSenderKey({ secret: secretB, wrapped: tampered, ...names }), null, `byte ${i}`);
+  }
+  assert.equal(await unwrapSenderKey({ secret: secretB, wrapped: wrapped.subarray(1), ...names }), null);
+  // The untouched original still opens: the refusals above were about the changes.
+  assert.ok(await unwrapSenderKey({ secret: secretB, wrapped, ...names }));
+  assert.equal(await pairSecret(b.privateKey, new Uint8Array(65)), null, 'not a curve point');
+});
+
+test('e2ee:key bodies are checked for shape before anything is computed', async () => {
+  const member = await makeMember(1);
+  const other = await makeMember(2);
+  await relay([member, other], member, await member.ring.announce());
+  const [body] = await member.ring.messagesFor();
+  assert.ok(parseKeyMessage(body), 'the real message parses');
+  const broken = [
+    null, 'text', { ...body, v: 2 }, { ...body, public_key: 'not base64!' }, { ...body, public_key: toBase64(new Uint8Array(64)) },
+    { ...body, identity_key: undefined }, { ...body, signature: toBase64(new Uint8Array(63)) }, { ...body, keys: 'x' },
+    { ...body, keys: [{ ...body.keys[0], key_id: 256 }] }, { ...body, keys: [{ ...body.keys[0], key_id: 1.5 }] },
+    { ...body, keys: [{ ...body.keys[0], to: 'MEM-"quoted"' }] }, { ...body, keys: [{ ...body.keys[0], wrapped: toBase64(new Uint8Array(45)) }] },
+    { ...body, keys: Array.from({ length: MAX_KEYS_PER_MESSAGE + 1 }, () => body.keys[0]) },
+  ];
+  for (const bad of broken) assert.equal(parseKeyMessage(bad), null, JSON.stringify(bad)?.slice(0, 80));
+  for (const bad of broken) assert.deepEqual(await other.ring.receive(member.id, bad), { ok: false, reason: 'malformed' });
+});
+
+test('a large room is split into messages of at most MAX_KEYS_PER_MESSAGE keys, each within the size bound', async () => {
+  const sender = await makeMember(1);
+  const others = [];
+  for (let n = 2; n <= MAX_KEYS_PER_MESSAGE * 2 + 2; n += 1) others.push(await makeMember(n));
+  for (const other of others) await sender.ring.receive(other.id, (await other.ring.announce())[0]);
+  const messages = await sender.ring.messagesFor();
+  assert.deepEqual(messages.map((message) => message.keys.length), [MAX_KEYS_PER_MESSAGE, MAX_KEYS_PER_MESSAGE, 1]);
+  for (const message of messages) assert.ok(JSON.stringify(message).length <= MAX_KEY_MESSAGE_BYTES, `${JSON.stringify(message).length} bytes`);
+  const recipients = messages.flatMap((message) => message.keys.map((entry) => entry.to));
+  assert.deepEqual(new Set(recipients), new Set(others.map((other) => other.id)));
+  // The last member finds its key in the third message only, and takes it.
+  const last = others[others.length - 1];
+  const results = [];
+  for (const message of messages) results.push(await last.ring.receive(sender.id, message));
+  assert.deepEqual(results.map((result) => result.installed?.keyId ?? null), [null, null, 0]);
+});
+
+test('members who join one after another all end up with each other\'s current keys', async () => {
+  const room = await joinAll(3);
+  for (const member of room) {
+    for (const other of room) {
+      if (other === member) continue;
+      const held = member.ring.currentKeyOf(other.id);
+      assert.ok(held, `${member.id} holds ${other.id}'s key`);
+      assert.equal(await keyCheck(held.baseKey), await keyCheck(other.ring.currentKey().baseKey));
+    }
+  }
+  // A late joiner gets the current keys, not a rotation: the others' key ids stay 0.
+  const late = await makeMember(4);
+  room.push(late);
+  await relay(room, late, await late.ring.announce());
+  for (const other of room.slice(0, 3)) {
+    assert.equal(late.ring.currentKeyOf(other.id)?.id, 0);
+    assert.equal(other.ring.currentKey().id, 0);
+    assert.ok(other.ring.currentKeyOf(late.id), `${other.id} holds the late joiner's key`);
+  }
+});
+
+test('a signature for another member, room or key is refused, and so is a changed identity', async () => {
+  const [a, b] = await joinAll(2);
+  const [body] = await a.ring.messagesFor();
+  const intruder = await makeMember(9);
+  // The envelope's `from` says another member: the signature names a.
+  assert.deepEqual(await b.ring.receive(intruder.id, body), { ok: false, reason: 'bad-signature' });
+  // Another ephemeral key under a's signature.
+  const [intruderBody] = await intruder.ring.messagesFor();
+  assert.deepEqual(await b.ring.receive(a.id, { ...body, public_key: intruderBody.public_key }), { ok: false, reason: 'bad-signature' });
+  // A message from another room's session of the same identity.
+  const elsewhere = await makeMember(1, 'RM-ffffffffffffffffffffffffffffffff');
+  const [elsewhereBody] = await elsewhere.ring.messagesFor();
+  assert.deepEqual(await b.ring.receive(a.id, elsewhereBody), { ok: false, reason: 'bad-signature' });
+  // a's member id signed by another identity (the intruder signs its own claim): a changed identity mid-session.
+  const { signEphemeral } = await import('../../Sources/ParlorApp/Web/e2ee-identity.js');
+  const claim = {
+    ...intruderBody,
+    signature: await signEphemeral(intruder.identity, { roomId: intruder.ring.roomId, memberId: a.id, ephemeralPublicRaw: intruder.ring.ephemeral.publicRaw }),
+  };
+  assert.deepEqual(await b.ring.receive(a.id, claim), { ok: false, reason: 'identity-changed' });
+  // None of it replaced what b holds of a.
+  assert.equal(b.ring.identityKeyOf(a.id), a.identity.publicBase64);
+  assert.equal(await keyCheck(b.ring.currentKeyOf(a.id).baseKey), await keyCheck(a.ring.currentKey().baseKey));
+});
+
+test('the same message delivered again installs nothing and gets no reply', async () => {
+  const [a, b] = await joinAll(2);
+  const [body] = await a.ring.messagesFor();
+  const again = await b.ring.receive(a.id, body);
+  assert.equal(again.ok, true);
+  assert.equal(again.installed, null);
+  assert.deepEqual(again.replies, []);
+});
+
+test('on a leave the others rotate; the leaver cannot unwrap the new key; frames in flight decrypt for a bound', async () => {
+  const room = await joinAll(3);
+  const [a, b, x] = room;
+  const oldKey = a.ring.currentKey();
+  let clock = 0;
+  const decryptor = new FrameDecryptor({ now: () => clock, previousKeyGraceMs: 2000 });
+  await decryptor.setKey(oldKey.id, b.ring.currentKeyOf(a.id).baseKey);
+  const encryptor = new FrameEncryptor();
+  await encryptor.setKey(oldKey.id, oldKey.baseKey);
+  const inFlight = await encryptor.encrypt(new Uint8Array([1, 2, 3]).buffer);
+  const lateInFlight = await encryptor.encrypt(new Uint8Array([4, 5, 6]).buffer);
+
+  // x leaves: a and b each rotate and send their new key to the rest.
+  const rotation = await a.ring.removeMember(x.id);
+  assert.equal(rotation.keyId, 1);
+  assert.deepEqual(rotation.messages.flatMap((message) => message.keys.map((entry) => entry.to)), [b.id]);
+  await encryptor.setKey(rotation.keyId, rotation.baseKey);
+  const afterLeave = await encryptor.encrypt(new Uint8Array([7, 8, 9]).buffer);
+
+  // Even if the server still hands x the rotation, x learns nothing.
+  const xResult = await x.ring.receive(a.id, rotation.messages[0]);
+  assert.equal(xResult.ok, true);
+  assert.equal(xResult.installed, null, 'there is no entry for x');
+  assert.equal(x.ring.keyOf(a.id, rotation.keyId), null);
+  // Nor by taking b's entry as its own.
+  const stolen = { ...rotation.messages[0], keys: rotation.messages[0].keys.map((entry) => ({ ...entry, to: x.id })) };
+  const stolenResult = await x.ring.receive(a.id, stolen);
+  assert.equal(stolenResult.installed, null);
+  assert.equal(stolenResult.unreadable, 1);
+  // x's decryptor of a (holding only the old key) cannot read a frame sent after the leave.
+  const xDecryptor = new FrameDecryptor();
+  await xDecryptor.setKey(oldKey.id, x.ring.keyOf(a.id, oldKey.id));
+  assert.equal(await xDecryptor.decrypt(afterLeave.slice(0)), null);
+
+  // b takes the new key; a frame from before the leave still decrypts within the bound, not after it.
+  const bResult = await b.ring.receive(a.id, rotation.messages[0]);
+  assert.deepEqual([bResult.installed?.memberId, bResult.installed?.keyId], [a.id, 1]);
+  await decryptor.setKey(1, bResult.installed.baseKey);
+  assert.deepEqual(new Uint8Array(await decryptor.decrypt(afterLeave.slice(0))), new Uint8Array([7, 8, 9]));
+  clock = 1999;
+  assert.deepEqual(new Uint8Array(await decryptor.decrypt(inFlight.slice(0))), new Uint8Array([1, 2, 3]));
+  clock = 2001;
+  assert.equal(await decryptor.decrypt(lateInFlight.slice(0)), null, 'the old key is gone after the bound');
+
+  // Messages from x after it left are refused; the departed member gets nothing wrapped.
+  assert.deepEqual(await a.ring.receive(x.id, (await x.ring.messagesFor())[0]), { ok: false, reason: 'departed' });
+  assert.equal((await a.ring.messagesFor()).flatMap((message) => message.keys).some((entry) => entry.to === x.id), false);
+  // A member who never held our key causes no rotation.
+  assert.equal(await a.ring.removeMember(memberId(42)), null);
+  assert.equal(a.ring.currentKey().id, 1);
+});
