@@ -3,9 +3,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { toBase64, fromBase64 } from '../../Sources/ParlorApp/Web/e2ee-bytes.js';
 import {
-  generateEphemeral, generateSenderKey, pairSecret, wrapSenderKey, unwrapSenderKey, keyCheck, parseKeyMessage,
-  MAX_KEYS_PER_MESSAGE, MAX_KEY_MESSAGE_BYTES, WRAPPED_BYTES,
+  generateEphemeral, pairSecret, wrapSenderKey, unwrapSenderKey, parseKeyMessage, MAX_KEYS_PER_MESSAGE,
+  MAX_KEY_MESSAGE_BYTES, WRAPPED_BYTES,
 } from '../../Sources/ParlorApp/Web/e2ee-wrap.js';
+import { generateSenderKey, keyCheck, MAX_RATCHET_STEPS } from '../../Sources/ParlorApp/Web/e2ee-senderkey.js';
 import { FrameEncryptor, FrameDecryptor } from '../../Sources/ParlorApp/Web/e2ee-frames.js';
 import { ROOM, memberId, makeMember, relay, joinAll } from './support.mjs';
 
@@ -82,28 +83,57 @@ test('a large room is split into messages of at most MAX_KEYS_PER_MESSAGE keys, 
   const last = others[others.length - 1];
   const results = [];
   for (const message of messages) results.push(await last.ring.receive(sender.id, message));
-  assert.deepEqual(results.map((result) => result.installed?.keyId ?? null), [null, null, 0]);
+  // (The sender ratcheted or renewed its key for each of the 129 newcomers: its current id is past 128.)
+  assert.deepEqual(results.map((result) => result.installed?.keyId ?? null), [null, null, sender.ring.currentKey().id]);
+  assert.ok(sender.ring.currentKey().id > 128);
 });
 
-test('members who join one after another all end up with each other\'s current keys', async () => {
+async function holdsCurrentKey(member, other) {
+  const { id, baseKey } = other.ring.currentKey();
+  const held = await member.ring.keyOf(other.id, id);
+  return held !== null && (await keyCheck(held)) === (await keyCheck(baseKey));
+}
+
+test('members who join one after another all hold each other\'s current keys', async () => {
   const room = await joinAll(3);
   for (const member of room) {
     for (const other of room) {
-      if (other === member) continue;
-      const held = member.ring.currentKeyOf(other.id);
-      assert.ok(held, `${member.id} holds ${other.id}'s key`);
-      assert.equal(await keyCheck(held.baseKey), await keyCheck(other.ring.currentKey().baseKey));
+      if (other !== member) assert.ok(await holdsCurrentKey(member, other), `${member.id} holds ${other.id}'s key`);
     }
   }
-  // A late joiner gets the current keys, not a rotation: the others' key ids stay 0.
-  const late = await makeMember(4);
-  room.push(late);
-  await relay(room, late, await late.ring.announce());
-  for (const other of room.slice(0, 3)) {
-    assert.equal(late.ring.currentKeyOf(other.id)?.id, 0);
-    assert.equal(other.ring.currentKey().id, 0);
-    assert.ok(other.ring.currentKeyOf(late.id), `${other.id} holds the late joiner's key`);
+  // The first member ratcheted once for each newcomer, without sending the others anything.
+  assert.equal(room[0].ring.currentKey().id, 2);
+  assert.equal(room[2].ring.currentKey().id, 0);
+});
+
+test('a late joiner gets the current keys but cannot go back to the keys before it joined', async () => {
+  const room = await joinAll(3);
+  const before = room.map((member) => member.ring.currentKey());
+  const [late] = await joinAll(1, undefined, room).then((all) => all.slice(3));
+  for (const [index, other] of room.slice(0, 3).entries()) {
+    assert.equal(other.ring.currentKey().id, (before[index].id + 1) & 0xff, 'one ratchet');
+    assert.ok(await holdsCurrentKey(late, other), 'the late joiner holds the new key');
+    assert.equal(await late.ring.keyOf(other.id, before[index].id), null, 'but not the one before');
+    for (const member of room.slice(0, 3)) {
+      if (member !== other) assert.ok(await holdsCurrentKey(member, other), 'the others follow the ratchet by themselves');
+    }
+    assert.ok(await holdsCurrentKey(other, late));
   }
+});
+
+test('after MAX_RATCHET_STEPS - 1 ratchets the next newcomer brings a fresh key for everyone', async () => {
+  const [a, b] = await joinAll(2);
+  a.ring.own.ratchets = MAX_RATCHET_STEPS - 1;  // as after that many joins
+  const keyBefore = a.ring.currentKey();
+  const room = await joinAll(1, undefined, [a, b]);
+  const late = room[2];
+  const { id, baseKey } = a.ring.currentKey();
+  assert.equal(id, (keyBefore.id + 1) & 0xff);
+  assert.equal(a.ring.own.ratchets, 0);
+  // b could not have ratcheted to it: it received it wrapped.
+  assert.equal(b.ring.currentKeyOf(a.id).id, id);
+  assert.equal(await keyCheck(b.ring.currentKeyOf(a.id).baseKey), await keyCheck(baseKey));
+  assert.ok(await holdsCurrentKey(late, a));
 });
 
 test('a signature for another member, room or key is refused, and so is a changed identity', async () => {
@@ -128,7 +158,7 @@ test('a signature for another member, room or key is refused, and so is a change
   assert.deepEqual(await b.ring.receive(a.id, claim), { ok: false, reason: 'identity-changed' });
   // None of it replaced what b holds of a.
   assert.equal(b.ring.identityKeyOf(a.id), a.identity.publicBase64);
-  assert.equal(await keyCheck(b.ring.currentKeyOf(a.id).baseKey), await keyCheck(a.ring.currentKey().baseKey));
+  assert.ok(await holdsCurrentKey(b, a));
 });
 
 test('the same message delivered again installs nothing and gets no reply', async () => {
@@ -146,7 +176,7 @@ test('on a leave the others rotate; the leaver cannot unwrap the new key; frames
   const oldKey = a.ring.currentKey();
   let clock = 0;
   const decryptor = new FrameDecryptor({ now: () => clock, previousKeyGraceMs: 2000 });
-  await decryptor.setKey(oldKey.id, b.ring.currentKeyOf(a.id).baseKey);
+  await decryptor.setKey(oldKey.id, await b.ring.keyOf(a.id, oldKey.id));
   const encryptor = new FrameEncryptor();
   await encryptor.setKey(oldKey.id, oldKey.baseKey);
   const inFlight = await encryptor.encrypt(new Uint8Array([1, 2, 3]).buffer);
@@ -154,7 +184,7 @@ test('on a leave the others rotate; the leaver cannot unwrap the new key; frames
 
   // x leaves: a and b each rotate and send their new key to the rest.
   const rotation = await a.ring.removeMember(x.id);
-  assert.equal(rotation.keyId, 1);
+  assert.equal(rotation.keyId, oldKey.id + 1);
   assert.deepEqual(rotation.messages.flatMap((message) => message.keys.map((entry) => entry.to)), [b.id]);
   await encryptor.setKey(rotation.keyId, rotation.baseKey);
   const afterLeave = await encryptor.encrypt(new Uint8Array([7, 8, 9]).buffer);
@@ -163,7 +193,9 @@ test('on a leave the others rotate; the leaver cannot unwrap the new key; frames
   const xResult = await x.ring.receive(a.id, rotation.messages[0]);
   assert.equal(xResult.ok, true);
   assert.equal(xResult.installed, null, 'there is no entry for x');
-  assert.equal(x.ring.keyOf(a.id, rotation.keyId), null);
+  // Ratcheting what it holds gives x a key under the new id, but not the new key: a rotation is fresh, not a ratchet.
+  const guess = await x.ring.keyOf(a.id, rotation.keyId);
+  assert.notEqual(await keyCheck(guess), await keyCheck(rotation.baseKey));
   // Nor by taking b's entry as its own.
   const stolen = { ...rotation.messages[0], keys: rotation.messages[0].keys.map((entry) => ({ ...entry, to: x.id })) };
   const stolenResult = await x.ring.receive(a.id, stolen);
@@ -171,13 +203,13 @@ test('on a leave the others rotate; the leaver cannot unwrap the new key; frames
   assert.equal(stolenResult.unreadable, 1);
   // x's decryptor of a (holding only the old key) cannot read a frame sent after the leave.
   const xDecryptor = new FrameDecryptor();
-  await xDecryptor.setKey(oldKey.id, x.ring.keyOf(a.id, oldKey.id));
+  await xDecryptor.setKey(oldKey.id, await x.ring.keyOf(a.id, oldKey.id));
   assert.equal(await xDecryptor.decrypt(afterLeave.slice(0)), null);
 
   // b takes the new key; a frame from before the leave still decrypts within the bound, not after it.
   const bResult = await b.ring.receive(a.id, rotation.messages[0]);
-  assert.deepEqual([bResult.installed?.memberId, bResult.installed?.keyId], [a.id, 1]);
-  await decryptor.setKey(1, bResult.installed.baseKey);
+  assert.deepEqual([bResult.installed?.memberId, bResult.installed?.keyId], [a.id, rotation.keyId]);
+  await decryptor.setKey(rotation.keyId, bResult.installed.baseKey);
   assert.deepEqual(new Uint8Array(await decryptor.decrypt(afterLeave.slice(0))), new Uint8Array([7, 8, 9]));
   clock = 1999;
   assert.deepEqual(new Uint8Array(await decryptor.decrypt(inFlight.slice(0))), new Uint8Array([1, 2, 3]));
@@ -189,5 +221,5 @@ test('on a leave the others rotate; the leaver cannot unwrap the new key; frames
   assert.equal((await a.ring.messagesFor()).flatMap((message) => message.keys).some((entry) => entry.to === x.id), false);
   // A member who never held our key causes no rotation.
   assert.equal(await a.ring.removeMember(memberId(42)), null);
-  assert.equal(a.ring.currentKey().id, 1);
+  assert.equal(a.ring.currentKey().id, rotation.keyId);
 });

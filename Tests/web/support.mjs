@@ -9,11 +9,12 @@ export function memberId(n) {
   return `MEM-${String(n).padStart(32, '0')}`;
 }
 
-export async function makeMember(n, roomId = ROOM) {
+/** Member n; `members`: the member ids already in the room when it joins. */
+export async function makeMember(n, roomId = ROOM, members = []) {
   const store = new MemoryStore();
   const identity = await loadOrCreateIdentity(store, `user-${n}`);
   const id = memberId(n);
-  return { id, store, identity, ring: await KeyRing.create({ roomId, memberId: id, identity }) };
+  return { id, store, identity, ring: await KeyRing.create({ roomId, memberId: id, identity, members }) };
 }
 
 /**
@@ -36,10 +37,9 @@ export async function relay(room, from, bodies) {
 }
 
 /** A room of `count` members who joined one after another, each announcing itself as it joins. */
-export async function joinAll(count, roomId = ROOM) {
-  const room = [];
-  for (let n = 1; n <= count; n += 1) {
-    const member = await makeMember(n, roomId);
+export async function joinAll(count, roomId = ROOM, room = []) {
+  for (let n = 0; n < count; n += 1) {
+    const member = await makeMember(room.length + 1, roomId, room.map((other) => other.id));
     room.push(member);
     await relay(room, member, await member.ring.announce());
   }

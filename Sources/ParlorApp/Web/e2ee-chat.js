@@ -67,7 +67,7 @@ export async function decryptChat(ring, fromMemberId, ciphertext) {
   if (typeof ciphertext !== 'string' || ciphertext.length > MAX_CHAT_CIPHERTEXT_CHARS) return null;
   const bytes = fromBase64(ciphertext);
   if (!bytes || bytes.length < OVERHEAD + PAD_BLOCK || bytes[0] !== CHAT_VERSION) return null;
-  const baseKey = ring.keyOf(fromMemberId, bytes[1]);
+  const baseKey = await ring.keyOf(fromMemberId, bytes[1]);
   if (!baseKey) return null;
   const additionalData = encodeFields(CHAT_AAD_LABEL, ring.roomId, fromMemberId, bytes[1]);
   try {

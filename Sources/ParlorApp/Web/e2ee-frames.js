@@ -17,6 +17,7 @@
 // new encryptor (a new worker, a new connection) for the same key thus cannot reuse an IV, and receivers see the
 // counter only go up, which the replay window needs.
 import { subtle, utf8, concat } from './e2ee-bytes.js';
+import { keyCheck, ratchetForward } from './e2ee-senderkey.js';
 
 export const TAG_BYTES = 16;
 export const COUNTER_BYTES = 8;
@@ -131,38 +132,67 @@ export class ReplayWindow {
 
 /**
  * One sender's frames as a receiver sees them: its current key and the previous one (a rotation in flight, for
- * PREVIOUS_KEY_GRACE_MS after the current one arrived), each with its own replay window.
+ * PREVIOUS_KEY_GRACE_MS after the current one was replaced), each with its own replay window. A frame under a key id
+ * up to MAX_RATCHET_STEPS ahead of the current one is tried with the ratcheted key (the sender ratchets when someone
+ * joins, without a message); when it decrypts, that key becomes current.
  */
 export class FrameDecryptor {
   constructor({ now = () => performance.now(), previousKeyGraceMs = PREVIOUS_KEY_GRACE_MS } = {}) {
     this.now = now;
     this.graceMs = previousKeyGraceMs;
-    this.current = null;   // {id, key, salt, replay}
+    this.current = null;   // {id, base, check, key, salt, replay}
     this.previous = null;  // the same and `until`: the time it stops decrypting
+    this.ahead = new Map();  // key id → entry ratcheted from the current key, made when a frame asked for it
   }
 
-  /** A new key from this sender becomes current; the one it replaces decrypts frames in flight for a while. */
+  async entry(id, base, check = null) {
+    const { key, salt } = await deriveFrameKey(base);
+    return { id, base, check, key, salt, replay: new ReplayWindow() };
+  }
+
+  /**
+   * A sender key that arrived wrapped becomes current; the one it replaces decrypts frames in flight for a while. The
+   * same key again (a repeated message) changes nothing, so its replay window is not reset.
+   */
   async setKey(keyId, baseKey) {
-    const { key, salt } = await deriveFrameKey(baseKey);
+    const check = await keyCheck(baseKey);
+    if (this.current?.id === keyId && this.current.check === check) return;
+    this.promote(await this.entry(keyId, baseKey, check));
+  }
+
+  promote(entry) {
     const replaced = this.current;
-    this.current = { id: keyId, key, salt, replay: new ReplayWindow() };
-    this.previous = replaced && replaced.id !== keyId ? { ...replaced, until: this.now() + this.graceMs } : null;
+    this.current = entry;
+    this.ahead = new Map();
+    this.previous = replaced && replaced.id !== entry.id ? { ...replaced, until: this.now() + this.graceMs } : null;
   }
 
   /** Forgets every key of this sender (it left): nothing of it decrypts any more. */
   clear() {
     this.current = null;
     this.previous = null;
+    this.ahead = new Map();
   }
 
-  keyFor(keyId) {
-    if (this.current?.id === keyId) return this.current;
+  async keyFor(keyId) {
+    const current = this.current;
+    if (current?.id === keyId) return current;
     const previous = this.previous;
     if (previous?.id === keyId) {
       if (this.now() <= previous.until) return previous;
       this.previous = null;
+      return null;
     }
-    return null;
+    if (!current) return null;
+    let entry = this.ahead.get(keyId);
+    if (!entry) {
+      const base = await ratchetForward(current.base, (keyId - current.id) & 0xff);
+      if (!base || this.current !== current) return null;
+      entry = await this.entry(keyId, base);
+      if (this.current !== current) return null;
+      this.ahead.set(keyId, entry);
+    }
+    return entry;
   }
 
   /** The Opus frame (an ArrayBuffer), or null: unknown key id, tampered, replayed or too old, malformed. */
@@ -170,19 +200,21 @@ export class FrameDecryptor {
     if (!(data instanceof ArrayBuffer) || data.byteLength > MAX_FRAME_BYTES + TAG_BYTES + TRAILER_BYTES) return null;
     const header = readTrailer(data);
     if (!header) return null;
-    const entry = this.keyFor(header.keyId);
+    const entry = await this.keyFor(header.keyId);
     if (!entry || !entry.replay.fresh(header.counter)) return null;
     const bytes = new Uint8Array(data);
     const additionalData = bytes.subarray(bytes.length - TRAILER_BYTES);
+    let plain;
     try {
-      const plain = await subtle.decrypt({ name: 'AES-GCM', iv: frameIv(entry.salt, header.counter), additionalData },
+      plain = await subtle.decrypt({ name: 'AES-GCM', iv: frameIv(entry.salt, header.counter), additionalData },
         entry.key, bytes.subarray(0, bytes.length - TRAILER_BYTES));
-      if (!entry.replay.fresh(header.counter)) return null;  // the same frame twice, both awaiting decrypt
-      entry.replay.accept(header.counter);
-      return plain;
     } catch {
       return null;
     }
+    if (!entry.replay.fresh(header.counter)) return null;  // the same frame twice, both awaiting decrypt
+    entry.replay.accept(header.counter);
+    if (this.ahead.get(entry.id) === entry) this.promote(entry);  // the sender has ratcheted: follow it
+    return plain;
   }
 }
 

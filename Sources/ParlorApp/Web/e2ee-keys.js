@@ -1,18 +1,22 @@
 // One member's keys for one room session (docs/e2ee.md, "Key agreement" and "Rotation"): its ephemeral ECDH key
-// pair signed by its identity, its own sender key (rotated whenever someone leaves), and every other member's public
-// keys and sender keys as they arrive in `e2ee:key` messages. The KeyRing only computes: the caller sends the
+// pair signed by its identity, its own sender key (a fresh one whenever someone leaves, ratcheted whenever someone
+// joins), and every other member's public keys and sender keys as they arrive in `e2ee:key` messages. The KeyRing only computes: the caller sends the
 // messages it returns, and hands new sender keys to the frame pipeline (e2ee-pipeline.js).
 import { toBase64, isId } from './e2ee-bytes.js';
 import { signEphemeral, verifyEphemeral } from './e2ee-identity.js';
+import { generateEphemeral, pairSecret, wrapSenderKey, unwrapSenderKey, parseKeyMessage, keyMessages } from './e2ee-wrap.js';
 import {
-  generateEphemeral, generateSenderKey, keyCheck, pairSecret, wrapSenderKey, unwrapSenderKey, parseKeyMessage,
-  keyMessages,
-} from './e2ee-wrap.js';
+  generateSenderKey, ratchetSenderKey, ratchetForward, keyCheck, MAX_RATCHET_STEPS,
+} from './e2ee-senderkey.js';
 
 export class KeyRing {
-  /** A new session's keys: `identity` from loadOrCreateIdentity(); roomId is the room's cid. */
-  static async create({ roomId, memberId, identity }) {
+  /**
+   * A new session's keys: `identity` from loadOrCreateIdentity(); roomId is the room's cid; `members`: the member ids
+   * already in the room when we joined (for them we do not ratchet: they are not newcomers to us).
+   */
+  static async create({ roomId, memberId, identity, members = [] }) {
     const ring = new KeyRing(roomId, memberId, identity);
+    ring.present = new Set(members);
     ring.ephemeral = await generateEphemeral();
     ring.signature = await signEphemeral(identity, { roomId, memberId, ephemeralPublicRaw: ring.ephemeral.publicRaw });
     await ring.makeOwnKey(0);
@@ -23,7 +27,8 @@ export class KeyRing {
     this.roomId = roomId;
     this.memberId = memberId;
     this.identity = identity;
-    this.own = null;             // {id, raw, base}: the current sender key
+    this.own = null;             // {id, raw, base, ratchets}: the current sender key, ratcheted `ratchets` times
+    this.present = new Set();    // members in the room before us
     this.ownKeys = new Map();    // key id → base: our keys of this session, so our own chat stays readable
     this.peers = new Map();      // member id → {publicRaw, identityKey, secret, keys: Map id → {base, check}, currentId}
     this.departed = new Set();   // members who left: nothing of theirs is taken again, nothing is wrapped for them
@@ -32,8 +37,26 @@ export class KeyRing {
   async makeOwnKey(id) {
     if (this.own) this.own.raw.fill(0);  // the replaced key's bytes are not needed to wrap any more
     const { raw, base } = await generateSenderKey();
-    this.own = { id, raw, base };
+    this.own = { id, raw, base, ratchets: 0 };
     this.ownKeys.set(id, base);
+  }
+
+  /**
+   * Someone joined after us: what we say from now on must not open what we said before. Ratchet (the others follow
+   * without a message), or after MAX_RATCHET_STEPS - 1 ratchets a fresh key for everyone, so no receiver ever has to
+   * derive further than MAX_RATCHET_STEPS. Returns whether the key was fresh (then it goes to every member).
+   */
+  async advanceForNewcomer() {
+    const { id, base, ratchets } = this.own;
+    if (ratchets >= MAX_RATCHET_STEPS - 1) {
+      await this.makeOwnKey((id + 1) & 0xff);
+      return true;
+    }
+    const next = await ratchetSenderKey(base);
+    this.own.raw.fill(0);
+    this.own = { id: (id + 1) & 0xff, raw: next.raw, base: next.base, ratchets: ratchets + 1 };
+    this.ownKeys.set(this.own.id, next.base);
+    return false;
   }
 
   header() {
@@ -68,9 +91,12 @@ export class KeyRing {
   /**
    * A relayed `e2ee:key` from member `fromId` (the envelope's `from`). Never throws on what a peer sent:
    *   {ok: false, reason}  — malformed, own, departed, bad-signature, identity-changed, bad-key
-   *   {ok: true, identityKey, newPeer, installed: {memberId, keyId, baseKey} | null, unreadable, replies: [bodies]}
-   * `installed` is a sender key of theirs we did not have (hand it to the frame pipeline); `replies` carry our key to
-   * a member new to us, or one that started a new key agreement; `unreadable` counts entries for us that failed.
+   *   {ok: true, identityKey, newPeer, installed: {memberId, keyId, baseKey} | null, ownKey: {keyId, baseKey} | null,
+   *    unreadable, replies: [bodies]}
+   * `installed` is a sender key of theirs we did not have (hand it to the frame pipeline); `ownKey` is our own new
+   * key when a newcomer made us move on (hand it to the encryptor); `replies` carry our key to a member new to us,
+   * or one that started a new key agreement (or to everyone after a fresh key); `unreadable` counts entries for us
+   * that failed.
    */
   async receive(fromId, body) {
     if (!isId(fromId)) return { ok: false, reason: 'malformed' };
@@ -83,6 +109,7 @@ export class KeyRing {
     if (!signed) return { ok: false, reason: 'bad-signature' };
 
     let peer = this.peers.get(fromId);
+    const firstContact = !peer;
     if (peer && peer.identityKey !== message.identityKey) return { ok: false, reason: 'identity-changed' };
     const newPeer = !peer || toBase64(peer.publicRaw) !== toBase64(message.publicRaw);
     if (newPeer) {
@@ -110,8 +137,17 @@ export class KeyRing {
       peer.currentId = entry.keyId;
       installed = { memberId: fromId, keyId: entry.keyId, baseKey };
     }
-    const replies = newPeer ? await this.messagesFor([fromId]) : [];
-    return { ok: true, identityKey: message.identityKey, newPeer, installed, unreadable, replies };
+    let ownKey = null;
+    let replies = [];
+    if (firstContact && !this.present.has(fromId)) {
+      this.present.add(fromId);  // one advance per newcomer, however many messages it sends
+      const fresh = await this.advanceForNewcomer();
+      ownKey = { keyId: this.own.id, baseKey: this.own.base };
+      replies = fresh ? await this.messagesFor() : await this.messagesFor([fromId]);
+    } else if (newPeer) {
+      replies = await this.messagesFor([fromId]);
+    }
+    return { ok: true, identityKey: message.identityKey, newPeer, installed, ownKey, unreadable, replies };
   }
 
   /**
@@ -133,10 +169,20 @@ export class KeyRing {
     return { id: this.own.id, baseKey: this.own.base };
   }
 
-  /** A member's sender key by id (ours for our own member id), or null: a key we never held. */
-  keyOf(memberId, keyId) {
+  /**
+   * A member's sender key by id (ours for our own member id), or null: a key we never held and cannot ratchet to
+   * from one we held (at most MAX_RATCHET_STEPS back).
+   */
+  async keyOf(memberId, keyId) {
     if (memberId === this.memberId) return this.ownKeys.get(keyId) || null;
-    return this.peers.get(memberId)?.keys.get(keyId)?.base || null;
+    const keys = this.peers.get(memberId)?.keys;
+    if (!keys || !Number.isInteger(keyId)) return null;
+    if (keys.has(keyId)) return keys.get(keyId).base;
+    for (let steps = 1; steps <= MAX_RATCHET_STEPS; steps += 1) {
+      const from = keys.get((keyId - steps) & 0xff);
+      if (from) return ratchetForward(from.base, steps);
+    }
+    return null;
   }
 
   /** A member's current sender key {id, baseKey}, or null. */

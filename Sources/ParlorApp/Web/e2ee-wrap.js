@@ -5,43 +5,22 @@
 // the room; info: the room, sender and recipient member ids, the key id and both ephemeral public keys) → an AES-GCM
 // key that encrypts the 16-byte sender key under a random IV, with the same info as additional data. A wrapped key
 // therefore opens only for that recipient, from that sender, in that room, as that key id.
-import { subtle, toBase64, fromBase64, utf8, concat, encodeFields, isId } from './e2ee-bytes.js';
+import { subtle, toBase64, fromBase64, concat, encodeFields, isId } from './e2ee-bytes.js';
 import { PUBLIC_KEY_BYTES, SIGNATURE_BYTES } from './e2ee-identity.js';
+import { SENDER_KEY_BYTES } from './e2ee-senderkey.js';
 
-export const SENDER_KEY_BYTES = 16;                      // AES-128 strength for everything derived from it
 export const WRAPPED_BYTES = 12 + SENDER_KEY_BYTES + 16;  // IV | encrypted key | tag
 export const MAX_KEYS_PER_MESSAGE = 64;                  // wrapped keys in one e2ee:key message; more are split
 export const MAX_KEY_MESSAGE_BYTES = 16384;              // a full message (64 keys, 36-character member ids) is ~9 KiB
 export const KEY_MESSAGE_VERSION = 1;
 
 const WRAP_LABEL = 'parlor e2ee v1 key wrap';
-const CHECK_LABEL = 'parlor e2ee v1 key check';
 const ECDH = { name: 'ECDH', namedCurve: 'P-256' };
 
 /** A room session's ephemeral ECDH key pair: {privateKey (non-extractable), publicRaw (65 bytes)}. */
 export async function generateEphemeral() {
   const pair = await subtle.generateKey(ECDH, false, ['deriveBits']);
   return { privateKey: pair.privateKey, publicRaw: new Uint8Array(await subtle.exportKey('raw', pair.publicKey)) };
-}
-
-/** A fresh sender key: its raw bytes (the sender needs them to wrap for members who join later) and HKDF key. */
-export async function generateSenderKey() {
-  const raw = crypto.getRandomValues(new Uint8Array(SENDER_KEY_BYTES));
-  return { raw, base: await importSenderKey(raw) };
-}
-
-export function importSenderKey(raw) {
-  return subtle.importKey('raw', raw, 'HKDF', false, ['deriveKey', 'deriveBits']);
-}
-
-/**
- * A short value that tells two sender keys apart without revealing them (HKDF output under its own label), so a key
- * that arrives again (a relayed message repeated) does not reset replay windows. Never sent.
- */
-export async function keyCheck(base) {
-  const bits = await subtle.deriveBits({ name: 'HKDF', hash: 'SHA-256', salt: new Uint8Array(0), info: utf8(CHECK_LABEL) },
-    base, 128);
-  return toBase64(bits);
 }
 
 /** The ECDH secret with one member as an HKDF key, or null when its public key is not a P-256 point. */
