@@ -1,4 +1,5 @@
 // Encrypted chat: the ciphertext of message:send, readable by whoever held the sender's key, unreadable otherwise.
+import './webcrypto.mjs';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { encryptChat, decryptChat, MAX_CHAT_CIPHERTEXT_CHARS, MAX_CHAT_TEXT_BYTES } from '../../Sources/ParlorApp/Web/e2ee-chat.js';

@@ -1,5 +1,6 @@
 // Audio frame encryption: the frame format, refusals (tampered, replayed, unknown key), the counter, and the worker's
 // pipeline over {data: ArrayBuffer} frames as both encoded-transform APIs hand them over.
+import './webcrypto.mjs';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {

@@ -1,4 +1,5 @@
 // Identity keys, their signatures over ephemeral keys, safety codes and the IdentityBook.
+import './webcrypto.mjs';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {

@@ -1,4 +1,5 @@
 // Key agreement: pairwise wrapping of sender keys, the e2ee:key message shape, and the KeyRing's rotation.
+import './webcrypto.mjs';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { toBase64, fromBase64 } from '../../Sources/ParlorApp/Web/e2ee-bytes.js';

@@ -1,4 +1,5 @@
 // The encrypted room's Opus parameters (usedtx=0;cbr=1) written into real Chromium SDP.
+import './webcrypto.mjs';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';

@@ -1,5 +1,6 @@
 // Shared by the web unit tests: members of one room, each with its identity and KeyRing, and a relay that plays
 // the server's part (it passes e2ee:key bodies on, as the real server does, without reading them).
+import './webcrypto.mjs';
 import { MemoryStore, loadOrCreateIdentity } from '../../Sources/ParlorApp/Web/e2ee-identity.js';
 import { KeyRing } from '../../Sources/ParlorApp/Web/e2ee-keys.js';
 
