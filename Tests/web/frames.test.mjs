@@ -218,3 +218,22 @@ test('a receiver follows the sender\'s ratchet by itself, and only so far', asyn
   await edgeEncryptor.setKey((12 + MAX_RATCHET_STEPS) & 0xff, edge.base);
   assert.deepEqual(bytes(await decryptor.decrypt(await edgeEncryptor.encrypt(opusFrame(5)))), bytes(opusFrame(5)));
 });
+
+test('a ratcheted key that later arrives wrapped as well keeps its replay window', async () => {
+  const { base } = await generateSenderKey();
+  const next = await ratchetSenderKey(base);
+  const encryptor = new FrameEncryptor();
+  await encryptor.setKey(1, next.base);
+  const decryptor = new FrameDecryptor();
+  await decryptor.setKey(0, base);
+  const frame = await encryptor.encrypt(opusFrame(1));
+  assert.ok(await decryptor.decrypt(frame.slice(0)), 'followed the ratchet');
+  await decryptor.setKey(1, next.base);  // the same key, delivered wrapped
+  assert.equal(await decryptor.decrypt(frame.slice(0)), null, 'still a replay');
+  // Two frames under a new ratchet step decrypted at once share one replay window.
+  const further = await ratchetSenderKey(next.base);
+  await encryptor.setKey(2, further.base);
+  const pair = await encryptor.encrypt(opusFrame(2));
+  const results = await Promise.all([decryptor.decrypt(pair.slice(0)), decryptor.decrypt(pair.slice(0))]);
+  assert.equal(results.filter(Boolean).length, 1);
+});

@@ -188,8 +188,10 @@ export class FrameDecryptor {
     if (!entry) {
       const base = await ratchetForward(current.base, (keyId - current.id) & 0xff);
       if (!base || this.current !== current) return null;
-      entry = await this.entry(keyId, base);
+      // With its check, so the same key arriving wrapped later (setKey) is recognised and keeps its replay window.
+      const made = await this.entry(keyId, base, await keyCheck(base));
       if (this.current !== current) return null;
+      entry = this.ahead.get(keyId) || made;  // another frame may have made it meanwhile: one replay window per key
       this.ahead.set(keyId, entry);
     }
     return entry;
