@@ -19,6 +19,21 @@ export class E2eeMedia {
   constructor(workerUrl = '/e2ee-worker.js') {
     this.support = transformSupport();
     this.worker = new Worker(workerUrl, { type: 'module', name: 'parlor-e2ee' });
+    this.waiting = new Map();  // ack → resolve
+    this.nextAck = 0;
+    this.worker.onmessage = (event) => {
+      if (event.data?.type !== 'ack') return;
+      this.waiting.get(event.data.ack)?.();
+      this.waiting.delete(event.data.ack);
+    };
+  }
+
+  /** Posts a pipeline message; the promise settles once the worker has applied it (keys are in place). */
+  send(message) {
+    const ack = (this.nextAck += 1);
+    const applied = new Promise((resolve) => this.waiting.set(ack, resolve));
+    this.worker.postMessage({ ...message, ack });
+    return applied;
   }
 
   attach(endpoint, options) {
@@ -36,11 +51,11 @@ export class E2eeMedia {
   /** Decrypts what arrives in receive slot `mid`. */
   attachReceiver(receiver, mid) { this.attach(receiver, { side: 'receive', mid }); }
 
-  setSenderKey(keyId, baseKey) { this.worker.postMessage({ type: 'sender-key', keyId, baseKey }); }
-  setReceiverKey(memberId, keyId, baseKey) { this.worker.postMessage({ type: 'receiver-key', memberId, keyId, baseKey }); }
-  forget(memberId) { this.worker.postMessage({ type: 'forget', memberId }); }
-  setSlot(mid, memberId) { this.worker.postMessage({ type: 'slot', mid, memberId }); }
+  setSenderKey(keyId, baseKey) { return this.send({ type: 'sender-key', keyId, baseKey }); }
+  setReceiverKey(memberId, keyId, baseKey) { return this.send({ type: 'receiver-key', memberId, keyId, baseKey }); }
+  forget(memberId) { return this.send({ type: 'forget', memberId }); }
+  setSlot(mid, memberId) { return this.send({ type: 'slot', mid, memberId }); }
   /** The test hook: with decryption off, received frames reach the decoder still encrypted (no tone). */
-  setDecrypting(enabled) { this.worker.postMessage({ type: 'decrypt', enabled }); }
+  setDecrypting(enabled) { return this.send({ type: 'decrypt', enabled }); }
   close() { this.worker.terminate(); }
 }

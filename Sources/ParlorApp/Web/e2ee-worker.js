@@ -19,8 +19,15 @@ self.onrtctransform = (event) => {
   attach(side, mid, transformer.readable, transformer.writable);
 };
 
+// A message with an `ack` value is answered with {type: 'ack', ack} once applied: the page (and its test hook) can
+// wait for a key to be in place instead of guessing.
 self.onmessage = (event) => {
   const message = event.data;
-  if (message?.type === 'streams') attach(message.side, message.mid, message.readable, message.writable);
-  else pipeline.handle(message);
+  if (message?.type === 'streams') {
+    attach(message.side, message.mid, message.readable, message.writable);
+    return;
+  }
+  pipeline.handle(message).then(() => {
+    if (message?.ack !== undefined) self.postMessage({ type: 'ack', ack: message.ack });
+  });
 };
