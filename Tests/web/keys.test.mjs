@@ -168,7 +168,7 @@ test('the same message delivered again installs nothing and gets no reply', asyn
   const again = await b.ring.receive(a.id, body);
   assert.equal(again.ok, true);
   assert.equal(again.installed, null);
-  assert.deepEqual(again.replies, []);
+  assert.deepEqual(again.sendTo, []);
 });
 
 test('on a leave the others rotate; the leaver cannot unwrap the new key; frames in flight decrypt for a bound', async () => {
@@ -223,4 +223,29 @@ test('on a leave the others rotate; the leaver cannot unwrap the new key; frames
   // A member who never held our key causes no rotation.
   assert.equal(await a.ring.removeMember(memberId(42)), null);
   assert.equal(a.ring.currentKey().id, rotation.keyId);
+});
+
+test('a newcomer answers many members in few messages: it gathers who needs its key', async () => {
+  const room = [];
+  for (let n = 1; n <= 130; n += 1) room.push(await makeMember(n, undefined, []));
+  const newcomer = await makeMember(200, undefined, room.map((member) => member.id));
+  const [announcement] = await newcomer.ring.announce();
+  const needKey = new Set();
+  for (const member of room) {
+    const result = await member.ring.receive(newcomer.id, announcement);
+    assert.deepEqual(result.sendTo, [newcomer.id]);
+    for (const reply of await member.ring.messagesFor(result.sendTo)) {
+      const answer = await newcomer.ring.receive(member.id, reply);
+      assert.equal(answer.ownKey, null, 'no ratchet for members who were there first');
+      answer.sendTo.forEach((id) => needKey.add(id));
+    }
+  }
+  const messages = await newcomer.ring.messagesFor([...needKey]);
+  assert.equal(messages.length, 3);
+  for (const member of room) {
+    const results = [];
+    for (const message of messages) results.push(await member.ring.receive(newcomer.id, message));
+    assert.equal(results.filter((result) => result.installed).length, 1);
+    assert.ok(await holdsCurrentKey(member, newcomer));
+  }
 });

@@ -31,7 +31,8 @@ export async function relay(room, from, bodies) {
       if (member.id === sender.id) continue;
       const result = await member.ring.receive(sender.id, structuredClone(body));
       results.push({ to: member, from: sender, result });
-      if (result.ok) pending.push(...result.replies.map((reply) => ({ from: member, body: reply })));
+      if (!result.ok || result.sendTo.length === 0) continue;
+      for (const reply of await member.ring.messagesFor(result.sendTo)) pending.push({ from: member, body: reply });
     }
   }
   return results;

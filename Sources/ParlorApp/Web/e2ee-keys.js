@@ -92,11 +92,12 @@ export class KeyRing {
    * A relayed `e2ee:key` from member `fromId` (the envelope's `from`). Never throws on what a peer sent:
    *   {ok: false, reason}  — malformed, own, departed, bad-signature, identity-changed, bad-key
    *   {ok: true, identityKey, newPeer, installed: {memberId, keyId, baseKey} | null, ownKey: {keyId, baseKey} | null,
-   *    unreadable, replies: [bodies]}
+   *    unreadable, sendTo: [member ids]}
    * `installed` is a sender key of theirs we did not have (hand it to the frame pipeline); `ownKey` is our own new
-   * key when a newcomer made us move on (hand it to the encryptor); `replies` carry our key to a member new to us,
-   * or one that started a new key agreement (or to everyone after a fresh key); `unreadable` counts entries for us
-   * that failed.
+   * key when a newcomer made us move on (hand it to the encryptor); `sendTo` are the members who need our current
+   * key now: a member new to us, or one that started a new key agreement (everyone after a fresh key). The caller
+   * gathers them over a moment and sends `messagesFor(ids)`: a newcomer hearing from 500 members then sends 8
+   * messages, not 500. `unreadable` counts entries for us that failed.
    */
   async receive(fromId, body) {
     if (!isId(fromId)) return { ok: false, reason: 'malformed' };
@@ -138,16 +139,14 @@ export class KeyRing {
       installed = { memberId: fromId, keyId: entry.keyId, baseKey };
     }
     let ownKey = null;
-    let replies = [];
+    let sendTo = newPeer ? [fromId] : [];
     if (firstContact && !this.present.has(fromId)) {
       this.present.add(fromId);  // one advance per newcomer, however many messages it sends
       const fresh = await this.advanceForNewcomer();
       ownKey = { keyId: this.own.id, baseKey: this.own.base };
-      replies = fresh ? await this.messagesFor() : await this.messagesFor([fromId]);
-    } else if (newPeer) {
-      replies = await this.messagesFor([fromId]);
+      if (fresh) sendTo = [...this.peers.keys()];
     }
-    return { ok: true, identityKey: message.identityKey, newPeer, installed, ownKey, unreadable, replies };
+    return { ok: true, identityKey: message.identityKey, newPeer, installed, ownKey, unreadable, sendTo };
   }
 
   /**
