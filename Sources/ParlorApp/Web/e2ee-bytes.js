@@ -73,7 +73,7 @@ export function encodeFields(...fields) {
   for (const field of fields) {
     let bytes;
     if (typeof field === 'string') bytes = utf8(field);
-    else if (typeof field === 'number' && Number.isInteger(field) && field >= 0 && field <= 255) bytes = Uint8Array.of(field);
+    else if (Number.isInteger(field) && field >= 0 && field <= 255) bytes = Uint8Array.of(field);
     else if (field instanceof Uint8Array) bytes = field;
     else throw new E2eeError('bad-field', `encodeFields: unsupported field ${String(field)}`);
     const length = new Uint8Array(4);

@@ -14,7 +14,8 @@ export const MAX_CHAT_CIPHERTEXT_CHARS = 8192;  // the server's limit on `cipher
 const PAD_BLOCK = 32;
 const OVERHEAD = 2 + 12 + 16;
 // The padded text must fit: 8192 base64 characters are 6144 bytes.
-export const MAX_CHAT_TEXT_BYTES = Math.floor((MAX_CHAT_CIPHERTEXT_CHARS / 4 * 3 - OVERHEAD) / PAD_BLOCK) * PAD_BLOCK - 1;
+const MAX_SEALED_BYTES = (MAX_CHAT_CIPHERTEXT_CHARS / 4) * 3;
+export const MAX_CHAT_TEXT_BYTES = Math.floor((MAX_SEALED_BYTES - OVERHEAD) / PAD_BLOCK) * PAD_BLOCK - 1;  // 6111
 
 const CHAT_KEY_LABEL = 'parlor e2ee v1 chat key';
 const CHAT_AAD_LABEL = 'parlor e2ee v1 chat';

@@ -81,7 +81,9 @@ function signedData(roomId, memberId, ephemeralPublicRaw) {
 
 /** The identity's signature (base64) over a room session's ephemeral public key, the room id and the member id. */
 export async function signEphemeral(identity, { roomId, memberId, ephemeralPublicRaw }) {
-  if (!isId(roomId) || !isId(memberId)) throw new E2eeError('bad-id', 'signEphemeral: a room id and a member id are required');
+  if (!isId(roomId) || !isId(memberId)) {
+    throw new E2eeError('bad-id', 'signEphemeral: a room id and a member id are required');
+  }
   return toBase64(await subtle.sign(SIGN, identity.privateKey, signedData(roomId, memberId, ephemeralPublicRaw)));
 }
 

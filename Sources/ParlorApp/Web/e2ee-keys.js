@@ -1,10 +1,12 @@
 // One member's keys for one room session (docs/e2ee.md, "Key agreement" and "Rotation"): its ephemeral ECDH key
 // pair signed by its identity, its own sender key (a fresh one whenever someone leaves, ratcheted whenever someone
-// joins), and every other member's public keys and sender keys as they arrive in `e2ee:key` messages. The KeyRing only computes: the caller sends the
-// messages it returns, and hands new sender keys to the frame pipeline (e2ee-pipeline.js).
+// joins), and every other member's public keys and sender keys as they arrive in `e2ee:key` messages. The KeyRing
+// only computes: the caller sends the messages, and hands new sender keys to the frame pipeline (e2ee-pipeline.js).
 import { toBase64, isId } from './e2ee-bytes.js';
 import { signEphemeral, verifyEphemeral } from './e2ee-identity.js';
-import { generateEphemeral, pairSecret, wrapSenderKey, unwrapSenderKey, parseKeyMessage, keyMessages } from './e2ee-wrap.js';
+import {
+  generateEphemeral, pairSecret, wrapSenderKey, unwrapSenderKey, parseKeyMessage, keyMessages,
+} from './e2ee-wrap.js';
 import {
   generateSenderKey, ratchetSenderKey, ratchetForward, keyCheck, MAX_RATCHET_STEPS,
 } from './e2ee-senderkey.js';
@@ -30,7 +32,8 @@ export class KeyRing {
     this.own = null;             // {id, raw, base, ratchets}: the current sender key, ratcheted `ratchets` times
     this.present = new Set();    // members in the room before us
     this.ownKeys = new Map();    // key id → base: our keys of this session, so our own chat stays readable
-    this.peers = new Map();      // member id → {publicRaw, identityKey, secret, keys: Map id → {base, check}, currentId}
+    // member id → {publicRaw, identityKey, secret, keys: Map key id → {base, check}, currentId}
+    this.peers = new Map();
     this.departed = new Set();   // members who left: nothing of theirs is taken again, nothing is wrapped for them
   }
 
@@ -116,7 +119,10 @@ export class KeyRing {
     if (newPeer) {
       const secret = await pairSecret(this.ephemeral.privateKey, message.publicRaw);
       if (!secret) return { ok: false, reason: 'bad-key' };
-      peer = { publicRaw: message.publicRaw, identityKey: message.identityKey, secret, keys: peer?.keys || new Map(), currentId: peer?.currentId ?? null };
+      peer = {
+        publicRaw: message.publicRaw, identityKey: message.identityKey, secret,
+        keys: peer?.keys || new Map(), currentId: peer?.currentId ?? null,  // its sender keys stay valid
+      };
       this.peers.set(fromId, peer);
     }
 

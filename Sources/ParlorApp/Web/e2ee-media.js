@@ -6,13 +6,15 @@
 /** 'script-transform', 'encoded-streams', or null: this browser cannot take part in an encrypted room. */
 export function transformSupport() {
   if (globalThis.RTCRtpScriptTransform) return 'script-transform';
-  if (globalThis.RTCRtpSender?.prototype && 'createEncodedStreams' in globalThis.RTCRtpSender.prototype) return 'encoded-streams';
+  const sender = globalThis.RTCRtpSender?.prototype;
+  if (sender && 'createEncodedStreams' in sender) return 'encoded-streams';
   return null;
 }
 
 /** The RTCPeerConnection configuration an encrypted room needs on top of `configuration`. */
 export function peerConfiguration(configuration) {
-  return transformSupport() === 'encoded-streams' ? { ...configuration, encodedInsertableStreams: true } : configuration;
+  if (transformSupport() !== 'encoded-streams') return configuration;
+  return { ...configuration, encodedInsertableStreams: true };
 }
 
 export class E2eeMedia {

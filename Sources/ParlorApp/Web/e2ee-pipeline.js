@@ -46,7 +46,8 @@ export class FramePipeline {
       case 'slot': {
         const before = this.slots.get(message.mid);
         if (before?.memberId === message.memberId) break;
-        this.slots.set(message.mid, { memberId: message.memberId ?? null, previousId: before?.memberId ?? null, since: this.now() });
+        const previousId = before?.memberId ?? null;
+        this.slots.set(message.mid, { memberId: message.memberId ?? null, previousId, since: this.now() });
         break;
       }
       case 'decrypt':

@@ -12,7 +12,7 @@ const OPUS_RTPMAP = /^a=rtpmap:(\d+) opus\/48000(\/\d+)?$/i;
 const FMTP = /^a=fmtp:(\d+) (.*)$/;
 const ENCRYPTED_ROOM_OPUS = [['usedtx', '0'], ['cbr', '1']];
 
-/** `sdp` with every Opus payload type's `a=fmtp` saying usedtx=0;cbr=1 (other parameters kept; a missing line added). */
+/** `sdp` with every Opus payload type's `a=fmtp` saying usedtx=0;cbr=1 (others kept; a missing line added). */
 export function opusConstantBitrateSdp(sdp) {
   const newline = sdp.includes('\r\n') ? '\r\n' : '\n';
   const lines = sdp.split(/\r?\n/);

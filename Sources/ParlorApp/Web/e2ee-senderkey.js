@@ -50,7 +50,7 @@ export async function ratchetForward(base, steps) {
  * that arrives again (a relayed message repeated) does not reset replay windows. Never sent.
  */
 export async function keyCheck(base) {
-  const bits = await subtle.deriveBits({ name: 'HKDF', hash: 'SHA-256', salt: new Uint8Array(0), info: utf8(CHECK_LABEL) },
-    base, 128);
+  const parameters = { name: 'HKDF', hash: 'SHA-256', salt: new Uint8Array(0), info: utf8(CHECK_LABEL) };
+  const bits = await subtle.deriveBits(parameters, base, 128);
   return toBase64(bits);
 }
