@@ -249,3 +249,19 @@ test('a newcomer answers many members in few messages: it gathers who needs its 
     assert.ok(await holdsCurrentKey(member, newcomer));
   }
 });
+
+test('calls that overlap run one at a time: one ratchet per newcomer, no wrap of a key being replaced', async () => {
+  const [a, b, x] = await joinAll(3);
+  const newcomer = await makeMember(4, undefined, [a.id, b.id, x.id]);
+  const [announcement] = await newcomer.ring.announce();
+  const before = a.ring.currentKey().id;
+  const [first, second] = await Promise.all([a.ring.receive(newcomer.id, announcement), a.ring.receive(newcomer.id, announcement)]);
+  assert.equal(a.ring.currentKey().id, before + 1, 'one ratchet for one newcomer');
+  assert.ok(first.ownKey);
+  assert.equal(second.ownKey, null);
+  // A wrap asked for just before a rotation carries the key of that moment, whole.
+  const [early] = await Promise.all([a.ring.messagesFor([b.id]), a.ring.removeMember(x.id)]);
+  const got = await b.ring.receive(a.id, early[0]);
+  assert.equal(got.installed?.keyId, before + 1);
+  assert.equal(await keyCheck(got.installed.baseKey), await keyCheck(await a.ring.keyOf(a.id, before + 1)));
+});

@@ -35,6 +35,17 @@ export class KeyRing {
     // member id → {publicRaw, identityKey, secret, keys: Map key id → {base, check}, currentId}
     this.peers = new Map();
     this.departed = new Set();   // members who left: nothing of theirs is taken again, nothing is wrapped for them
+    this.queue = Promise.resolve();
+  }
+
+  /**
+   * Runs the public operations one at a time, in call order: each awaits WebCrypto, and two interleaved (a wrap while
+   * the key is replaced and its bytes wiped, two messages of one newcomer) would see each other half done.
+   */
+  serial(operation) {
+    const result = this.queue.then(operation);
+    this.queue = result.catch(() => {});
+    return result;
   }
 
   async makeOwnKey(id) {
@@ -72,7 +83,11 @@ export class KeyRing {
   }
 
   /** `e2ee:key` bodies with our current key wrapped for `memberIds` (default: every member whose key we have). */
-  async messagesFor(memberIds = [...this.peers.keys()]) {
+  messagesFor(memberIds) {
+    return this.serial(() => this.wrapFor(memberIds ?? [...this.peers.keys()]));
+  }
+
+  async wrapFor(memberIds) {
     const entries = [];
     for (const to of memberIds) {
       const peer = this.peers.get(to);
@@ -102,7 +117,11 @@ export class KeyRing {
    * gathers them over a moment and sends `messagesFor(ids)`: a newcomer hearing from 500 members then sends 8
    * messages, not 500. `unreadable` counts entries for us that failed.
    */
-  async receive(fromId, body) {
+  receive(fromId, body) {
+    return this.serial(() => this.take(fromId, body));
+  }
+
+  async take(fromId, body) {
     if (!isId(fromId)) return { ok: false, reason: 'malformed' };
     if (fromId === this.memberId) return { ok: false, reason: 'own' };
     if (this.departed.has(fromId)) return { ok: false, reason: 'departed' };
@@ -160,13 +179,17 @@ export class KeyRing {
    * every remaining member. Returns {keyId, baseKey, messages}, or null when it never had our key. Use the new key
    * for frames at once (the departed member must hear nothing more); receivers drop our frames until it reaches them.
    */
-  async removeMember(memberId) {
+  removeMember(memberId) {
+    return this.serial(() => this.rotateWithout(memberId));
+  }
+
+  async rotateWithout(memberId) {
     const hadOurKey = this.peers.has(memberId);
     this.peers.delete(memberId);
     this.departed.add(memberId);
     if (!hadOurKey) return null;
     await this.makeOwnKey((this.own.id + 1) & 0xff);
-    return { keyId: this.own.id, baseKey: this.own.base, messages: await this.messagesFor() };
+    return { keyId: this.own.id, baseKey: this.own.base, messages: await this.wrapFor([...this.peers.keys()]) };
   }
 
   /** Our current sender key: {id, baseKey}. */
