@@ -35,7 +35,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 VENV_STAMP := $(VENV)/.installed
 REQUIREMENTS := Tests/interop/requirements.txt
 
-.PHONY: help deps test-deps build run test venv interop web consumer browser browser-srtp fuzz fuzz-check asan tsan readme-options clean
+.PHONY: help deps test-deps build run test venv interop web web-chromium consumer browser browser-srtp fuzz fuzz-check asan tsan readme-options clean
 
 help:
 	@echo "make run      build (debug) and serve on http://localhost:8080 with data in ./data"
@@ -46,6 +46,7 @@ help:
 	@echo "make consumer only the scratch package written from docs/testing.md (builds Parlor again in a temp dir)"
 	@echo "make interop  only the Python interop test (builds first)"
 	@echo "make web      only the web client's unit tests (node --test Tests/web: the end-to-end encryption library)"
+	@echo "make web-chromium  the encryption library in a real headless Chromium: a tone through two peer connections in one page (not part of make test)"
 	@echo "make browser  only the browser WebRTC tests: two users, through coturn, a stage room, an SFU audience (headless Chromium in a loopback-only namespace; root)"
 	@echo "make browser-srtp  the browser tests twice, with each SRTP profile forced in turn (--srtp-profiles)"
 	@echo "make fuzz     libFuzzer on the HTTP parser, WebSocket decoder, JSON decoder, JWT claims, the STUN, RTP/RTCP and SDP parsers, SRTP/SRTCP unprotect and the Ogg Opus reader and track writer (FUZZ_SECONDS each, default 60)"
@@ -93,6 +94,9 @@ interop: venv build
 
 web:
 	node --test Tests/web/
+
+web-chromium:
+	bash Tests/web/chromium/run.sh
 
 # Every suite runs even if an earlier one fails, so one run shows every failure; the exit status is nonzero if any did.
 # The fuzz check builds and runs in the background meanwhile (its own compiler runs, no shared build directory).
