@@ -1,7 +1,9 @@
 # Checks one loopback.html result: the tone is heard while frames are decrypted, not while they pass through still
 # encrypted (the decoder makes noise of them) nor under a wrong key (every frame dropped).
 import json, sys
-result = json.load(open(sys.argv[1])) if open(sys.argv[1]).read().strip() not in ('', 'TIMEOUT') else {'error': 'no result'}
+with open(sys.argv[1]) as file:
+    text = file.read().strip()
+result = json.loads(text) if text not in ('', 'TIMEOUT') else {'error': 'no result from the page within 90 s'}
 expected_api = {'script': 'script-transform', 'encoded-streams': 'encoded-streams'}[sys.argv[2]]
 failures = []
 def check(condition, what):
