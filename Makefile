@@ -2,9 +2,10 @@
 #
 #   make run    install missing system packages, build (debug) and serve on http://localhost:8080, data in ./data
 #   make test   install missing system packages, build, run `swift test`, the docs/testing.md consumer package,
-#               its shell recipe, the Python interop test and the browser tests (direct and through TURN; the
-#               audience test once more with the AES_CM SRTP profile forced), and build every fuzz target and
-#               run each for FUZZ_CHECK_SECONDS (so a target that stops building fails)
+#               its shell recipe, the Python interop test, the web client's unit tests (node --test Tests/web) and
+#               the browser tests (direct and through TURN; the audience test once more with the AES_CM SRTP profile
+#               forced), and build every fuzz target and run each for FUZZ_CHECK_SECONDS (so a target that stops
+#               building fails)
 #
 # `make run` uses the debug build on purpose: from a clean clone it compiles in well under half the time of
 # `-c release`, and it is the binary the tests use too. For a release binary see docker/Dockerfile, or run
@@ -27,22 +28,25 @@ APT_PACKAGES := libsqlite3-dev libssl-dev libjwt-dev libpq-dev libopus-dev pkg-c
 # What only the tests need: a real browser and its driver, coturn (a real TURN server), iproute2 for the
 # loopback-only network namespace, and PostgreSQL (`swift test` starts a private cluster of its own: initdb and
 # pg_ctl in a temporary directory, on a free loopback port, as the postgres user when run as root), and opus-tools
-# (opusinfo) and ffmpeg, the independent readers the recording files are checked with.
-TEST_APT_PACKAGES := chromium chromium-driver coturn iproute2 postgresql nginx-light opus-tools ffmpeg
+# (opusinfo) and ffmpeg, the independent readers the recording files are checked with; nodejs runs the web client's
+# unit tests (Tests/web: `node --test`, WebCrypto built in).
+TEST_APT_PACKAGES := chromium chromium-driver coturn iproute2 postgresql nginx-light opus-tools ffmpeg nodejs
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 VENV_STAMP := $(VENV)/.installed
 REQUIREMENTS := Tests/interop/requirements.txt
 
-.PHONY: help deps test-deps build run test venv interop consumer browser browser-srtp fuzz fuzz-check asan tsan readme-options clean
+.PHONY: help deps test-deps build run test venv interop web web-chromium consumer browser browser-srtp fuzz fuzz-check asan tsan readme-options clean
 
 help:
 	@echo "make run      build (debug) and serve on http://localhost:8080 with data in ./data"
-	@echo "make test     swift test, the docs/testing.md consumer package and shell recipe, the Python interop test and the browser tests (two users, through TURN, a stage room, an SFU audience)"
+	@echo "make test     swift test, the docs/testing.md consumer package and shell recipe, the Python interop test, the web unit tests and the browser tests (two users, through TURN, a stage room, an SFU audience)"
 	@echo "make deps     install missing Debian packages: $(APT_PACKAGES)"
 	@echo "make build    swift build (debug)"
 	@echo "make venv     $(VENV) with the interop test's Python packages ($(REQUIREMENTS))"
 	@echo "make consumer only the scratch package written from docs/testing.md (builds Parlor again in a temp dir)"
 	@echo "make interop  only the Python interop test (builds first)"
+	@echo "make web      only the web client's unit tests (node --test Tests/web: the end-to-end encryption library)"
+	@echo "make web-chromium  the encryption library in a real headless Chromium: a tone through two peer connections in one page (not part of make test)"
 	@echo "make browser  only the browser WebRTC tests: two users, through coturn, a stage room, an SFU audience (headless Chromium in a loopback-only namespace; root)"
 	@echo "make browser-srtp  the browser tests twice, with each SRTP profile forced in turn (--srtp-profiles)"
 	@echo "make fuzz     libFuzzer on the HTTP parser, WebSocket decoder, JSON decoder, JWT claims, the STUN, RTP/RTCP and SDP parsers, SRTP/SRTCP unprotect and the Ogg Opus reader and track writer (FUZZ_SECONDS each, default 60)"
@@ -88,10 +92,16 @@ venv: $(VENV_STAMP)
 interop: venv build
 	PARLOR_BIN=$(PARLOR_BIN) $(VENV)/bin/python Tests/interop/tutorial_flow.py
 
+web:
+	node --test Tests/web/
+
+web-chromium:
+	bash Tests/web/chromium/run.sh
+
 # Every suite runs even if an earlier one fails, so one run shows every failure; the exit status is nonzero if any did.
 # The fuzz check builds and runs in the background meanwhile (its own compiler runs, no shared build directory).
 test: test-deps venv build
-	@swift_status=0; consumer_status=0; recipe_status=0; interop_status=0; browser_status=0; fuzz_status=0; \
+	@swift_status=0; consumer_status=0; recipe_status=0; interop_status=0; web_status=0; browser_status=0; fuzz_status=0; \
 	mkdir -p .build; \
 	FUZZ_JOBS=2 bash Tests/Fuzz/run.sh $(FUZZ_CHECK_SECONDS) >.build/fuzz-check.log 2>&1 & fuzz_pid=$$!; \
 	echo "== swift test"; \
@@ -102,6 +112,8 @@ test: test-deps venv build
 	PARLOR_BIN=$(PARLOR_BIN) bash Tests/consumer/shell_recipe.sh || recipe_status=$$?; \
 	echo "== interop (Tests/interop/tutorial_flow.py)"; \
 	PARLOR_BIN=$(PARLOR_BIN) $(VENV)/bin/python Tests/interop/tutorial_flow.py || interop_status=$$?; \
+	echo "== web unit tests (node --test Tests/web)"; \
+	node --test Tests/web/ || web_status=$$?; \
 	echo "== browser (Tests/browser/run.sh)"; \
 	PARLOR_BIN=$(PARLOR_BIN) BROWSER_PYTHON=$(VENV)/bin/python PARLOR_SCREENSHOT=.build/screenshot-room.png PARLOR_STAGE_SCREENSHOT=.build/screenshot-stage.png $(SUDO) bash Tests/browser/run.sh || browser_status=$$?; \
 	echo "== browser, the other SRTP profile (sfu_audience.py with AES_CM_128_HMAC_SHA1_80 forced; the run above negotiates GCM)"; \
@@ -109,8 +121,8 @@ test: test-deps venv build
 	echo "== fuzz check (Tests/Fuzz/run.sh $(FUZZ_CHECK_SECONDS): every target builds and runs; log .build/fuzz-check.log)"; \
 	wait $$fuzz_pid || fuzz_status=$$?; \
 	grep -E '^(build of|[a-z-]+ +(ok|FAILED) )|^    ' .build/fuzz-check.log || tail -20 .build/fuzz-check.log; \
-	if [ $$swift_status -ne 0 ] || [ $$consumer_status -ne 0 ] || [ $$recipe_status -ne 0 ] || [ $$interop_status -ne 0 ] || [ $$browser_status -ne 0 ] || [ $$fuzz_status -ne 0 ]; then \
-		echo "make test: FAILED (swift test exit $$swift_status, consumer exit $$consumer_status, shell recipe exit $$recipe_status, interop exit $$interop_status, browser exit $$browser_status, fuzz check exit $$fuzz_status)" >&2; \
+	if [ $$swift_status -ne 0 ] || [ $$consumer_status -ne 0 ] || [ $$recipe_status -ne 0 ] || [ $$interop_status -ne 0 ] || [ $$web_status -ne 0 ] || [ $$browser_status -ne 0 ] || [ $$fuzz_status -ne 0 ]; then \
+		echo "make test: FAILED (swift test exit $$swift_status, consumer exit $$consumer_status, shell recipe exit $$recipe_status, interop exit $$interop_status, web unit tests exit $$web_status, browser exit $$browser_status, fuzz check exit $$fuzz_status)" >&2; \
 		exit 1; \
 	fi
 
