@@ -1,0 +1,75 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import ParlorRecording
+
+/// The recorder's own pieces: the RTP parser, the bounded queue, the manifest's JSON, a recording that ends itself.
+@Suite struct RoomRecorderTests {
+    @Test func theRTPParserFindsTheOpusPayloadPastCSRCsAndExtensionsAndWithoutPadding() throws {
+        let payload: [UInt8] = [0xF8, 0xFF, 0xFE]
+        // Version 2, padding, an extension, 2 CSRCs; sequence 0x1234, timestamp 0xDEADBEEF, SSRC 0x01020304.
+        var packet: [UInt8] = [0xB2, 111, 0x12, 0x34, 0xDE, 0xAD, 0xBE, 0xEF, 1, 2, 3, 4]
+        packet += [0, 0, 0, 9, 0, 0, 0, 10]  // CSRCs
+        packet += [0xBE, 0xDE, 0x00, 0x01, 0x10, 0x9E, 0x00, 0x00]  // one 32-bit word of extension
+        packet += payload + [0, 0, 3]  // 3 bytes of padding
+        let parsed = try #require(RTPOpusPacket(parsing: packet))
+        #expect(parsed == RTPOpusPacket(sequence: 0x1234, timestamp: 0xDEAD_BEEF, ssrc: 0x0102_0304, payload: payload))
+        let plain = try #require(RTPOpusPacket(parsing: [0x80, 111, 0, 1, 0, 0, 0, 2, 0, 0, 0, 3] + payload))
+        #expect(plain.payload == payload && plain.sequence == 1 && plain.timestamp == 2 && plain.ssrc == 3)
+
+        #expect(RTPOpusPacket(parsing: Array(packet.prefix(11))) == nil, "shorter than a header")
+        #expect(RTPOpusPacket(parsing: [0x40] + packet.dropFirst()) == nil, "version 1")
+        #expect(RTPOpusPacket(parsing: Array(packet.prefix(22))) == nil, "cut inside the extension header")
+        #expect(RTPOpusPacket(parsing: Array(packet.dropLast()) + [200]) == nil, "more padding than payload")
+        #expect(RTPOpusPacket(parsing: Array(packet.dropLast()) + [0]) == nil, "padding of 0")
+        var hugeExtension = packet
+        hugeExtension[22] = 0xFF
+        #expect(RTPOpusPacket(parsing: hugeExtension) == nil, "an extension past the end")
+        #expect(RTPOpusPacket(parsing: [0x80, 111, 0, 1, 0, 0, 0, 2, 0, 0, 0, 3]) == nil, "no payload")
+    }
+
+    @Test func theQueueIsBoundedAndCountsWhatItDrops() {
+        let queue = RecorderQueue(capacity: 3)
+        for index in 0..<5 { queue.append(.init(rtp: [UInt8(index)], member: "A", arrival: 0)) }
+        #expect(queue.droppedCount == 2)
+        let taken = queue.take(waitingUntil: 0)
+        #expect(taken.items.map(\.rtp) == [[0], [1], [2]] && taken.stop == nil)
+        queue.requestStop(.diskFull)
+        queue.requestStop(.requested)
+        #expect(!queue.append(.init(rtp: [9], member: "A", arrival: 0)), "taken after the stop")
+        let last = queue.take(waitingUntil: .max)  // a stop does not wait for the deadline
+        #expect(last.items.isEmpty && last.stop == .diskFull)
+    }
+
+    @Test func theManifestsJSONUsesSnakeCaseKeys() throws {
+        let manifest = RecordingManifest(recordingID: "r", roomID: "m", node: nil, startedAt: 5, durationMs: 7, state: "complete",
+                                         stopReason: .maxDuration, tracks: [.init(member: "A", file: "track-1.opus", offsetMs: 1, durationMs: 6)])
+        let text = String(decoding: manifest.encoded(), as: UTF8.self)
+        for key in ["\"recording_id\"", "\"room_id\"", "\"started_at\"", "\"duration_ms\"", "\"stop_reason\" : \"max-duration\"", "\"offset_ms\""] {
+            #expect(text.contains(key), "\(key) missing in \(text)")
+        }
+        #expect(try RecordingManifest(decoding: manifest.encoded()) == manifest)
+        #expect(throws: (any Error).self) { try RecordingManifest(decoding: Array("{\"recording_id\": 1}".utf8)) }
+    }
+
+    @Test func aRecordingStopsItselfAtItsMaximumDuration() throws {
+        guard Tools.installed("opusinfo"), Tools.installed("ffmpeg") else { return }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("parlor-recording-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let ended = Mutex<[RecordingManifest]>([]), signal = DispatchSemaphore(value: 0)
+        let recorder = try RoomRecorder(settings: RecordingSettings(recordingID: "r", roomID: "m", directory: directory.path, maxDuration: .milliseconds(400))) {
+            manifest in
+            ended.withLock { $0.append(manifest) }
+            signal.signal()
+        }
+        let started = try RecordingManifest(decoding: Array(Data(contentsOf: directory.appendingPathComponent("manifest.json"))))
+        #expect(started.state == "recording" && started.tracks.isEmpty && started.stopReason == nil)
+        #expect(signal.wait(timeout: .now() + 10) == .success)
+        recorder.stop()  // after it stopped by itself: nothing more
+        #expect(signal.wait(timeout: .now() + 0.2) == .timedOut)
+        let manifest = try #require(ended.withLock { $0.first })
+        #expect(ended.withLock { $0.count } == 1)
+        #expect(manifest.stopReason == .maxDuration && manifest.state == "complete" && manifest.durationMs == 400)
+        _ = try Tools.playsCleanly(directory.appendingPathComponent("mix.opus"), seconds: 0.4)
+    }
+}
