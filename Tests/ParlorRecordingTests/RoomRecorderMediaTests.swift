@@ -135,17 +135,19 @@ import Testing
         Self.expectTone(trackB, 880, from: offsetB, to: offsetB + 1, "B's track")
         Self.expectQuiet(trackB, from: offsetB + 1, to: length, "B's track")
         Self.expectTone(mix, 440, from: offsetA, to: offsetA + 2, "the mix")
-        Self.expectTone(mix, 880, from: offsetB, to: offsetB + 1, "the mix")
-        Self.expectTone(mix, 660, from: offsetA + 3, to: offsetA + 5, "the mix")
+        // In the mix one tone follows the other: only the first one's onset is measured against quiet.
+        Self.expectTone(mix, 880, from: offsetB, to: offsetB + 1, "the mix", onset: false)
+        Self.expectTone(mix, 660, from: offsetA + 3, to: offsetA + 5, "the mix", onset: false)
     }
 
-    /// `frequency` dominates from `start` to `end` (50 ms inside each edge), and nothing is heard just before `start`
-    /// (from 70 to 50 ms before): the tone begins where it should, ± 50 ms.
-    static func expectTone(_ samples: [Int16], _ frequency: Double, from start: Double, to end: Double, _ what: String,
+    /// `frequency` dominates from `start` to `end` (50 ms inside each edge), and with `onset`, nothing is heard just
+    /// before `start` (from 70 to 50 ms before): the tone begins where it should, ± 50 ms.
+    static func expectTone(_ samples: [Int16], _ frequency: Double, from start: Double, to end: Double, _ what: String, onset checksOnset: Bool = true,
                            sourceLocation: SourceLocation = #_sourceLocation) {
         let inside = Spectrum.window(samples, from: start + 0.05, to: end - 0.05)
         let others = [440.0, 660, 880].filter { $0 != frequency }.map { Spectrum.power(inside, at: $0) }
         #expect(others.allSatisfy { Spectrum.power(inside, at: frequency) > 100 * $0 }, "\(what): \(frequency) Hz from \(start) s", sourceLocation: sourceLocation)
+        guard checksOnset else { return }
         let onset = Spectrum.power(Spectrum.window(samples, from: start + 0.03, to: start + 0.05), at: frequency)
         let before = Spectrum.power(Spectrum.window(samples, from: start - 0.07, to: start - 0.05), at: frequency)
         #expect(onset > 100 * before, "\(what): \(frequency) Hz does not begin at \(start) s ± 50 ms", sourceLocation: sourceLocation)
