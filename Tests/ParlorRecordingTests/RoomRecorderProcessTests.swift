@@ -106,7 +106,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: root) }
         let directory = root.appendingPathComponent("rec-child")
         let limit = 20_000
-        let child = try Child([directory.path, "60", String(limit)])
+        let child = try Child([directory.path, "60", "--file-size-limit", String(limit)])
         defer { if child.process.isRunning { kill(child.process.processIdentifier, SIGKILL) } }
         // The child ends by itself when the recorder stops: the mix (8 KB/s) reaches the limit in about 2.5 s.
         let output = child.output.fileHandleForReading.readDataToEndOfFile()

@@ -1,4 +1,5 @@
 import Foundation
+import ParlorMediaClient
 import Synchronization
 import Testing
 @testable import ParlorRecording
@@ -71,5 +72,16 @@ import Testing
         #expect(ended.withLock { $0.count } == 1)
         #expect(manifest.stopReason == .maxDuration && manifest.state == "complete" && manifest.durationMs == 400)
         _ = try Tools.playsCleanly(directory.appendingPathComponent("mix.opus"), seconds: 0.4)
+    }
+}
+
+
+/// The media bench's packets are what a recorder takes for a browser's: one 20 ms Opus frame that libopus decodes.
+@Suite struct BenchPayloadTests {
+    @Test func theMediaBenchsProbePayloadIsOneTwentyMillisecondOpusFrame() throws {
+        let payload = ProbePayload(speaker: 3, sequence: 9, sentAt: 123_456_789).encoded(length: 160)
+        #expect(Opus.sampleCount(of: payload) == 960)
+        #expect(try OpusDecoder(channelCount: 1).decode(payload).count == 960)
+        #expect(ProbePayload(payload, in: 0..<payload.count) == ProbePayload(speaker: 3, sequence: 9, sentAt: 123_456_789))
     }
 }
