@@ -18,7 +18,6 @@ final class RecorderQueue: @unchecked Sendable {  // every field is touched only
 
     init(capacity: Int) {
         self.capacity = capacity
-        items.reserveCapacity(capacity)
     }
 
     /// false when the queue was full or the recording is stopping: the packet is dropped (and counted when full).
@@ -53,8 +52,10 @@ final class RecorderQueue: @unchecked Sendable {  // every field is touched only
             guard now < deadline else { break }
             _ = condition.wait(until: Date(timeIntervalSinceNow: Double(deadline - now) / 1e9))
         }
+        // A fresh array for the next batch, sized like this one: the taken one is the recorder's to read.
         let taken = items
-        items.removeAll(keepingCapacity: true)
+        items = []
+        items.reserveCapacity(taken.count)
         return (taken, stopReason)
     }
 

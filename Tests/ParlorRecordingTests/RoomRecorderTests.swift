@@ -85,3 +85,43 @@ import Testing
         #expect(ProbePayload(payload, in: 0..<payload.count) == ProbePayload(speaker: 3, sequence: 9, sentAt: 123_456_789))
     }
 }
+
+/// ENOSPC itself: the second speaker's track is a symbolic link to /dev/full, where every write fails with ENOSPC
+/// (the child process test covers EFBIG from a file size limit).
+@Suite struct RoomRecorderDiskFullTests {
+    @Test func aWriteFailingWithENOSPCStopsTheRecordingWithDiskFullAndTheOtherFilesPlay() throws {
+        guard Tools.installed("opusinfo"), Tools.installed("ffmpeg") else { return }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("parlor-recording-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.createSymbolicLink(atPath: directory.appendingPathComponent("track-2.opus").path, withDestinationPath: "/dev/full")
+        let ended = Mutex<RecordingManifest?>(nil), signal = DispatchSemaphore(value: 0)
+        let recorder = try RoomRecorder(settings: RecordingSettings(recordingID: "r", roomID: "m", directory: directory.path)) { manifest in
+            ended.withLock { $0 = manifest }
+            signal.signal()
+        }
+        // A speaks for 1.6 s; B's first packet then opens B's track, whose first write fails.
+        var a = try ToneSource(), b = try ToneSource()
+        let rtp = { (packet: (sequence: UInt16, timestamp: UInt32, payload: [UInt8])) in
+            [0x80, 111, UInt8(packet.sequence >> 8), UInt8(packet.sequence & 0xFF)] + withUnsafeBytes(of: packet.timestamp.bigEndian, Array.init)
+                + [0, 0, 0, 1] + packet.payload
+        }
+        for step in 0..<80 {
+            let due = recorder.startedAt + UInt64(step) * 20_000_000
+            while MonotonicTime.now() < due { usleep(1_000) }
+            recorder.append(rtp: rtp(try a.next(frequency: 440)), member: "A", arrival: MonotonicTime.now())
+        }
+        recorder.append(rtp: rtp(try b.next(frequency: 880)), member: "B", arrival: MonotonicTime.now())
+        #expect(signal.wait(timeout: .now() + 10) == .success, "the recording did not stop by itself")
+        let manifest = try #require(ended.withLock { $0 })
+        #expect(manifest.stopReason == .diskFull && manifest.state == "complete")
+        #expect(manifest.tracks.map(\.member) == ["A", "B"] && manifest.tracks.last?.durationMs == 0)
+        let aTrack = try #require(manifest.tracks.first)
+        #expect(aTrack.durationMs >= 900 && manifest.durationMs >= 900, "A's track \(aTrack.durationMs) ms, the mix \(manifest.durationMs) ms")
+        let decoded = try Tools.playsCleanly(directory.appendingPathComponent("track-1.opus"), seconds: Double(aTrack.durationMs) / 1_000)
+        let tone = Spectrum.window(decoded, from: 0.1, to: Double(aTrack.durationMs) / 1_000 - 0.05)
+        #expect(Spectrum.power(tone, at: 440) > 100 * Spectrum.power(tone, at: 880))
+        _ = try Tools.playsCleanly(directory.appendingPathComponent("mix.opus"), seconds: Double(manifest.durationMs) / 1_000)
+        #expect(try RecordingManifest(decoding: Array(Data(contentsOf: directory.appendingPathComponent("manifest.json")))) == manifest)
+    }
+}
