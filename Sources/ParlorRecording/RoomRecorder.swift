@@ -132,7 +132,7 @@ final class RecordingSession: @unchecked Sendable {  // created on the caller's 
     private func receive(_ item: RecorderQueue.Item) {
         guard failure == nil, let packet = RTPOpusPacket(parsing: item.rtp), Opus.sampleCount(of: packet.payload) != nil else { return }
         let arrival = Duration.nanoseconds(item.arrival > startedAt ? Int64(item.arrival - startedAt) : 0)
-        guard let track = tracks[item.member] ?? openTrack(for: item.member, at: arrival) else { return }
+        guard let track = tracks[item.member] ?? openTrack(for: item.member, at: arrival, firstPayload: packet.payload) else { return }
         track.writer.receive(sequence: packet.sequence, timestamp: packet.timestamp, payload: packet.payload, arrival: arrival)
         do {
             try mixer.receive(from: item.member, sequence: packet.sequence, timestamp: packet.timestamp, payload: packet.payload, arrival: arrival)
@@ -142,14 +142,18 @@ final class RecordingSession: @unchecked Sendable {  // created on the caller's 
     }
 
     /// A member's first packet: its track is listed in the manifest, then its file created (a crash between the two
-    /// leaves a listed track without a file, which `closeInterrupted` reads as 0 ms, not a file nobody lists).
-    private func openTrack(for member: String, at arrival: Duration) -> Track? {
+    /// leaves a listed track without a file, which `closeInterrupted` reads as 0 ms, not a file nobody lists). The
+    /// track is stereo when that packet is (its TOC's s bit, RFC 6716 §3.1: a browser sends stereo only with
+    /// `stereo=1`); players decode a later mono packet of it to both channels.
+    private func openTrack(for member: String, at arrival: Duration, firstPayload: [UInt8]) -> Track? {
         let index = order.count + 1
         let file = "track-\(index).opus"
         manifest.tracks.append(RecordingManifest.Track(member: member, file: file, offsetMs: milliseconds(arrival), durationMs: 0))
         do throws(RecordingFileError) {
             try RecordingFile.replace(path(RecordingManifest.fileName), with: manifest.encoded())
-            let track = Track(writer: OpusTrackWriter(serialNumber: UInt32.random(in: 0...UInt32.max), tags: Self.tags(settings, member: member)),
+            let channels: UInt8 = firstPayload[0] & 0x04 != 0 ? 2 : 1
+            let track = Track(writer: OpusTrackWriter(serialNumber: UInt32.random(in: 0...UInt32.max), channelCount: channels,
+                                                      tags: Self.tags(settings, member: member)),
                               file: try RecordingFile(path: path(file)), index: index)
             tracks[member] = track
             order.append(member)

@@ -125,3 +125,32 @@ import Testing
         #expect(try RecordingManifest(decoding: Array(Data(contentsOf: directory.appendingPathComponent("manifest.json")))) == manifest)
     }
 }
+
+@Suite struct RoomRecorderStereoTests {
+    /// A speaker whose browser sends stereo (SDP stereo=1) gets a stereo track; a mono one a mono track.
+    @Test func aStereoSpeakersTrackIsStereo() throws {
+        guard Tools.installed("opusinfo"), Tools.installed("ffmpeg") else { return }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("parlor-recording-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let signal = DispatchSemaphore(value: 0)
+        let recorder = try RoomRecorder(settings: RecordingSettings(recordingID: "r", roomID: "m", directory: directory.path)) { _ in signal.signal() }
+        let stereo = try OpusEncoder(channelCount: 2, bitsPerSecond: 64_000), mono = try OpusEncoder(channelCount: 1, bitsPerSecond: 32_000)
+        for step in 0..<25 {
+            let due = recorder.startedAt + UInt64(step) * 20_000_000
+            while MonotonicTime.now() < due { usleep(1_000) }
+            let left = (0..<960).map { Int16(8_000 * sin(2 * .pi * 440 * Double(step * 960 + $0) / 48_000)) }
+            let header = { (ssrc: UInt8) -> [UInt8] in [0x80, 111, 0, UInt8(step + 1), 0, 0, UInt8((step * 960) >> 8), UInt8((step * 960) & 0xFF), 0, 0, 0, ssrc] }
+            recorder.append(rtp: header(1) + (try stereo.encode(left.flatMap { [$0, 0] })), member: "S", arrival: MonotonicTime.now())
+            recorder.append(rtp: header(2) + (try mono.encode(left)), member: "M", arrival: MonotonicTime.now())
+        }
+        recorder.stop()
+        #expect(signal.wait(timeout: .now() + 10) == .success)
+        for (file, channels) in [("track-1.opus", 2), ("track-2.opus", 1)] {
+            let bytes = Array(try Data(contentsOf: directory.appendingPathComponent(file)))
+            #expect(try OggOpusReader(bytes: bytes).head.channelCount == UInt8(channels), "\(file)")
+            let report = try Tools.run("opusinfo", [directory.appendingPathComponent(file).path])
+            let text = String(decoding: report.output, as: UTF8.self)
+            #expect(report.status == 0 && text.contains("Channels: \(channels)"), "\(file): \(text)")
+        }
+    }
+}
