@@ -100,7 +100,10 @@ final class RecordingSession: @unchecked Sendable {  // created on the caller's 
 
     func run(_ queue: RecorderQueue, onStop: @Sendable (RecordingManifest) -> Void) {
         let tick = UInt64(nanoseconds(RoomRecorder.tick))
-        let limit = settings.maxDuration.map { startedAt + UInt64(max(0, nanoseconds($0))) }
+        let limit = settings.maxDuration.map { maximum in
+            let (end, overflow) = startedAt.addingReportingOverflow(UInt64(max(0, nanoseconds(maximum))))
+            return overflow ? UInt64.max : end
+        }
         var nextTick = startedAt + tick
         var reason: RecordingStopReason
         while true {
@@ -221,9 +224,12 @@ final class RecordingSession: @unchecked Sendable {  // created on the caller's 
     }
 }
 
+/// Saturating: a maximum duration of any length (292 years and more included) is a number, never a trap.
 func nanoseconds(_ duration: Duration) -> Int64 {
     let (seconds, attoseconds) = duration.components
-    return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+    guard !overflow else { return seconds < 0 ? .min : .max }
+    return whole.addingReportingOverflow(attoseconds / 1_000_000_000).overflow ? (seconds < 0 ? .min : .max) : whole + attoseconds / 1_000_000_000
 }
 
 func milliseconds(_ duration: Duration) -> Int64 { nanoseconds(duration) / 1_000_000 }

@@ -77,6 +77,24 @@ import Testing
 
 
 /// The media bench's packets are what a recorder takes for a browser's: one 20 ms Opus frame that libopus decodes.
+extension RoomRecorderTests {
+    @Test func anAbsurdMaximumDurationIsNoTrap() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("parlor-recording-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let reasons = Mutex<[RecordingStopReason?]>([]), signal = DispatchSemaphore(value: 0)
+        let recorder = try RoomRecorder(settings: RecordingSettings(recordingID: "r", roomID: "m", directory: directory.path, maxDuration: .seconds(Int64.max))) {
+            manifest in
+            reasons.withLock { $0.append(manifest.stopReason) }
+            signal.signal()
+        }
+        #expect(signal.wait(timeout: .now() + 0.1) == .timedOut, "stopped by itself")
+        recorder.stop()
+        #expect(signal.wait(timeout: .now() + 10) == .success)
+        #expect(reasons.withLock { $0 } == [.requested])
+        #expect(nanoseconds(.seconds(Int64.max)) == .max && nanoseconds(.seconds(Int64.min)) == .min && nanoseconds(.milliseconds(1_500)) == 1_500_000_000)
+    }
+}
+
 @Suite struct BenchPayloadTests {
     @Test func theMediaBenchsProbePayloadIsOneTwentyMillisecondOpusFrame() throws {
         let payload = ProbePayload(speaker: 3, sequence: 9, sentAt: 123_456_789).encoded(length: 160)
