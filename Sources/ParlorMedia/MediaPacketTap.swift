@@ -7,8 +7,9 @@ public protocol MediaPacketTap: AnyObject, Sendable {
 }
 
 extension MediaServer {
-    /// Installs `tap` for `group` (nil removes it), replacing any other. Any thread; it reaches every worker in call
-    /// order with `open` and `setSenders`, so a session opened after this call is tapped from its first packet.
+    /// Installs `tap` for `group` (nil removes it), replacing any other. Any thread, without waiting; it reaches every
+    /// worker in call order with `open` and `setSenders`, so a session opened after this call is tapped from its
+    /// first packet. Packets of open sessions already on their way to a worker may arrive before the change does.
     public func setTap(group: String, _ tap: (any MediaPacketTap)?) {
         loop.execute { [self] in
             for worker in workers { worker.run { $0.setTap(group: group, tap) } }
