@@ -46,6 +46,8 @@ let package = Package(
         // read back (RFC 7845), and the mix, decoded and encoded with Debian's libopus. Pure: bytes in, bytes out, no
         // files, sockets or rooms; RTP arrives as sequence, timestamp and payload, so it needs no ParlorMedia.
         .target(name: "ParlorRecording", dependencies: ["COpus"]),
+        // A recorder in a process of its own, for ParlorRecordingTests (kill -9, a full disk); not installed.
+        .executableTarget(name: "ParlorRecordingChild", dependencies: ["ParlorRecording"]),
         // Media forwarding's building blocks: STUN/ICE-lite, SDP, DTLS-SRTP (OpenSSL's handshake and exporter,
         // ParlorSRTP's packets), RTP/RTCP, batched UDP. No HTTP and no rooms: those use it, not the other way round.
         .target(name: "ParlorMedia", dependencies: ["ParlorLoop", "ParlorMetrics", "CParlorSystem", "COpenSSL", "ParlorSRTP"]),
@@ -102,7 +104,9 @@ let package = Package(
         .testTarget(name: "ParlorStoreTests", dependencies: ["ParlorStore"]),
         // Ogg and Ogg Opus units, libopus-made tones through the track writer and the mixer, and the files checked by
         // opusinfo (opus-tools) and ffmpeg.
-        .testTarget(name: "ParlorRecordingTests", dependencies: ["ParlorRecording", "COpus"]),
+        // ParlorMedia and ParlorMediaClient for the room recorded through a real MediaServer's tap; the child runs a
+        // recorder the tests kill -9 or give a file size limit.
+        .testTarget(name: "ParlorRecordingTests", dependencies: ["ParlorRecording", "COpus", "ParlorMedia", "ParlorMediaClient", "ParlorLoop"]),
         // A private PostgreSQL cluster per test process (initdb + pg_ctl in a temporary directory), for the tests below.
         .target(name: "PostgresTestCluster", dependencies: ["ParlorPostgres"], path: "Tests/PostgresTestCluster"),
         .testTarget(name: "ParlorPostgresTests", dependencies: ["ParlorPostgres", "ParlorStore", "PostgresTestCluster"]),

@@ -26,6 +26,8 @@ final class MediaSession {
     var handoffTo: [Int] = []
     /// Its member may send and its offer sends (the group's plan): otherwise its packets are dropped on entry.
     var maySend = false
+    /// Its group's tap, if any: every packet it may send goes there too (a recording).
+    var tap: (any MediaPacketTap)?
     var speaking = SpeakingDetector()
     /// The statistics of the source it sends, for our receiver reports.
     var reception: RTPReceptionStatistics?

@@ -58,8 +58,8 @@ extension MediaWorker {
     }
 
     /// SRTP from a session: authenticated and decrypted once, counted, its audio level read, then forwarded to the
-    /// subscribers whose slots carry it and handed once to each other worker with such subscribers, if its member
-    /// may send; dropped otherwise (mutes and stage roles are enforced here, where the packet enters).
+    /// subscribers whose slots carry it and handed once to each other worker with such subscribers (and to its group's
+    /// tap, a recording), if its member may send; dropped otherwise (mutes and stage roles are enforced here, where the packet enters).
     private func handleRTP(_ datagram: [UInt8], from session: MediaSession, now: UInt64) {
         guard let packet = unprotected(datagram, from: session, rtcp: false) else { return drop() }
         decrypted += 1
@@ -77,6 +77,7 @@ extension MediaWorker {
             session.loudness.lastLoudAt.store(session.speaking.lastLoudAt, ordering: .relaxed)
             if let change { emit(.speaking(group: session.setup.group, member: session.member, on: change)) }
         }
+        session.tap?.received(rtp: packet, member: session.member, arrival: now)
         forward(packet, header: header, to: session.forwardTo, now: now)
         for target in session.handoffTo {
             outbox[target].append(HandedOff(sender: session.key, packet: packet))

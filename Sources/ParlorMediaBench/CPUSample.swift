@@ -15,6 +15,8 @@ struct CPUSample {
     let threads: [String: Double]
     /// The thread ids whose name (/proc/…/comm) starts with "parlor-media".
     let mediaThreads: Set<String>
+    /// The thread ids named "parlor-record": a recording's thread (`RoomRecorder`), one per recording.
+    let recorderThreads: Set<String>
     let generator: Double
     let machineBusy: Double
 
@@ -22,15 +24,15 @@ struct CPUSample {
 
     static func take(serverPID: Int32) -> CPUSample {
         var threads: [String: Double] = [:]
-        var mediaThreads: Set<String> = []
+        var mediaThreads: Set<String> = [], recorderThreads: Set<String> = []
         for task in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(serverPID)/task")) ?? [] {
             threads[task] = ticks("/proc/\(serverPID)/task/\(task)/stat").map { $0 / ticksPerSecond }
-            if let name = try? String(contentsOfFile: "/proc/\(serverPID)/task/\(task)/comm", encoding: .utf8), name.hasPrefix("parlor-media") {
-                mediaThreads.insert(task)
-            }
+            let name = (try? String(contentsOfFile: "/proc/\(serverPID)/task/\(task)/comm", encoding: .utf8)) ?? ""
+            if name.hasPrefix("parlor-media") { mediaThreads.insert(task) }
+            if name.hasPrefix("parlor-record") { recorderThreads.insert(task) }
         }
         return CPUSample(at: DispatchTime.now().uptimeNanoseconds, server: (ticks("/proc/\(serverPID)/stat") ?? 0) / ticksPerSecond,
-                         threads: threads, mediaThreads: mediaThreads, generator: (ticks("/proc/self/stat") ?? 0) / ticksPerSecond,
+                         threads: threads, mediaThreads: mediaThreads, recorderThreads: recorderThreads, generator: (ticks("/proc/self/stat") ?? 0) / ticksPerSecond,
                          machineBusy: machineBusyTicks() / ticksPerSecond)
     }
 
@@ -50,6 +52,13 @@ struct CPUSample {
         let spent = after.threads.compactMap { id, end in before.threads[id].map { (id, end - $0) } }
         let named = spent.filter { after.mediaThreads.contains($0.0) }
         return named.isEmpty ? spent.map(\.1).max() : named.map(\.1).reduce(0, +)
+    }
+
+    /// CPU seconds of the recordings' threads between two samples, apart from the media threads; nil when none ran
+    /// in both (no recording).
+    static func recorderThreads(_ before: CPUSample, _ after: CPUSample) -> Double? {
+        let spent = after.recorderThreads.compactMap { id in before.threads[id].flatMap { start in after.threads[id].map { $0 - start } } }
+        return spent.isEmpty ? nil : spent.reduce(0, +)
     }
 
     /// Busy ticks of all cores from /proc/stat's "cpu" line (everything but idle and iowait).

@@ -1,6 +1,6 @@
 import Foundation
 
-/// POST /auth and POST /rooms over one blocking keep-alive connection: the unmeasured setup.
+/// POST /auth, POST /rooms (and POST /rooms/ID/recordings) over one blocking keep-alive connection: the unmeasured setup.
 final class HTTPSetup {
     private let port: Int
     private var socket: BlockingSocket?
@@ -18,6 +18,13 @@ final class HTTPSetup {
     func createRoom(token: String, name: String) throws -> String {
         let body = try request("POST", "/rooms", body: ["display_name": name, "properties": ["ttl": 3600]], bearer: token, expect: 201)
         guard let id = body["id"] as? String else { throw BenchError("POST /rooms: no id") }
+        return id
+    }
+
+    /// Starts recording the room (its creator may: issue 38's REST route); returns the recording's id.
+    func startRecording(token: String, room: String) throws -> String {
+        let body = try request("POST", "/rooms/\(room)/recordings", body: [:], bearer: token, expect: 201)
+        guard let id = body["id"] as? String else { throw BenchError("POST /rooms/\(room)/recordings: no id") }
         return id
     }
 

@@ -19,13 +19,15 @@ struct Options {
     var stopAboveLoss = 20.0
     var label = "media"
     var json = false
+    /// `--record`: the room is recorded (issue 38) from when the speakers joined.
+    var record = false
 
     static let usage = """
         usage: parlor-media-bench (--url http://127.0.0.1:PORT | --janus http://127.0.0.1:PORT/janus) --server-pid PID
                                   [--speakers S] [--listeners N1,N2,…]
                                   [--window SECONDS] [--settle SECONDS] [--threads T] [--setup-threads T]
                                   [--payload-bytes B] [--floor-sockets K] [--floor-seconds S] [--floor-rate R]
-                                  [--stop-above-loss PERCENT] [--label NAME] [--json]
+                                  [--stop-above-loss PERCENT] [--label NAME] [--json] [--record]
         S speakers and a ramp of listeners (cumulative: each step adds members up to N) join one room over WebSocket and
         media:offer, and complete ICE, DTLS and SRTP with the server's media port on 127.0.0.1. Speakers send a
         packet of B payload bytes every 20 ms; for each step the listeners count what arrives in a window of SECONDS
@@ -33,7 +35,9 @@ struct Options {
         forwarded packet. Then the floor: a sendmmsg-batched datagram of the same size to loopback sockets, and one
         SRTP protect. The ramp stops after a step whose loss exceeds --stop-above-loss (20 %). With --janus the same
         peers join a Janus VideoRoom (one publisher, the listeners subscribers) over Janus's HTTP API; CPU is the
-        whole Janus process's.
+        whole Janus process's. With --record the room's creator starts a recording once the speakers joined
+        (POST /rooms/ID/recordings): every speaker's track and the mix are written for the whole ramp, and each step
+        reports the server's recorder threads (parlor-record) apart.
         """
 
     static func parse(_ arguments: [String]) throws -> Options {
@@ -77,6 +81,7 @@ struct Options {
             case "--stop-above-loss": options.stopAboveLoss = try number(try value(), name)
             case "--label": options.label = try value()
             case "--json": options.json = true
+            case "--record": options.record = true
             case "--help", "-h": print(usage); exit(0)
             default: throw BenchError("unknown option \(name)\n\(usage)")
             }
@@ -86,6 +91,7 @@ struct Options {
             throw BenchError("--url (or --janus) and --server-pid are required\n\(usage)")
         }
         guard options.janusURL == nil || options.speakers == 1 else { throw BenchError("--janus: one speaker") }
+        guard options.janusURL == nil || !options.record else { throw BenchError("--record: Parlor only, not with --janus") }
         guard (1...64).contains(options.speakers), (1...16).contains(options.threads), (1...32).contains(options.setupThreads) else {
             throw BenchError("--speakers 1…64, --threads 1…16, --setup-threads 1…32")
         }

@@ -11,6 +11,7 @@ enum Report {
                ms(step.latency.p50Milliseconds), ms(step.latency.p99Milliseconds), ms(step.latency.maxMilliseconds), step.forwardedPerSecond,
                step.cpu.mediaThreadCores.map { String(format: "%.2f", $0) } ?? "?", step.cpu.mediaMicrosecondsPerPacket.map { String(format: "%.2f", $0) } ?? "?",
                step.cpu.serverCores, step.cpu.serverMicrosecondsPerPacket, step.cpu.generatorCores, step.cpu.otherCores)
+            + (step.cpu.recorderThreadCores.map { String(format: "; recorder threads %.3f core", $0) } ?? "")
     }
 
     static func table(_ run: RunResult) -> String {
@@ -26,6 +27,11 @@ enum Report {
                                 ms(step.latency.p99Milliseconds), ms(step.latency.maxMilliseconds),
                                 step.cpu.mediaThreadCores.map { String(format: "%.2f", $0) } ?? "?",
                                 step.cpu.mediaMicrosecondsPerPacket.map { String(format: "%.2f", $0) } ?? "?", multiple, step.cpu.generatorCores, step.cpu.otherCores))
+        }
+        let recorded = run.steps.compactMap { step in step.cpu.recorderThreadCores.map { (step.listeners, $0) } }
+        if !recorded.isEmpty {
+            lines.append("recording (parlor-record threads, part of the server's CPU): "
+                         + recorded.map { String(format: "%d listeners %.3f core", $0.0, $0.1) }.joined(separator: ", "))
         }
         if let f = run.floor {
             lines.append(String(format: "floor: %.2f µs per %d-byte sendmmsg datagram (%d sent) + %.2f µs per SRTP protect (%@, %d) = %.2f µs",

@@ -33,6 +33,8 @@ struct StepResult: Codable {
     /// server), and per forwarded packet.
     struct CPUShares: Codable {
         var mediaThreadCores: Double?
+        /// The recordings' threads (`parlor-record`), when the room is recorded; part of `serverCores`.
+        var recorderThreadCores: Double?
         var serverCores: Double
         var mediaMicrosecondsPerPacket: Double?
         var serverMicrosecondsPerPacket: Double

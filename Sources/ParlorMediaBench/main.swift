@@ -34,6 +34,8 @@ let keeper: Keeper
 let clock: SpeakerClock
 let shards: [ListenerShard]
 let members: Members
+/// The room's creator, who starts the recording with --record.
+var owner: (http: HTTPSetup, token: String, room: String)?
 do {
     var room = ""
     var janus: JanusRoom?
@@ -41,7 +43,9 @@ do {
         janus = try JanusRoom(url: url)
     } else {
         let http = HTTPSetup(port: options.port)
-        room = try http.createRoom(token: try http.token(name: "mbench-\(runTag)-owner"), name: "media bench \(runTag)")
+        let token = try http.token(name: "mbench-\(runTag)-owner")
+        room = try http.createRoom(token: token, name: "media bench \(runTag)")
+        owner = (http, token, room)
     }
     keeper = try Keeper()
     clock = try SpeakerClock(payloadBytes: options.payloadBytes)
@@ -70,6 +74,13 @@ do {
     }
     profile = first?.profile ?? profile
 } catch { die("speakers: \(error)") }
+
+if options.record, let owner {
+    do {
+        let id = try owner.http.startRecording(token: owner.token, room: owner.room)
+        log("recording \(id): every speaker and the mix, for the whole ramp")
+    } catch { die("--record: \(error)") }
+}
 
 var result = RunResult(label: options.label, speakers: options.speakers, payloadBytes: options.payloadBytes, srtpProfile: "\(profile)", steps: [],
                        floor: floor)
@@ -135,7 +146,8 @@ for target in options.listenerSteps {
         latency: .init(p50Milliseconds: histogram.percentile(0.5), p99Milliseconds: histogram.percentile(0.99),
                        p999Milliseconds: histogram.percentile(0.999),
                        maxMilliseconds: histogram.total > 0 ? Double(histogram.maximum) / 1e6 : nil),
-        cpu: .init(mediaThreadCores: media.map { $0 / elapsed }, serverCores: server / elapsed,
+        cpu: .init(mediaThreadCores: media.map { $0 / elapsed }, recorderThreadCores: CPUSample.recorderThreads(before, after).map { $0 / elapsed },
+                   serverCores: server / elapsed,
                    mediaMicrosecondsPerPacket: media.map { forwarded > 0 ? $0 / Double(forwarded) * 1e6 : 0 },
                    serverMicrosecondsPerPacket: forwarded > 0 ? server / Double(forwarded) * 1e6 : 0,
                    generatorCores: generator / elapsed,

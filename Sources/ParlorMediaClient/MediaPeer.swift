@@ -70,6 +70,13 @@ public final class MediaPeer: @unchecked Sendable {  // loop-thread state once c
         socket.send([UDPDatagram(bytes: packet, destination: server)])
     }
 
+    /// DTX, as a browser does while its speaker is quiet: sends nothing; the next packet's timestamp is `samples`
+    /// later than it would have been, its sequence number the next. Loop thread.
+    public func pauseRTP(samples: UInt32) {
+        loop.assertInLoop()
+        timestamp &+= samples
+    }
+
     /// Closes the socket. Loop thread.
     public func close() {
         loop.assertInLoop()

@@ -1,8 +1,11 @@
 /// The benchmark's RTP payload: Opus-sized (160 bytes by default), carrying which speaker sent it, its sequence
 /// (the speaker's tick) and its send time (CLOCK_MONOTONIC ns, the same clock in every process of the machine),
-/// so a listener measures forwarding latency and loss from the payload alone.
+/// so a listener measures forwarding latency and loss from the payload alone. Its first byte is an Opus TOC (RFC 6716
+/// §3.1: CELT fullband, 20 ms, mono, one frame), so a recording of the room (issue 38) keeps every packet on its
+/// track and decodes it for the mix as one 20 ms frame: what a recorder costs is measured on packets it treats as
+/// a browser's.
 public struct ProbePayload: Sendable, Equatable {
-    public static let magic: [UInt8] = [0x50, 0x4D, 0x42, 0x31]  // "PMB1"
+    public static let magic: [UInt8] = [0xF8, 0x4D, 0x42, 0x31]  // TOC 0xF8, then "MB1"
     public static let headerLength = 18
 
     public var speaker: UInt16

@@ -1,6 +1,6 @@
 // libFuzzer target for ParlorRecording's Ogg and Ogg Opus code. Compiled with Sources/ParlorRecording as module
 // ParlorRecordingFuzz (see run.sh), libopus through COpus. Byte 0 picks a mode:
-// - even: the rest is a file for `OggOpusReader`. No crash or trap on any bytes; every page the reader accepted
+// - even: the rest is a file for `OggOpusReader` (and a packet for `RTPOpusPacket`, the recorder's RTP parser). No crash or trap on any bytes; every page the reader accepted
 //   writes back byte for byte; an accepted stream's packets, written again with `OggStreamWriter` under their
 //   granule positions, read back the same.
 // - odd: the rest is a run of RTP packets for `OpusTrackWriter` (each: 2 bytes sequence, 4 timestamp, 2 arrival
@@ -74,10 +74,26 @@ enum OggOpusFuzz {
     }
 }
 
+extension OggOpusFuzz {
+    /// The recorder's RTP parser on the same bytes: no trap, and a payload it finds is a non-empty run of the packet
+    /// after the 12-byte header.
+    static func parseRTP(_ bytes: [UInt8]) {
+        guard let packet = RTPOpusPacket(parsing: bytes) else { return }
+        check(!packet.payload.isEmpty && packet.payload.count <= bytes.count - 12, "payload of \(packet.payload.count) of \(bytes.count) bytes")
+        let found = (12...(bytes.count - packet.payload.count)).contains { Array(bytes[$0..<$0 + packet.payload.count]) == packet.payload }
+        check(found, "the payload is not in the packet")
+    }
+}
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     guard size > 0 else { return 0 }
     let bytes = Array(UnsafeBufferPointer(start: data + 1, count: size - 1))
-    if data[0] & 1 == 0 { OggOpusFuzz.readFile(bytes) } else { OggOpusFuzz.writeTrack(bytes) }
+    if data[0] & 1 == 0 {
+        OggOpusFuzz.readFile(bytes)
+        OggOpusFuzz.parseRTP(bytes)
+    } else {
+        OggOpusFuzz.writeTrack(bytes)
+    }
     return 0
 }
