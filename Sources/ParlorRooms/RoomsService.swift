@@ -358,6 +358,8 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
             try sessionExpiry.sweep(step.store)
         case .mediaEvent(let event):
             try mediaSessions.handle(event, &step)
+        case .recordingEnded(let recordingID, let reason, let manifest):
+            try endRecording(recordingID, reason: reason, manifest: manifest, &step)
         case .cluster:
             break  // done before the command's savepoint: ClusterSync.swift
         }
@@ -382,6 +384,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         case .unwatch(let cid): step.unwatch(cid, for: caller)
         case .ping: step.batch.reply(to: caller, .sessionPing, body: .object([:]))
         case .stage(let cid, let action): try step.openRoom(cid).serveStage(action, for: caller, &step)
+        case .record(let cid, let start, let recordingID): try serveRecording(cid, start: start, recordingID: recordingID, for: caller, &step)
         }
     }
 }
