@@ -8,27 +8,6 @@ import Testing
 /// refused by name; a recording interrupted by a restart. The engine is `InterimRecordingEngine` until the real
 /// one is merged (the lead adds the assertions about the files' audio then).
 @Suite struct RecordingTests {
-    enum Database: CaseIterable, CustomStringConvertible {
-        case sqlite, postgres
-        var description: String { self == .sqlite ? "SQLite" : "PostgreSQL" }
-    }
-
-    /// A server with the interim engine and a recordings directory of its own, on a fresh database of `database`.
-    private func withRecordingServer<T>(_ database: Database, holder: InterimEngineHolder = InterimEngineHolder(),
-                                        _ configure: (inout AppConfiguration) -> Void = { _ in },
-                                        _ body: (ParlorApplication, InterimEngineHolder) throws -> T) throws -> T {
-        let databasePath: String? = database == .postgres ? try TestPostgres.shared().makeDatabase().string : nil
-        return try withServer({ configuration in
-            configuration.recordingEngine = holder.factory
-            configuration.adminToken = Self.adminToken
-            configuration.recordingsDirectory = NSTemporaryDirectory() + "/parlor-recordings-\(UUID().uuidString)"
-            if let databasePath { configuration.databasePath = databasePath }
-            configure(&configuration)
-        }) { app in try body(app, holder) }
-    }
-
-    static let adminToken = "admin-token-for-recording-tests-0123"
-
     private func body(_ message: [String: Any]) -> [String: Any] { message["body"] as? [String: Any] ?? [:] }
 
     /// A stage room alice created (moderator) with bob joined as a listener.
@@ -43,8 +22,8 @@ import Testing
         return (room, alice, bob, aliceToken)
     }
 
-    @Test(arguments: Database.allCases)
-    func aModeratorRecordsEveryoneHearsOfItAndOthersAreRefused(_ database: Database) throws {
+    @Test(arguments: RecordingDatabase.allCases)
+    func aModeratorRecordsEveryoneHearsOfItAndOthersAreRefused(_ database: RecordingDatabase) throws {
         try withRecordingServer(database) { app, holder in
             let (room, alice, bob, aliceToken) = try stageRoom(app)
             #expect(errorCode(try bob.request("room:record:start", ["cid": room])) == "member:error:not-allowed")
@@ -95,8 +74,8 @@ import Testing
         }
     }
 
-    @Test(arguments: Database.allCases)
-    func theRESTRoutesAnswerWithTheirCodes(_ database: Database) throws {
+    @Test(arguments: RecordingDatabase.allCases)
+    func theRESTRoutesAnswerWithTheirCodes(_ database: RecordingDatabase) throws {
         try withRecordingServer(database) { app, _ in
             let (room, alice, _, aliceToken) = try stageRoom(app)
             let bobToken = try token(app, "bob")
@@ -104,7 +83,7 @@ import Testing
             let erinToken = try token(app, "erin")
             let other = try http(app, "POST", "/rooms", json: #"{"display_name":"Other","properties":{"mode":"stage"}}"#, token: erinToken)
             #expect(other.status == 201)
-            let admin = Self.adminToken
+            let admin = recordingAdminToken
             #expect(try http(app, "POST", "/rooms/\(room)/recordings", token: bobToken).status == 403)
             #expect(try http(app, "POST", "/rooms/\(room)/recordings", token: erinToken).status == 403)
             #expect(try http(app, "POST", "/rooms/\(room)/recordings", token: nil).status == 401)
@@ -157,8 +136,8 @@ import Testing
         }
     }
 
-    @Test(arguments: Database.allCases)
-    func anOpenRoomsCreatorRecordsAndTheRecordingStopsWhenTheRoomEmpties(_ database: Database) throws {
+    @Test(arguments: RecordingDatabase.allCases)
+    func anOpenRoomsCreatorRecordsAndTheRecordingStopsWhenTheRoomEmpties(_ database: RecordingDatabase) throws {
         try withRecordingServer(database, { $0.rooms.recordingsAccess = .members }) { app, _ in
             let aliceToken = try token(app, "alice")
             let created = try http(app, "POST", "/rooms", json: #"{"display_name":"Chat"}"#, token: aliceToken)
@@ -180,8 +159,8 @@ import Testing
         }
     }
 
-    @Test(arguments: Database.allCases)
-    func aRecordingThatStopsByItselfSaysWhyAndAFailedStartIsMarked(_ database: Database) throws {
+    @Test(arguments: RecordingDatabase.allCases)
+    func aRecordingThatStopsByItselfSaysWhyAndAFailedStartIsMarked(_ database: RecordingDatabase) throws {
         try withRecordingServer(database) { app, holder in
             let (room, alice, bob, aliceToken) = try stageRoom(app)
             let recordingID = try #require(try alice.call("room:record:start", ["cid": room])["recording_id"] as? String)
@@ -212,8 +191,8 @@ import Testing
         }
     }
 
-    @Test(arguments: Database.allCases)
-    func aRecordingRunningAtARestartIsInterrupted(_ database: Database) throws {
+    @Test(arguments: RecordingDatabase.allCases)
+    func aRecordingRunningAtARestartIsInterrupted(_ database: RecordingDatabase) throws {
         let directory = NSTemporaryDirectory() + "/parlor-restart-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let databasePath = database == .postgres ? try TestPostgres.shared().makeDatabase().string : directory + "/parlor.db"

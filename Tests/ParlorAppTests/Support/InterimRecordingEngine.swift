@@ -2,6 +2,7 @@ import Foundation
 import ParlorApp
 import ParlorLoop
 import ParlorRooms
+import PostgresTestCluster
 
 /// A stand-in for the recording engine while the real one (ParlorRecording's RoomRecorder on a MediaServer tap,
 /// built on another branch) is not merged: the lead replaces it by the real engine at integration. It records the
@@ -79,4 +80,25 @@ final class InterimEngineHolder: Sendable {
             return made
         }, closeInterrupted: { [self] _ in interrupted.withLock { $0 } })
     }
+}
+
+enum RecordingDatabase: CaseIterable, CustomStringConvertible {
+    case sqlite, postgres
+    var description: String { self == .sqlite ? "SQLite" : "PostgreSQL" }
+}
+
+let recordingAdminToken = "admin-token-for-recording-tests-0123"
+
+/// A server with the interim engine, the admin token and a recordings directory of its own, on a fresh database.
+func withRecordingServer<T>(_ database: RecordingDatabase, holder: InterimEngineHolder = InterimEngineHolder(),
+                            _ configure: (inout AppConfiguration) -> Void = { _ in },
+                            _ body: (ParlorApplication, InterimEngineHolder) throws -> T) throws -> T {
+    let databasePath: String? = database == .postgres ? try TestPostgres.shared().makeDatabase().string : nil
+    return try withServer({ configuration in
+        configuration.recordingEngine = holder.factory
+        configuration.adminToken = recordingAdminToken
+        configuration.recordingsDirectory = NSTemporaryDirectory() + "/parlor-recordings-\(UUID().uuidString)"
+        if let databasePath { configuration.databasePath = databasePath }
+        configure(&configuration)
+    }) { app in try body(app, holder) }
 }
