@@ -182,6 +182,25 @@ import Testing
         }
     }
 
+    @Test func theRecordingWebhooksFollowARecordingThroughItsLife() throws {
+        let receiver = try WebhookReceiver(failFirst: 0)
+        defer { receiver.stop() }
+        try withRecordingServer(.sqlite, { $0.webhookURLs = ["http://127.0.0.1:\(receiver.port)/hooks"] }) { app, _ in
+            let (room, alice, _, _) = try stageRoom(app)
+            let recordingID = try #require(try alice.call("room:record:start", ["cid": room])["recording_id"] as? String)
+            _ = try alice.call("room:record:stop", ["cid": room])
+            let received = try receiver.waitFor(count: 6).filter { $0.event.hasPrefix("recording_") }
+            #expect(received.map(\.event) == ["recording_started", "recording_stopped", "recording_ready"])
+            for request in received {
+                let json = try #require(try JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any])
+                #expect((json["room"] as? [String: Any])?["id"] as? String == room)
+                #expect((json["recording"] as? [String: Any])?["id"] as? String == recordingID)
+            }
+            let ready = try #require(try JSONSerialization.jsonObject(with: Data(received[2].body)) as? [String: Any])
+            #expect((ready["recording"] as? [String: Any])?["state"] as? String == "complete")
+        }
+    }
+
     @Test func recordingIsRefusedWithoutTheForwardingUnit() throws {
         try withRecordingServer(.sqlite, { $0.rooms.mediaMode = .mesh }) { app, _ in
             let (room, alice, _, _) = try stageRoom(app)
