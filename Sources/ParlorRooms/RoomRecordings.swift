@@ -11,6 +11,9 @@ final class RoomRecordings {
     var engine: (any RecordingEngine)?
     /// The node that records here (its rows' `node`); nil with one node.
     var node: String?
+    /// The recordings this node's engine runs, by room: with several nodes, another node may stop one (a request
+    /// there, its room emptied there), which this node learns from the row once the room has caught up.
+    var runningHere: [String: String] = [:]
 
     init(configuration: RoomsConfiguration, mediaMode: String?) {
         self.configuration = configuration
@@ -56,15 +59,34 @@ struct RecordingChanges {
 /// After a rollback the live rooms the batch touched are re-read; a start that never committed is forgotten there.
 struct RecordingObserver: BatchObserver {
     func batchDidCommit(_ end: BatchEnd, in rooms: RoomsService) {
-        guard !end.recordings.isEmpty, let engine = rooms.rules.recordings.engine else { return }
-        for recordingID in end.recordings.stops { engine.stop(recordingID: recordingID) }
+        let recordings = rooms.rules.recordings
+        guard let engine = recordings.engine else { return }
+        if recordings.node != nil { stopThoseStoppedElsewhere(end, rooms, engine) }
+        guard !end.recordings.isEmpty else { return }
+        for recordingID in end.recordings.stops {
+            recordings.runningHere = recordings.runningHere.filter { $0.value != recordingID }
+            engine.stop(recordingID: recordingID)
+        }
         for start in end.recordings.starts {
             do {
                 try engine.start(start)
+                recordings.runningHere[start.roomID] = start.recordingID
             } catch {
                 rooms.logger.error("recording did not start", ["recording": start.recordingID, "room": start.roomID, "error": "\(error)"])
                 rooms.recordingEnded(recordingID: start.recordingID, reason: RecordingEndReason.failed, manifestJSON: [])
             }
+        }
+    }
+
+    /// Several nodes: a room this node records that the batch changed (caught up from another node among them) is
+    /// checked against its row, and a recording stopped elsewhere is stopped here. Only rooms recorded here are read.
+    private func stopThoseStoppedElsewhere(_ end: BatchEnd, _ rooms: RoomsService, _ engine: any RecordingEngine) {
+        let recordings = rooms.rules.recordings
+        for (roomID, recordingID) in recordings.runningHere where end.changedRooms.contains(roomID) {
+            guard let record = try? rooms.store.read({ try $0.recording(id: recordingID) }), record.stoppedAt != nil else { continue }
+            recordings.runningHere[roomID] = nil
+            if let room = rooms.state.rooms[roomID], room.recording?.id == recordingID { room.recording = nil }
+            engine.stop(recordingID: recordingID)
         }
     }
 

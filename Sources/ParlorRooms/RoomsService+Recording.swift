@@ -49,6 +49,7 @@ extension RoomsService {
         default: .complete
         }
         let room = state.rooms[record.roomID]
+        if rules.recordings.runningHere[record.roomID] == recordingID { rules.recordings.runningHere[record.roomID] = nil }
         let summary = try room?.summary ?? step.store.room(id: record.roomID).map { RoomSummary(id: $0.id, name: $0.name, displayName: $0.displayName) }
         if try step.store.stopRecording(id: recordingID, at: clock.now(), reason: reason) {
             // Nobody asked: it stopped by itself (or with the previous process).
