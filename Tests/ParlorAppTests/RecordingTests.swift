@@ -1,5 +1,8 @@
 import Foundation
 import ParlorApp
+import ParlorLoop
+import ParlorProtocol
+import ParlorRooms
 import PostgresTestCluster
 import Testing
 
@@ -198,6 +201,28 @@ import Testing
             }
             let ready = try #require(try JSONSerialization.jsonObject(with: Data(received[2].body)) as? [String: Any])
             #expect((ready["recording"] as? [String: Any])?["state"] as? String == "complete")
+        }
+    }
+
+    @Test func retentionDeletesOldFinishedRecordingsRowsAndFiles() throws {
+        try withRecordingServer(.sqlite, { $0.rooms.recordingRetentionDays = 1 }) { app, _ in
+            let (room, alice, _, aliceToken) = try stageRoom(app)
+            let old = try #require(try alice.call("room:record:start", ["cid": room])["recording_id"] as? String)
+            _ = try alice.call("room:record:stop", ["cid": room])
+            _ = try waitForState("complete", room: room, token: aliceToken, app)
+            let running = try #require(try alice.call("room:record:start", ["cid": room])["recording_id"] as? String)
+            // Both started two days ago; only the finished one may go.
+            _ = try app.database.write { try $0.run("UPDATE recordings SET started_at = started_at - 172800000", []) }
+            let expired = Locked<Result<JSONValue, RoomError>?>(nil)
+            let done = DispatchSemaphore(value: 0)
+            app.rooms.perform(.expireRecordings) { result in
+                expired.withLock { $0 = result }
+                done.signal()
+            }
+            #expect(done.wait(timeout: .now() + 10) == .success)
+            let directories = try #require(try expired.withLock { $0 }?.get()["directories"]?.arrayValue)
+            #expect(directories.compactMap(\.stringValue) == [app.configuration.resolvedRecordingsDirectory + "/" + old])
+            #expect(try http(app, "GET", "/rooms/\(room)/recordings", token: aliceToken).array.map { $0["id"] as? String } == [running])
         }
     }
 
