@@ -61,12 +61,12 @@ struct RecordingObserver: BatchObserver {
     func batchDidCommit(_ end: BatchEnd, in rooms: RoomsService) {
         let recordings = rooms.rules.recordings
         guard let engine = recordings.engine else { return }
-        if recordings.node != nil { stopThoseStoppedElsewhere(end, rooms, engine) }
-        guard !end.recordings.isEmpty else { return }
         for recordingID in end.recordings.stops {
             recordings.runningHere = recordings.runningHere.filter { $0.value != recordingID }
             engine.stop(recordingID: recordingID)
         }
+        // After this batch's own stops, which are no longer running here: each recording is stopped once.
+        if recordings.node != nil { stopThoseStoppedElsewhere(end, rooms, engine) }
         for start in end.recordings.starts {
             do {
                 try engine.start(start)
