@@ -60,6 +60,9 @@ struct RecordingChanges {
 struct RecordingObserver: BatchObserver {
     func batchDidCommit(_ end: BatchEnd, in rooms: RoomsService) {
         let recordings = rooms.rules.recordings
+        if recordings.node != nil, end.received.contains(where: { if case .cluster(.nodesExpired) = $0.0 { true } else { false } }) {
+            interruptThoseOfDeadNodes(rooms)
+        }
         guard let engine = recordings.engine else { return }
         for recordingID in end.recordings.stops {
             recordings.runningHere = recordings.runningHere.filter { $0.value != recordingID }
@@ -87,6 +90,16 @@ struct RecordingObserver: BatchObserver {
             recordings.runningHere[roomID] = nil
             if let room = rooms.state.rooms[roomID], room.recording?.id == recordingID { room.recording = nil }
             engine.stop(recordingID: recordingID)
+        }
+    }
+
+    /// Several nodes: a node died (its lease ran out) with recordings running; they end as interrupted, so their rooms
+    /// stop showing the mark (every live node may try; the first one's command finds the row still `recording`).
+    private func interruptThoseOfDeadNodes(_ rooms: RoomsService) {
+        let node = rooms.rules.recordings.node
+        guard let orphaned = try? rooms.store.read({ try $0.recordingsLeftBehind(by: node) }) else { return }
+        for record in orphaned where record.node != node {
+            rooms.recordingEnded(recordingID: record.id, reason: RecordingEndReason.interrupted, manifestJSON: [])
         }
     }
 
