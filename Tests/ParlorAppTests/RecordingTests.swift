@@ -226,6 +226,34 @@ import Testing
         }
     }
 
+    @Test func closingARoomStopsItsRecordingAndTheOptionsReachTheEngine() throws {
+        let parsed = try AppConfiguration.parse(arguments: ["--max-recording-hours", "2", "--recordings-access", "members",
+                                                            "--recording-retention", "30", "--recordings-dir", "/srv/rec"], environment: [:])
+        #expect(parsed.rooms.maxRecordingDuration == .seconds(7200))
+        #expect(parsed.rooms.recordingsAccess == .members)
+        #expect(parsed.rooms.recordingRetentionDays == 30)
+        #expect(parsed.resolvedRecordingsDirectory == "/srv/rec")
+        #expect(try AppConfiguration.parse(arguments: ["--data-dir", "/var/parlor"], environment: [:]).resolvedRecordingsDirectory
+                == "/var/parlor/recordings")
+        for bad in [["--recordings-access", "everyone"], ["--max-recording-hours", "-1"], ["--recording-retention", "x"]] {
+            #expect(throws: ConfigurationError.self) { try AppConfiguration.parse(arguments: bad, environment: [:]) }
+        }
+
+        try withRecordingServer(.sqlite, { $0.rooms.maxRecordingDuration = .seconds(7200) }) { app, holder in
+            let (room, alice, bob, aliceToken) = try stageRoom(app)
+            let recordingID = try #require(try alice.call("room:record:start", ["cid": room])["recording_id"] as? String)
+            #expect(try holder.current.calls.starts.first?.maxDuration == .seconds(7200))
+            _ = try bob.event("room:recording", in: room)
+            #expect(try http(app, "DELETE", "/rooms/\(room)", headers: ["Authorization": "Bearer \(recordingAdminToken)"]).status < 300)
+            let stopped = body(try bob.event("room:recording", in: room))
+            #expect(stopped["on"] as? Bool == false)
+            #expect(stopped["reason"] as? String == "room-closed")
+            let listed = try waitForState("complete", room: room, token: aliceToken, app)
+            #expect(listed["id"] as? String == recordingID)
+            #expect(listed["stop_reason"] as? String == "room-closed")
+        }
+    }
+
     @Test func recordingIsRefusedWithoutTheForwardingUnit() throws {
         try withRecordingServer(.sqlite, { $0.rooms.mediaMode = .mesh }) { app, _ in
             let (room, alice, _, _) = try stageRoom(app)
