@@ -254,6 +254,42 @@ import Testing
         }
     }
 
+    /// The retention timer runs at start: a restart with --recording-retention deletes an old recording's row and
+    /// its directory, and keeps a recent one.
+    @Test func retentionAtStartRemovesTheOldRecordingsDirectory() throws {
+        let directory = NSTemporaryDirectory() + "/parlor-retention-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let configure: (inout AppConfiguration) -> Void = {
+            $0.databasePath = directory + "/parlor.db"
+            $0.dataDirectory = directory
+            $0.recordingsDirectory = directory + "/recordings"
+        }
+        let (room, old, recent, aliceToken) = try withRecordingServer(.sqlite, configure) { app, _ in
+            let (room, alice, _, aliceToken) = try stageRoom(app)
+            var ids: [String] = []
+            for _ in 0..<2 {
+                ids.append(try #require(try alice.call("room:record:start", ["cid": room])["recording_id"] as? String))
+                _ = try alice.call("room:record:stop", ["cid": room])
+                _ = try waitForState("complete", room: room, token: aliceToken, app)
+            }
+            _ = try app.database.write { try $0.run("UPDATE recordings SET started_at = started_at - 172800000 WHERE id = $1", [.text(ids[0])]) }
+            return (room, ids[0], ids[1], aliceToken)
+        }
+        #expect(FileManager.default.fileExists(atPath: directory + "/recordings/" + old))
+        let retaining: (inout AppConfiguration) -> Void = { configuration in
+            configure(&configuration)
+            configuration.rooms.recordingRetentionDays = 1
+        }
+        try withRecordingServer(.sqlite, retaining) { (app: ParlorApplication, _: InterimEngineHolder) throws in
+            let deadline = Date().addingTimeInterval(10)
+            while FileManager.default.fileExists(atPath: directory + "/recordings/" + old), Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+            #expect(!FileManager.default.fileExists(atPath: directory + "/recordings/" + old))
+            #expect(FileManager.default.fileExists(atPath: directory + "/recordings/" + recent + "/manifest.json"))
+            #expect(try http(app, "GET", "/rooms/\(room)/recordings", token: aliceToken).array.map { $0["id"] as? String } == [recent])
+        }
+    }
+
     @Test func recordingIsRefusedWithoutTheForwardingUnit() throws {
         try withRecordingServer(.sqlite, { $0.rooms.mediaMode = .mesh }) { app, _ in
             let (room, alice, _, _) = try stageRoom(app)
