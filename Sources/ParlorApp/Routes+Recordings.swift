@@ -46,9 +46,8 @@ extension Routes {
             switch result {
             case .success(let body):
                 executor.write {
-                    if body["here"]?.boolValue == true, let directory = body["directory"]?.stringValue {
-                        try? FileManager.default.removeItem(atPath: directory)
-                    }
+                    // Its files are wherever they were written: here if this machine has the directory.
+                    if let directory = body["directory"]?.stringValue { try? FileManager.default.removeItem(atPath: directory) }
                     context.respond(HTTPResponse(status: 204))
                 }
             case .failure(let error): context.respond(Self.httpError(error))
@@ -71,17 +70,18 @@ extension Routes {
         rooms.perform(.findRecording(recordingID: recordingID, by: requester)) { result in
             switch result {
             case .success(let body):
-                guard body["here"]?.boolValue == true, let directory = body["directory"]?.stringValue else {
-                    let node = body["recording"]?["node"]?.stringValue ?? "another node"
-                    context.respond(HTTPError(.recordingNotFound, title: "Not Found",
-                                              detail: "recording \(recordingID)'s files are on node \(node); download them there"))
-                    return
-                }
+                let directory = body["directory"]?.stringValue ?? ""
+                let elsewhere = body["here"]?.boolValue == true ? nil : body["recording"]?["node"]?.stringValue
                 // Read on a database thread, off the loop. The HTTP layer sends a response whole, so the file is read
-                // whole: a recording's file is megabytes (Opus at 32 kbit/s is 14 MB an hour).
+                // whole: a recording's file is megabytes (Opus at 32 kbit/s is 14 MB an hour). A node's id is new at
+                // each start, so the files of an earlier process of this node are looked for here too.
                 executor.read {
                     context.complete {
                         guard let bytes = FileManager.default.contents(atPath: directory + "/" + file) else {
+                            if let elsewhere {
+                                throw HTTPError(.recordingNotFound, title: "Not Found",
+                                                detail: "recording \(recordingID)'s files are on node \(elsewhere); download them there")
+                            }
                             throw HTTPError(.recordingNotFound, title: "Not Found", detail: "recording \(recordingID) has no file \(file) (yet)")
                         }
                         var headers = HTTPHeaders()

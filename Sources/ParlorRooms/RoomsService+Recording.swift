@@ -111,8 +111,11 @@ extension RoomsService {
         case .expireRecordings:
             let days = Int64(configuration.recordingRetentionDays)
             guard days > 0 else { return ["directories": []] }
+            // This node's, and those of nodes gone (a node's id is new at each start: its files may well be here);
+            // a live node deletes its own.
+            let live = try step.store.liveNodes()
             let expired = try step.store.finishedRecordings(startedBefore: clock.now() - days * 86_400_000, limit: 100)
-                .filter { $0.node == rules.recordings.node }
+                .filter { $0.node == rules.recordings.node || $0.node.map { live?.contains($0) == false } ?? true }
             for record in expired { try step.store.deleteRecording(id: record.id) }
             return ["directories": .array(expired.map { .string(rules.recordings.directory(of: $0.id)) })]
         default:

@@ -10,6 +10,8 @@ public protocol RecordingReader {
     /// Recordings still `recording` whose engine is gone: at a start, this node's (`node`); with several nodes also
     /// those of nodes no longer alive (a node's id is new at each start).
     func recordingsLeftBehind(by node: String?) throws -> [RecordingRecord]
+    /// The nodes alive now (several nodes on PostgreSQL); nil with one node.
+    func liveNodes() throws -> Set<String>?
     /// Up to `limit` recordings started before `time` and no longer being recorded, oldest first (retention).
     func finishedRecordings(startedBefore time: Int64, limit: Int) throws -> [RecordingRecord]
 }
@@ -46,6 +48,8 @@ extension SQLRoomReading {
     public func recordingsLeftBehind(by node: String?) throws -> [RecordingRecord] {
         try runningRecordings().filter { $0.node == node }
     }
+
+    public func liveNodes() throws -> Set<String>? { nil }
 
     public func finishedRecordings(startedBefore time: Int64, limit: Int) throws -> [RecordingRecord] {
         try db.query("""

@@ -10,4 +10,8 @@ extension PostgresRoomReading {
             AND (node IS NULL OR node = $1 OR node NOT IN (SELECT id FROM nodes WHERE lease_until >= \(PostgresRoomTransaction.databaseNow)))
             """, [.text(node ?? "")]).map(\.recordingRecord)
     }
+
+    public func liveNodes() throws -> Set<String>? {
+        Set(try db.query("SELECT id FROM nodes WHERE lease_until >= \(PostgresRoomTransaction.databaseNow)", []).compactMap { $0.string("id") })
+    }
 }

@@ -307,6 +307,7 @@ import Testing
         let configure: (inout AppConfiguration) -> Void = {
             $0.databasePath = databasePath
             $0.dataDirectory = directory
+            $0.recordingsDirectory = directory + "/recordings"
         }
         let holder = InterimEngineHolder()
         let (room, recordingID, aliceToken) = try withRecordingServer(.sqlite, holder: holder, configure) { app, _ in
@@ -330,6 +331,10 @@ import Testing
             let events = try http(app, "GET", "/rooms/\(room)/events", token: aliceToken)
             let last = try #require((events.object["events"] as? [[String: Any]])?.last { $0["type"] as? String == "room:recording" })
             #expect((last["body"] as? [String: Any])?["reason"] as? String == "interrupted")
+            // Its files are still served after the restart (with PostgreSQL the node's id is new: same machine).
+            let manifest = try http(app, "GET", "/recordings/\(recordingID)/manifest.json", token: aliceToken)
+            #expect(manifest.status == 200)
+            #expect(manifest.object["recording_id"] as? String == recordingID)
             _ = try alice.call("room:record:start", ["cid": room])
         }
     }
