@@ -103,6 +103,8 @@ import Testing
             #expect(try http(app, "GET", "/rooms/\(room)/recordings", token: erinToken).status == 403)
             #expect(try http(app, "GET", "/rooms/\(room)/recordings", headers: ["Authorization": "Bearer \(admin)"]).status == 200)
             #expect(try http(app, "GET", "/recordings/\(recordingID)/manifest.json", token: erinToken).status == 403)
+            #expect(try http(app, "GET", "/recordings/\(recordingID)/manifest.json", token: nil).status == 401)
+            #expect(try http(app, "GET", "/rooms/\(room)/recordings", token: nil).status == 401)
             #expect(try http(app, "DELETE", "/recordings/\(recordingID)", token: aliceToken).errorCode == "recording:error:in-progress")
             #expect(try http(app, "DELETE", "/rooms/\(room)/recordings/\(recordingID)", token: bobToken).status == 403)
             #expect(try http(app, "DELETE", "/rooms/\(room)/recordings/REC-nope", token: aliceToken).status == 404)
