@@ -10,12 +10,15 @@ public struct RecordingStart: Sendable {
     public var directory: String
     /// --max-recording-hours: the engine stops by itself with reason max-duration after this long.
     public var maxDuration: Duration?
+    /// The node recording it (several nodes on PostgreSQL; nil: one node), for the manifest's `node`.
+    public var node: String?
 
-    public init(recordingID: String, roomID: String, directory: String, maxDuration: Duration?) {
+    public init(recordingID: String, roomID: String, directory: String, maxDuration: Duration?, node: String? = nil) {
         self.recordingID = recordingID
         self.roomID = roomID
         self.directory = directory
         self.maxDuration = maxDuration
+        self.node = node
     }
 }
 

@@ -36,7 +36,7 @@ final class RoomRecordings {
     /// What the engine is asked to record.
     func start(_ recordingID: String, roomID: String) -> RecordingStart {
         RecordingStart(recordingID: recordingID, roomID: roomID, directory: directory(of: recordingID),
-                       maxDuration: configuration.maxRecordingDuration)
+                       maxDuration: configuration.maxRecordingDuration, node: node)
     }
 }
 

@@ -36,6 +36,7 @@ import Testing
         let listed = try #require(try http(nodes[1], "GET", "/rooms/\(room)/recordings", token: aliceToken).array.first)
         let home = try #require(listed["node"] as? String)
         #expect(home.hasPrefix("NODE-"))
+        #expect(try holders[0].current.calls.starts.first?.node == home, "the engine is told which node records, for its manifest")
         let carol = try TestWebSocket(nodes[1], name: "carol")
         #expect((try carol.join(room)["recording"] as? [String: Any])?["recording_id"] as? String == recordingID,
                 "the other node's join reply says so")
