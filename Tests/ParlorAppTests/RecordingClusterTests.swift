@@ -67,4 +67,35 @@ import Testing
         #expect(manifest.status == 200)
         #expect(manifest.object["state"] as? String == "complete")
     }
+
+    /// The node recording a room stops (it gives up its lease): the other nodes end the recording as interrupted, so
+    /// the room stops showing the mark.
+    @Test func aRecordingWhoseNodeStopsEndsInterruptedOnTheOthers() throws {
+        let url = try TestPostgres.shared().makeDatabase()
+        let holder = InterimEngineHolder()
+        let configure: (inout AppConfiguration) -> Void = { configuration in
+            configuration.recordingEngine = holder.factory
+            configuration.adminToken = recordingAdminToken
+            configuration.recordingsDirectory = NSTemporaryDirectory() + "/parlor-recordings-\(UUID().uuidString)"
+        }
+        let home = try ClusterTests.node(url, lease: 2, configure)
+        let other = try ClusterTests.node(url, lease: 2, configure)
+        defer { other.shutdown() }
+        let aliceToken = try token(home, "alice")
+        let created = try http(home, "POST", "/rooms", json: #"{"display_name":"Panel","properties":{"mode":"stage"}}"#, token: aliceToken)
+        let room = try #require(created.object["id"] as? String)
+        let alice = try TestWebSocket(port: home.port, token: aliceToken)
+        _ = try alice.join(room)
+        let bob = try TestWebSocket(other, name: "bob")
+        _ = try bob.join(room)
+        let recordingID = try #require(try alice.call("room:record:start", ["cid": room])["recording_id"] as? String)
+        _ = try bob.event("room:recording", in: room)
+        home.shutdown()
+        let stopped = try bob.event("room:recording", in: room)["body"] as? [String: Any]
+        #expect(stopped?["recording_id"] as? String == recordingID)
+        #expect(stopped?["on"] as? Bool == false)
+        #expect(stopped?["reason"] as? String == "interrupted")
+        let listed = try #require(try http(other, "GET", "/rooms/\(room)/recordings", token: aliceToken).array.first)
+        #expect(listed["state"] as? String == "interrupted")
+    }
 }
