@@ -103,9 +103,19 @@ struct RecordingObserver: BatchObserver {
         }
     }
 
+    /// Nothing of the batch happened: the rooms it touched (re-read from the store, which carries their recording
+    /// over from memory) get the recording their rows say runs, so a start or stop that rolled back leaves no mark.
     func batchDidRollBack(_ end: BatchEnd, in rooms: RoomsService) {
-        for start in end.recordings.starts {
-            if let room = rooms.state.rooms[start.roomID], room.recording?.id == start.recordingID { room.recording = nil }
+        guard !end.changedRooms.isEmpty, let running = try? rooms.store.read({ try $0.runningRecordings() }) else { return }
+        var byRoom: [String: RecordingRecord] = [:]
+        for record in running where record.stoppedAt == nil { byRoom[record.roomID] = record }
+        for roomID in end.changedRooms {
+            guard let room = rooms.state.rooms[roomID] else { continue }
+            guard let record = byRoom[roomID] else {
+                room.recording = nil
+                continue
+            }
+            if room.recording?.id != record.id { room.recording = ActiveRecording(id: record.id, byMemberID: nil, startedAt: record.startedAt) }
         }
     }
 }
