@@ -56,7 +56,6 @@ struct RecordingChanges {
 /// Starts and stops recordings after the commit that stored them, never inside the transaction: an engine that
 /// started a recording whose row then rolled back would record a room nobody asked for. A start the engine refuses
 /// ends the recording as failed, through the same path as any recording that ends (`RoomsService.recordingEnded`).
-/// After a rollback the live rooms the batch touched are re-read; a start that never committed is forgotten there.
 struct RecordingObserver: BatchObserver {
     func batchDidCommit(_ end: BatchEnd, in rooms: RoomsService) {
         let recordings = rooms.rules.recordings
@@ -103,19 +102,6 @@ struct RecordingObserver: BatchObserver {
         }
     }
 
-    /// Nothing of the batch happened: the rooms it touched (re-read from the store, which carries their recording
-    /// over from memory) get the recording their rows say runs, so a start or stop that rolled back leaves no mark.
-    func batchDidRollBack(_ end: BatchEnd, in rooms: RoomsService) {
-        guard !end.changedRooms.isEmpty, let running = try? rooms.store.read({ try $0.runningRecordings() }) else { return }
-        var byRoom: [String: RecordingRecord] = [:]
-        for record in running where record.stoppedAt == nil { byRoom[record.roomID] = record }
-        for roomID in end.changedRooms {
-            guard let room = rooms.state.rooms[roomID] else { continue }
-            guard let record = byRoom[roomID] else {
-                room.recording = nil
-                continue
-            }
-            if room.recording?.id != record.id { room.recording = ActiveRecording(id: record.id, byMemberID: nil, startedAt: record.startedAt) }
-        }
-    }
+    /// A batch that rolled back has its rooms re-read, their recordings with them (`RoomsService.reloadRecordings`).
+    func batchDidRollBack(_ end: BatchEnd, in rooms: RoomsService) {}
 }

@@ -67,6 +67,23 @@ extension RoomsService {
         logger.info("recording ended", ["recording": recordingID, "room": record.roomID, "reason": reason, "state": ended.rawValue])
     }
 
+    /// Rooms re-read after a failure (a command or the whole batch did not commit) get the recording their rows say
+    /// runs: the re-read room carries its recording over from memory, where a start or stop that failed left its mark.
+    func reloadRecordings(_ roomIDs: Set<String>) {
+        assertOnRoomsThread()
+        guard !roomIDs.isEmpty, let running = try? store.read({ try $0.runningRecordings() }) else { return }
+        var byRoom: [String: RecordingRecord] = [:]
+        for record in running where record.stoppedAt == nil { byRoom[record.roomID] = record }
+        for roomID in roomIDs {
+            guard let room = state.rooms[roomID] else { continue }
+            guard let record = byRoom[roomID] else {
+                room.recording = nil
+                continue
+            }
+            if room.recording?.id != record.id { room.recording = ActiveRecording(id: record.id, byMemberID: nil, startedAt: record.startedAt) }
+        }
+    }
+
     /// room:record:start / stop. With several nodes the recording runs on the room's media home, where the audio is:
     /// a start elsewhere makes this node the home if the room has none, else it is refused naming the home.
     func serveRecording(_ cid: String, start: Bool, recordingID: String?, for caller: Caller, _ step: inout Step) throws {

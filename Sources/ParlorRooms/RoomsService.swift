@@ -298,6 +298,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         // Re-read after the transaction: reading inside it would wait on our own write lock. Before the observers,
         // so they see the rooms as stored.
         roomDirectory.reload(batch.roomsToReload)
+        reloadRecordings(batch.roomsToReload)
         batchEnded(BatchEnd(batch, committed: committed, retries: retries, received: received))
     }
 

@@ -292,6 +292,21 @@ import Testing
         }
     }
 
+    /// A start that fails to be stored (a full disk) leaves no recording behind, in memory or in the record.
+    @Test func aStartThatCouldNotBeStoredLeavesNoMark() throws {
+        try withRecordingServer(.sqlite) { app, holder in
+            let (room, alice, _, aliceToken) = try stageRoom(app)
+            try DiskFull.fill(app)
+            #expect(errorCode(try alice.request("room:record:start", ["cid": room])) == "server:error:unavailable")
+            try DiskFull.free(app)
+            #expect(try holder.current.calls.starts.isEmpty)
+            #expect(try http(app, "GET", "/rooms/\(room)/recordings", token: aliceToken).array.isEmpty)
+            let carol = try TestWebSocket(app, name: "carol")
+            #expect(try carol.join(room)["recording"] is NSNull)
+            _ = try alice.call("room:record:start", ["cid": room])
+        }
+    }
+
     @Test func recordingIsRefusedWithoutTheForwardingUnit() throws {
         try withRecordingServer(.sqlite, { $0.rooms.mediaMode = .mesh }) { app, _ in
             let (room, alice, _, _) = try stageRoom(app)
