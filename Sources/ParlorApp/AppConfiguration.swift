@@ -73,6 +73,11 @@ public struct AppConfiguration: Sendable {
     public var srtpProfiles = SRTPProtectionProfile.preferenceOrder
     /// Media workers (threads) the forwarding unit spreads sessions over (AppConfiguration+OptionsMediaWorkers.swift).
     public var mediaWorkers = AppConfiguration.defaultMediaWorkers
+    /// --recordings-dir; nil: `<dataDirectory>/recordings` (`resolvedRecordingsDirectory`).
+    public var recordingsDirectory: String?
+    /// Makes the engine that records rooms (--media sfu only); nil: recording is refused with
+    /// room:error:recording-unavailable.
+    public var recordingEngine: RecordingEngineFactory?
 
     public init() {
         http.host = "0.0.0.0"

@@ -87,6 +87,7 @@ public final class ParlorApplication: Sendable {
                                                       timeToLiveSeconds: configuration.turnTTLSeconds)
         }
         roomsConfiguration.visibility = configuration.resolvedRoomVisibility
+        roomsConfiguration.recordingsDirectory = configuration.resolvedRecordingsDirectory
         // Webhook receivers hold their signing key: it must not be the JWT secret, which mints tokens for anyone.
         var webhookSecret: [UInt8] = []
         if !configuration.webhookURLs.isEmpty {
@@ -137,6 +138,20 @@ public final class ParlorApplication: Sendable {
             webhooks?.stop()
             throw error
         }
+        do {
+            // Recording needs the forwarding unit; without an engine recordings are refused, and those a previous
+            // process left are still closed as interrupted.
+            let (factory, rooms) = (configuration.recordingEngine, rooms)
+            let engine = media.flatMap { media in factory.map { $0.make(media, rooms) } }
+            let interrupted = factory?.closeInterrupted(configuration.resolvedRecordingsDirectory) ?? [:]
+            try rooms.useRecordingEngine(engine, interruptedManifests: interrupted)
+        } catch {
+            rooms.stop()
+            media?.stop()
+            group.shutdown()
+            webhooks?.stop()
+            throw error
+        }
         opened = true
         let authLimiter = configuration.authRatePerIP > 0
             ? AddressRateLimiter(rate: configuration.authRatePerIP, burst: configuration.authRatePerIP * 3) : nil
@@ -144,6 +159,9 @@ public final class ParlorApplication: Sendable {
             ? AddressRateLimiter(rate: configuration.roomCreationsPerMinute / 60, burst: configuration.roomCreationsPerMinute * 2) : nil
         let executor = DatabaseExecutor(readerCount: configuration.readerCount)
         self.executor = executor
+        if configuration.rooms.recordingRetentionDays > 0, let loop = group.loops.first {
+            RecordingRetention.start(rooms: rooms, loop: loop, executor: executor, logger: logger)
+        }
         let routes = Routes(configuration: configuration, storage: storage, executor: executor, rooms: rooms, delivery: delivery,
                             users: users, tokens: tokens, logger: logger, authLimiter: authLimiter, roomCreationLimiter: roomCreationLimiter)
         let pipeline = routes.pipeline()

@@ -252,6 +252,8 @@ final class ClientSession: WebSocketDelegate {
             let (cid, userID) = (try fields.string("cid"), try fields.string("user_id"))
             guard let seconds = try fields.optionalInt("seconds", in: StageRules.banSeconds) else { throw .missing("body.seconds") }
             return .stage(cid: cid, action: .ban(userID: userID, seconds: seconds))
+        case .roomRecordStart: return .record(cid: try fields.string("cid"), start: true, recordingID: nil)
+        case .roomRecordStop: return .record(cid: try fields.string("cid"), start: false, recordingID: try fields.optionalString("recording_id"))
         case .roomMuteAll: return .stage(cid: try fields.string("cid"), action: .muteAll)
         case .roomLock: return .stage(cid: try fields.string("cid"), action: .lock(true))
         case .roomUnlock: return .stage(cid: try fields.string("cid"), action: .lock(false))

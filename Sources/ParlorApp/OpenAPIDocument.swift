@@ -84,7 +84,7 @@ enum OpenAPIDocument {
                   success: (101, "Switching protocols", nil), errors: [400, 401, 403, 426], parameters: [query("token", "a JWT from /auth")]),
         Operation(method: "GET", path: "/openapi.json", summary: "This document",
                   success: (200, "OpenAPI 3.1", ["type": "object"]), errors: [404]),
-    ] + WebClientFiles.files.keys.sorted().map { path in
+    ] + recordingOperations + WebClientFiles.files.keys.sorted().map { path in
         Operation(method: "GET", path: path, summary: path == "/" ? "The built-in web client" : "A file of the built-in web client",
                   success: (200, WebClientFiles.files[path]?.contentType ?? "", nil), errors: [404])
     }

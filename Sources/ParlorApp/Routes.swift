@@ -43,6 +43,7 @@ struct Routes: Sendable {
             routes.get("/openapi.json", openAPI)
             registerAdminRoutes(&routes)
             registerModerationRoutes(&routes)
+            registerRecordingRoutes(&routes)
             for path in WebClientFiles.files.keys.sorted() { routes.get(path, staticFile) }
         }
     }

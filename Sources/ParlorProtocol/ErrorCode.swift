@@ -28,6 +28,22 @@ public enum ErrorCode: String, CaseIterable, Sendable {
     case roomLocked = "room:error:locked"
     /// The user (or its client address) is banned from the room until the ban expires.
     case roomBanned = "room:error:banned"
+    /// room:record:start while the room is already being recorded (one recording per room at a time).
+    case roomRecordingActive = "room:error:recording-active"
+    /// room:record:stop while the room is not being recorded.
+    case roomNotRecording = "room:error:not-recording"
+    /// This server cannot record the room: no forwarding unit (--media mesh), no recording engine, or (several
+    /// nodes) the room's audio is served by another node.
+    case roomRecordingUnavailable = "room:error:recording-unavailable"
+    /// Reserved for end-to-end encrypted rooms (issue 38, item 5), which cannot be recorded or streamed: nothing
+    /// raises it yet, the encryption issue will.
+    case roomEncrypted = "room:error:encrypted"
+    /// No recording with that id (or not in that room).
+    case recordingNotFound = "recording:error:not-found"
+    /// A recording's file name other than mix.opus, track-N.opus or manifest.json.
+    case recordingInvalidFile = "recording:error:invalid-file"
+    /// DELETE /recordings/{rid} while it is still being recorded: stop it first.
+    case recordingInProgress = "recording:error:in-progress"
 
     case memberNotJoined = "member:error:not-joined"
     case memberNotFound = "member:error:not-found"
@@ -96,6 +112,9 @@ public enum ErrorCode: String, CaseIterable, Sendable {
         case .requestBinaryUnsupported: 415
         case .roomNotFound, .memberNotFound, .memberUnknownTarget, .sessionNotFound: 404
         case .roomClosed: 410
+        case .roomRecordingActive, .roomNotRecording, .roomRecordingUnavailable, .roomEncrypted, .recordingInProgress: 409
+        case .recordingNotFound: 404
+        case .recordingInvalidFile: 400
         case .roomFull, .roomNameTaken, .mediaTooManySenders: 409
         case .roomForbidden, .memberNotJoined, .memberNotAllowed, .roomLocked, .roomBanned: 403
         case .messageRateLimited, .reactionRateLimited, .mediaTooManySessions, .mediaRateLimited: 429

@@ -36,6 +36,8 @@ public enum EventType: CaseIterable, Sendable, RawRepresentable {
     case roomPresence
     /// A summary-mode stage room's listeners who came and went since the last one, coalesced: never stored.
     case roomAudience
+    /// A recording of the room started or stopped (stored).
+    case roomRecording
 
     public var rawValue: String {
         switch self {
@@ -59,6 +61,7 @@ public enum EventType: CaseIterable, Sendable, RawRepresentable {
         case .reaction: "reaction"
         case .roomPresence: "room:presence"
         case .roomAudience: "room:audience"
+        case .roomRecording: "room:recording"
         }
     }
 

@@ -32,6 +32,9 @@ public enum RequestType: String, CaseIterable, Sendable {
     case roomUnlock = "room:unlock"
     case messageSend = "message:send"
     case reactionSend = "reaction:send"
+    // Recordings (issue 38): a stage room's moderators, an open room's creator.
+    case roomRecordStart = "room:record:start"
+    case roomRecordStop = "room:record:stop"
 
     /// The `type` of the reply when the request succeeded.
     public var successType: String { rawValue + ":success" }

@@ -16,6 +16,8 @@ struct Batch {
     var mediaRooms: Set<String> = []
     /// For the notice recorder (webhook outbox), inside the transaction.
     var notices: [RoomNotice] = []
+    /// Recordings for the engine to start and stop after the commit (RoomRecordings.swift).
+    var recordings = RecordingChanges()
 
     /// The success reply to a request; if the batch fails to commit, the caller gets an error instead (`failAll`).
     mutating func reply(to caller: Caller, _ type: RequestType, body: JSONValue) {
@@ -47,6 +49,7 @@ struct Batch {
         changed.merge(other.changed)
         mediaRooms.formUnion(other.mediaRooms)
         notices += other.notices
+        recordings.append(other.recordings)
     }
 
     /// One command was refused: its requester gets the error now, in order with the rest.
@@ -59,7 +62,7 @@ struct Batch {
         case .connect(let client):
             refuseSession(client, with: error)
         case .disconnected, .closeAfterReplies, .dropIfStillAway, .closeIfExpired, .sendAudience, .settle, .expireSessions, .mediaEvent,
-             .cluster:
+             .cluster, .recordingEnded:
             break
         }
     }
@@ -80,6 +83,7 @@ struct Batch {
         outbox = Outbox()
         completions = []
         notices = []
+        recordings = RecordingChanges()
         for command in commands {
             if case .closeAfterReplies(let client, let code, let reason) = command {
                 outbox.close(client.id, code: code, reason: reason)

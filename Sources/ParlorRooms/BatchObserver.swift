@@ -13,6 +13,8 @@ struct BatchEnd {
     let completions: [() -> Void]
     /// Whether the batch recorded webhook notices (written inside its transaction).
     let recordedNotices: Bool
+    /// Recordings for the engine to start and stop.
+    let recordings: RecordingChanges
     /// Presence changes that did not commit, to try again.
     let retries: [(Settlement, attempt: Int)]
     /// The batch's commands with the monotonic time each arrived.
@@ -27,6 +29,7 @@ struct BatchEnd {
         outbox = batch.outbox
         completions = batch.completions
         recordedNotices = !batch.notices.isEmpty
+        recordings = batch.recordings
         self.retries = retries
         self.received = received
     }

@@ -25,7 +25,7 @@ extension ClusterSync {
         switch event.type {
         case EventType.memberJoined.rawValue, EventType.memberMedia.rawValue, EventType.audioMuteOn.rawValue,
              EventType.audioMuteOff.rawValue, EventType.memberHand.rawValue, EventType.memberRole.rawValue,
-             EventType.roomLocked.rawValue, EventType.messageText.rawValue:
+             EventType.roomLocked.rawValue, EventType.messageText.rawValue, EventType.roomRecording.rawValue:
             return true
         case EventType.memberLeft.rawValue:
             let reason = event.body["reason"]?.stringValue.flatMap(LeaveReason.init(rawValue:))
@@ -53,6 +53,12 @@ extension ClusterSync {
         if event.type == EventType.roomLocked.rawValue {
             guard let locked = body["locked"]?.boolValue else { return false }
             room.locked = locked
+            return true
+        }
+        if event.type == EventType.roomRecording.rawValue {
+            // A recording another node started or stopped: this node's join replies say so too.
+            guard let on = body["on"]?.boolValue, let id = body["recording_id"]?.stringValue else { return false }
+            room.recording = on ? ActiveRecording(id: id, byMemberID: body["by"]?.stringValue, startedAt: event.createdAt) : nil
             return true
         }
         guard let memberID = body["member_id"]?.stringValue else { return false }

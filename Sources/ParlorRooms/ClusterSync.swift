@@ -204,7 +204,8 @@ final class ClusterSync {
             switch request {
             case .join(let cid): return ([cid], true, client.user.id)
             case .resume(_, let last): return (last.map(\.cid).sorted(), true, client.user.id)
-            case .leave(let cid), .media(let cid, _), .stage(let cid, _), .mediaOffer(let cid, _), .mediaClose(let cid):
+            case .leave(let cid), .media(let cid, _), .stage(let cid, _), .mediaOffer(let cid, _), .mediaClose(let cid),
+                 .record(let cid, _, _):
                 return ([cid], true, nil)
             case .members(let cid, _), .events(let cid, _, _), .signal(_, let cid, _, _), .watch(let cid):
                 return ([cid], false, nil)  // they change nothing stored in the room: no need to hold its row
@@ -217,8 +218,10 @@ final class ClusterSync {
             switch operation {
             case .createRoom: return ([], false, nil)
             case .closeRoom(let roomID, _), .kick(let roomID, _), .mute(let roomID, _), .moderate(let roomID, _, _),
-                 .dropConnections(let roomID, _):
+                 .dropConnections(let roomID, _), .startRecording(let roomID, _), .stopRecording(let roomID, _, _):
                 return ([roomID], true, nil)
+            case .listRecordings(let roomID, _): return ([roomID], false, nil)
+            case .findRecording, .deleteRecording, .expireRecordings: return ([], false, nil)  // rows only, no room
             case .disconnectUser, .reset: return (nil, true, nil)
             }
         case .dropIfStillAway(let roomID, _), .closeIfExpired(let roomID):
@@ -231,6 +234,8 @@ final class ClusterSync {
             return ([roomID], false, nil)
         case .mediaEvent(.slots), .mediaEvent(.ended):
             return ([], false, nil)
+        case .recordingEnded:
+            return (nil, true, nil)  // its room is in the row; rare enough to hold every room once
         case .cluster(.roomChanged(let roomID, _)):
             return ([roomID], false, nil)
         case .cluster(.resync), .cluster(.nodesExpired), .cluster(.signals), .cluster(.userChanged), .cluster(.leaseLost),

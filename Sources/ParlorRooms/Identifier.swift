@@ -24,7 +24,7 @@ public enum Identifier {
         return random
     }
 
-    public static let user = "USR", room = "RM", member = "MEM", session = "SES", token = "TOK", node = "NODE"
+    public static let user = "USR", room = "RM", member = "MEM", session = "SES", token = "TOK", node = "NODE", recording = "REC"
 
     /// `prefix-` and the two words as 16 hex digits each, written straight into the string's storage.
     static func format(_ prefix: String, high: UInt64, low: UInt64) -> String {

@@ -13,6 +13,7 @@ extension LiveRoom {
             }
         }
         let context = step.context(of: self)
+        if recording != nil { try context.stopRecording(by: nil, reason: RecordingEndReason.roomClosed, &step) }
         for member in sortedMembers {
             try context.end(member, reason: .roomClosed, &step)
         }

@@ -69,6 +69,8 @@ extension LiveRoom {
         reply.field("role", string: member(memberID).map { role(of: $0.user.id) }?.rawValue ?? MemberRole.speaker.rawValue)
         // Open rooms keep the tutorial's reply byte for byte.
         if mode == .stage { reply.field("presence", string: presence.mode.rawValue) }
+        // Whether it is being recorded (issue 38); open rooms only say so while they are.
+        if mode == .stage || recording != nil { reply.field("recording", recording?.json ?? .null) }
         if let summary {
             reply.field("audience_count", integer: Int64(summary.audienceCount))
             if let cursor = summary.cursor { reply.field("audience_cursor", string: cursor.encoded) }

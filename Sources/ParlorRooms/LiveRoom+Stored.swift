@@ -15,6 +15,7 @@ extension LiveRoom {
             for clientID in previous?.connections(of: record.user.id) ?? [] { attach(clientID, user: record.user.id) }
         }
         for clientID in previous?.watchers ?? [] { watch(clientID) }
+        recording = previous?.recording
         if let previous {
             // The mode clients were told, and the digest less what the record says did not happen.
             presence = previous.presence

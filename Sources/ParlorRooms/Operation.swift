@@ -20,6 +20,17 @@ public enum Operation: Sendable {
     /// Ends every membership of these users (member:left reason kicked) and closes their WebSockets with 4003 and
     /// `reason` (their tokens were revoked).
     case disconnectUser(userIDs: Set<String>, reason: String)
+    /// Recordings over REST (issue 38): start or stop (an admin, the room's creator or a stage room's moderator),
+    /// list a room's, look one up for a download, delete one (RoomsService+Recording.swift checks who asks).
+    case startRecording(roomID: String, by: Requester)
+    case stopRecording(roomID: String, recordingID: String, by: Requester)
+    case listRecordings(roomID: String, by: Requester)
+    /// The recording's record (`json`) with `directory`, for a download of its files.
+    case findRecording(recordingID: String, by: Requester)
+    /// Deletes the row; the reply's `directory` is for the caller to remove (off the rooms thread).
+    case deleteRecording(recordingID: String, by: Requester)
+    /// Deletes finished recordings older than --recording-retention; the reply lists their `directories`.
+    case expireRecordings
     /// Deletes every user, room, member, event and session. Test mode only.
     case reset
 }

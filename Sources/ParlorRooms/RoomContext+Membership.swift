@@ -53,6 +53,8 @@ extension RoomContext {
         if rules.state.dismiss(member, from: room, at: now, timers: rules.timers) {
             try store.setHand(roomID: room.id, userID: member.user.id, raisedAt: nil)
         }
+        // Nobody left to record: the recording stops (a closing room stopped it first).
+        if becameEmpty, room.recording != nil { try stopRecording(by: nil, reason: RecordingEndReason.roomEmpty, &step) }
         guard reason != .roomClosed else { return }
         room.updatePresenceMode(&step.batch.outbox, rules: rules)
         try promoteSuccessorIfNeeded(after: member, &step)

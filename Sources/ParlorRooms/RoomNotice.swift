@@ -8,13 +8,22 @@ public enum RoomNotice: Sendable {
     case memberLeft(room: RoomSummary, member: MemberSummary, reason: LeaveReason, eventID: Int64)
     /// A stage-room change (hand, role, lock, chat message): the stored event as clients see it.
     case roomEvent(room: RoomSummary, event: EventRecord)
+    /// A recording started, stopped, or has its files ready (`recording`: as REST lists it).
+    case recording(RecordingNotice, room: RoomSummary, recording: JSONValue)
 
     public var roomID: String {
         switch self {
         case .roomStarted(let room), .roomFinished(let room, _), .memberJoined(let room, _, _), .memberLeft(let room, _, _, _),
-             .roomEvent(let room, _): room.id
+             .roomEvent(let room, _), .recording(_, let room, _): room.id
         }
     }
+}
+
+/// The recording webhooks.
+public enum RecordingNotice: String, Sendable {
+    case started = "recording_started"
+    case stopped = "recording_stopped"
+    case ready = "recording_ready"
 }
 
 public struct RoomSummary: Sendable {

@@ -19,6 +19,8 @@ public enum RoomRequest: Sendable {
     case unwatch(cid: String)
     /// Hands, roles, moderation, chat and reactions (RoomContext+Stage.swift).
     case stage(cid: String, action: StageAction)
+    /// room:record:start (`start`) or room:record:stop, optionally naming the recording to stop.
+    case record(cid: String, start: Bool, recordingID: String?)
     /// Answered by the rooms thread in order with everything else: its reply means all sent before it has arrived.
     case ping
 
@@ -38,6 +40,7 @@ public enum RoomRequest: Sendable {
         case .unwatch: .conversationUnwatch
         case .ping: .sessionPing
         case .stage(_, let action): action.requestType
+        case .record(_, let start, _): start ? .roomRecordStart : .roomRecordStop
         }
     }
 }

@@ -20,6 +20,8 @@ final class RoomRules {
     let attachments: MemberAttachments
     /// session:success's `media`: the mode, and the slots with a forwarding unit (`MediaSessions.json`).
     let mediaJSON: JSONValue
+    /// The recording engine and this node's name for the recordings' rows (RoomRecordings.swift).
+    let recordings: RoomRecordings
     private let confined: ConfinedRoomsState
 
     init(configuration: RoomsConfiguration, clock: any RoomsClock, metrics: ServerMetrics, logger: Logger,
@@ -33,6 +35,7 @@ final class RoomRules {
         self.timers = timers
         self.attachments = attachments
         self.mediaJSON = mediaJSON
+        recordings = RoomRecordings(configuration: configuration, mediaMode: mediaJSON["mode"]?.stringValue)
     }
 
     /// The live rooms and clients: reaching them off the rooms thread is a bug, stopped in debug builds.

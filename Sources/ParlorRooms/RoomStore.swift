@@ -17,7 +17,7 @@ public protocol RoomStore: Sendable {
 }
 
 /// What the REST routes and the rooms thread read.
-public protocol RoomReader {
+public protocol RoomReader: RecordingReader {
     /// A room, open or closed, with its JOINED member count.
     func room(id: String) throws -> RoomRecord?
     /// Open rooms, newest first, after `cursor` (an opaque position from the previous page).
@@ -43,7 +43,7 @@ public protocol RoomReader {
 }
 
 /// The rooms thread's write transaction: domain changes, each a statement or two.
-public protocol RoomTransaction: RoomReader {
+public protocol RoomTransaction: RoomReader, RecordingWriter {
     /// Runs `body` in a savepoint: if it throws, its changes are undone and the rest of the transaction stays.
     func withSavepoint<T>(_ body: () throws -> T) throws -> T
     /// False once the database ended the transaction by itself (some storage errors do): nothing more can commit.

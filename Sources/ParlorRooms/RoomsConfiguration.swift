@@ -82,6 +82,14 @@ public struct RoomsConfiguration: Sendable {
     /// Who may read a room's members and history (REST and WebSocket).
     public var visibility = RoomVisibility.public
 
+    /// Recordings (issue 38): each in `<recordingsDirectory>/<recording_id>` (--recordings-dir).
+    public var recordingsDirectory = "./data/recordings"
+    /// --max-recording-hours: a recording stops by itself after this long (nil: no limit).
+    public var maxRecordingDuration: Duration?
+    /// --recordings-access: who may list and download a room's recordings besides admins.
+    public var recordingsAccess = RecordingsAccess.moderators
+    /// --recording-retention: days a finished recording is kept (0: kept until deleted).
+    public var recordingRetentionDays = 0
     public init() {}
 }
 

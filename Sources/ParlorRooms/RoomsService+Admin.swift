@@ -36,6 +36,8 @@ extension RoomsService {
             let clientIDs = state.clients.values.filter { userIDs.contains($0.ref.user.id) }.map(\.ref.id)
             for clientID in clientIDs { step.batch.outbox.close(clientID, code: ParlorCloseCode.tokenRevoked, reason: reason) }
             return ["connections": JSONValue(clientIDs.count)]
+        case .startRecording, .stopRecording, .listRecordings, .findRecording, .deleteRecording, .expireRecordings:
+            return try runRecording(operation, &step)
         case .reset:
             try roomDirectory.reset(&step)
             return .object([:])

@@ -13,6 +13,7 @@ extension RoomsService {
     static func standardBatchObservers(notices recorder: (any RoomNoticeRecorder)?) -> [any BatchObserver] {
         var observers: [any BatchObserver] = [
             MediaSyncObserver(),
+            RecordingObserver(),
             ClusterBatchObserver(),
             RetryObserver(),
             LiveUsersObserver(),

@@ -23,5 +23,7 @@ extension RoomsService {
         case mediaEvent(MediaServerEvent)
         /// Another node changed something, or one died (ClusterSync.swift).
         case cluster(ClusterSignal)
+        /// The engine says a recording has ended (RoomsService+Recording.swift).
+        case recordingEnded(recordingID: String, reason: String, manifest: [UInt8])
     }
 }

@@ -298,6 +298,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         // Re-read after the transaction: reading inside it would wait on our own write lock. Before the observers,
         // so they see the rooms as stored.
         roomDirectory.reload(batch.roomsToReload)
+        reloadRecordings(batch.roomsToReload)
         batchEnded(BatchEnd(batch, committed: committed, retries: retries, received: received))
     }
 
@@ -358,6 +359,8 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
             try sessionExpiry.sweep(step.store)
         case .mediaEvent(let event):
             try mediaSessions.handle(event, &step)
+        case .recordingEnded(let recordingID, let reason, let manifest):
+            try endRecording(recordingID, reason: reason, manifest: manifest, &step)
         case .cluster:
             break  // done before the command's savepoint: ClusterSync.swift
         }
@@ -382,6 +385,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         case .unwatch(let cid): step.unwatch(cid, for: caller)
         case .ping: step.batch.reply(to: caller, .sessionPing, body: .object([:]))
         case .stage(let cid, let action): try step.openRoom(cid).serveStage(action, for: caller, &step)
+        case .record(let cid, let start, let recordingID): try serveRecording(cid, start: start, recordingID: recordingID, for: caller, &step)
         }
     }
 }

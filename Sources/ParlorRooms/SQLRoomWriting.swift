@@ -96,7 +96,7 @@ extension SQLRoomWriting {
 
     /// Test mode's reset.
     public func deleteEverything() throws {
-        try db.execute("DELETE FROM events; DELETE FROM room_users; DELETE FROM room_bans; DELETE FROM members; DELETE FROM rooms; DELETE FROM sessions; DELETE FROM users;")
+        try db.execute("DELETE FROM recordings; DELETE FROM events; DELETE FROM room_users; DELETE FROM room_bans; DELETE FROM members; DELETE FROM rooms; DELETE FROM sessions; DELETE FROM users;")
     }
 }
 

@@ -24,6 +24,7 @@ let usage = """
       members        list a room's joined members (--hands: raised hands, in order)
       room           moderate a room: lock, unlock, mute-all (its creator or an admin)
       say            send a chat message to a room
+      record         record a room: start, stop, list its recordings, get a recording's file
       drop           cut a member's connections as a network failure would (test mode, admin)
       reset          forget every room, member and session (test mode, admin)
       migrate        apply the database migrations, or show their status
@@ -58,6 +59,7 @@ let helps: [String: String] = [
     "join": JoinCommand.help, "watch": WatchCommand.help, "events": ClientCommands.eventsHelp,
     "members": AdminCommands.membersHelp, "drop": AdminCommands.dropHelp, "reset": AdminCommands.resetHelp,
     "room": StageCommands.roomHelp, "say": StageCommands.sayHelp,
+    "record": RecordCommand.help,
     "openapi": "Usage: parlor openapi\nPrints the OpenAPI document (docs/openapi.json is this output).",
 ]
 if rest.contains("--help") || rest.contains("-h") {
@@ -86,6 +88,7 @@ do {
     case "reset": status = try await AdminCommands.reset(rest)
     case "room": status = try await StageCommands.room(rest)
     case "say": status = try await StageCommands.say(rest)
+    case "record": status = try await RecordCommand.run(rest)
     case "--version", "version":
         print(parlorVersion)
         status = ExitCode.success

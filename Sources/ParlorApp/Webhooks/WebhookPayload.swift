@@ -40,6 +40,10 @@ struct WebhookPayload: Sendable {
             object["room"] = room.json
             object["room_event_id"] = JSONValue(roomEvent.id)
             object["body"] = roomEvent.body
+        case .recording(let notice, let room, let recording):
+            event = notice.rawValue
+            object["room"] = room.json
+            object["recording"] = recording
         }
         object["event"] = .string(event)
         roomID = notice.roomID

@@ -79,12 +79,15 @@ public struct Membership: Sendable, Hashable {
     public let presence: PresenceMode?
     public let audienceCount: Int?
     public let audienceCursor: String?
+    /// The recording running when you joined (nil: none, or a server before issue 38).
+    public let recording: RecordingStatus?
 
     init(json: JSONValue) throws(ParlorError) {
         let fields = try JSONFields(json, "join reply")
         presence = fields["presence"]?.stringValue.flatMap(PresenceMode.init(rawValue:))
         audienceCount = fields["audience_count"]?.integerValue.map { Int($0) }
         audienceCursor = fields["audience_cursor"]?.stringValue
+        recording = RecordingStatus(joinReply: fields["recording"])
         role = fields["role"]?.stringValue.flatMap(MemberRole.init(rawValue:))
         mode = fields["mode"]?.stringValue.flatMap(RoomMode.init(rawValue:))
         locked = fields["locked"]?.boolValue ?? false

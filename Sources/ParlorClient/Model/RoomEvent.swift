@@ -52,6 +52,8 @@ public struct RoomEvent: Sendable, Hashable {
     public let presence: PresenceChange?
     /// `room:audience` of a summary-mode stage room: listeners who came and went, coalesced.
     public let audience: AudienceUpdate?
+    /// `room:recording`: a recording of the room started or stopped (issue 38).
+    public let recording: RecordingStatus?
     public let body: JSONValue
     /// The whole event as received.
     public let raw: JSONValue
@@ -77,6 +79,7 @@ public struct RoomEvent: Sendable, Hashable {
         by = body["by"]?.stringValue
         presence = typeName == EventType.roomPresence.rawValue ? PresenceChange(body: body) : nil
         audience = typeName == EventType.roomAudience.rawValue ? AudienceUpdate(body: body) : nil
+        recording = typeName == EventType.roomRecording.rawValue ? RecordingStatus(event: body) : nil
         raw = json
     }
 }

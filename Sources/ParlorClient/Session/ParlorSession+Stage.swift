@@ -44,6 +44,21 @@ extension ParlorSession {
         _ = try await request(.roomUnlock, ["cid": .string(roomID)])
     }
 
+    /// room:record:start (a stage room's moderators, an open room's creator): everyone gets `room:recording`;
+    /// returns the recording's id. `room:error:recording-active` while one runs.
+    public func startRecording(_ roomID: String) async throws(ParlorError) -> String {
+        let reply = try await request(.roomRecordStart, ["cid": .string(roomID)])
+        guard let id = reply["recording_id"]?.stringValue else { throw ParlorError.invalidResponse("room:record:start without recording_id") }
+        return id
+    }
+
+    /// room:record:stop: the room's recording (or the one named) stops; `room:error:not-recording` if none runs.
+    public func stopRecording(_ roomID: String, recordingID: String? = nil) async throws(ParlorError) {
+        var body: [String: JSONValue] = ["cid": .string(roomID)]
+        if let recordingID { body["recording_id"] = .string(recordingID) }
+        _ = try await request(.roomRecordStop, body)
+    }
+
     /// message:send: a chat message (1–2,000 characters, 5 per 10 s); returns its event id.
     @discardableResult
     public func send(message text: String, in roomID: String) async throws(ParlorError) -> Int64 {

@@ -1,0 +1,35 @@
+import ParlorProtocol
+
+/// The recordings' routes (issue 38) in the OpenAPI document.
+extension OpenAPIDocument {
+    static let recordingParameter: JSONValue = ["name": "rid", "in": "path", "required": true, "schema": ["type": "string"]]
+
+    static let recording: JSONValue = ["type": "object", "required": ["id", "room_id", "started_at", "state"], "properties": [
+        "id": string, "room_id": string,
+        "started_by": ["type": ["string", "null"], "description": "the user who started it; null: an admin"],
+        "started_at": string, "stopped_at": ["type": ["string", "null"]],
+        "state": ["enum": ["recording", "complete", "interrupted", "failed"]],
+        "stop_reason": ["type": ["string", "null"], "description": "requested, disk-full, max-duration, failed, room-empty, room-closed, interrupted"],
+        "duration_ms": ["type": ["integer", "null"]],
+        "node": ["type": ["string", "null"], "description": "the node holding its files (several nodes on PostgreSQL)"],
+        "manifest": ["type": ["object", "null"], "description": "manifest.json: speakers' tracks with offsets and durations"],
+        "files": ["type": ["array", "null"], "items": string],
+    ]]
+
+    static let recordingOperations: [Operation] = [
+        Operation(method: "POST", path: "/rooms/{id}/recordings", summary: "Start recording the room: room:recording with by null (admin, the room's creator, or a stage room's moderator)",
+                  success: (201, "The recording", recording), errors: [401, 403, 404, 409, 410], parameters: [idParameter], security: true),
+        Operation(method: "GET", path: "/rooms/{id}/recordings", summary: "The room's recordings, newest first (admin, the room's creator and moderators; --recordings-access members: its members too)",
+                  success: (200, "The recordings", ["type": "array", "items": recording]), errors: [401, 403, 404],
+                  parameters: [idParameter], security: true),
+        Operation(method: "DELETE", path: "/rooms/{id}/recordings/{rid}", summary: "Stop the room's recording: room:recording off (those who may start it)",
+                  success: (200, "Stopping: the row is complete once the files are", ["type": "object"]), errors: [401, 403, 404, 409, 410],
+                  parameters: [idParameter, recordingParameter], security: true),
+        Operation(method: "GET", path: "/recordings/{rid}/{file}", summary: "A recording's file: mix.opus, track-N.opus (audio/ogg) or manifest.json; any other name is 400",
+                  success: (200, "The file", ["type": "string", "format": "binary"]), errors: [400, 401, 403, 404],
+                  parameters: [recordingParameter, ["name": "file", "in": "path", "required": true, "schema": ["type": "string"]]],
+                  security: true, successContentType: "audio/ogg"),
+        Operation(method: "DELETE", path: "/recordings/{rid}", summary: "Delete a recording's row and files; 409 while it is being recorded (admin, the room's creator and moderators)",
+                  success: (204, "Deleted", nil), errors: [401, 403, 404, 409], parameters: [recordingParameter], security: true),
+    ]
+}

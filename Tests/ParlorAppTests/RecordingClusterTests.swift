@@ -1,0 +1,101 @@
+import Foundation
+import ParlorApp
+import PostgresTestCluster
+import Testing
+
+/// Recordings with two nodes on one PostgreSQL (issue 38, item 5): the recording runs on the room's media home and
+/// its row names that node; a start elsewhere is refused naming the home; the other node's members see the mark,
+/// may stop it there (the home's engine stops), and a download asked of the other node names the node with the files.
+@Suite struct RecordingClusterTests {
+    @Test func theRecordingRunsOnTheRoomsMediaHomeAndEveryNodeSeesIt() throws {
+        let url = try TestPostgres.shared().makeDatabase()
+        let holders = [InterimEngineHolder(), InterimEngineHolder()]
+        let nodes = try holders.map { holder in
+            try ClusterTests.node(url) { configuration in
+                configuration.recordingEngine = holder.factory
+                configuration.adminToken = recordingAdminToken
+                configuration.recordingsDirectory = NSTemporaryDirectory() + "/parlor-recordings-\(UUID().uuidString)"
+            }
+        }
+        defer { nodes.forEach { $0.shutdown() } }
+        let aliceToken = try token(nodes[0], "alice")
+        let created = try http(nodes[0], "POST", "/rooms", json: #"{"display_name":"Panel","properties":{"mode":"stage"}}"#, token: aliceToken)
+        let room = try #require(created.object["id"] as? String)
+        let alice = try TestWebSocket(port: nodes[0].port, token: aliceToken)
+        let aliceOnB = try TestWebSocket(port: nodes[1].port, token: aliceToken)
+        _ = try alice.join(room)
+        _ = try aliceOnB.join(room)
+        let bob = try TestWebSocket(nodes[1], name: "bob")
+        _ = try bob.join(room)
+
+        // Node 0 records: the room had no media home, so node 0 becomes it.
+        let recordingID = try #require(try alice.call("room:record:start", ["cid": room])["recording_id"] as? String)
+        #expect((try bob.event("room:recording", in: room)["body"] as? [String: Any])?["recording_id"] as? String == recordingID,
+                "a member on the other node hears of it")
+        #expect(try holders[0].current.calls.starts.map(\.recordingID) == [recordingID])
+        let listed = try #require(try http(nodes[1], "GET", "/rooms/\(room)/recordings", token: aliceToken).array.first)
+        let home = try #require(listed["node"] as? String)
+        #expect(home.hasPrefix("NODE-"))
+        #expect(try holders[0].current.calls.starts.first?.node == home, "the engine is told which node records, for its manifest")
+        let carol = try TestWebSocket(nodes[1], name: "carol")
+        #expect((try carol.join(room)["recording"] as? [String: Any])?["recording_id"] as? String == recordingID,
+                "the other node's join reply says so")
+
+        // Stopped on node 1: node 0's engine stops it once node 0 has caught the room up.
+        _ = try aliceOnB.call("room:record:stop", ["cid": room])
+        _ = try alice.event("room:recording", in: room)
+        let deadline = Date().addingTimeInterval(10)
+        while try holders[0].current.calls.stops != [recordingID], Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        #expect(try holders[0].current.calls.stops == [recordingID])
+
+        // A start on node 1, which is not the room's media home: refused, naming the home.
+        let refused = try aliceOnB.request("room:record:start", ["cid": room])
+        #expect(errorCode(refused) == "room:error:recording-unavailable")
+        #expect(((refused["body"] as? [String: Any])?["detail"] as? String)?.contains(home) == true)
+        #expect(try holders[1].current.calls.starts.isEmpty)
+
+        // Its files are on node 0: node 1 says where.
+        let elsewhere = try http(nodes[1], "GET", "/recordings/\(recordingID)/manifest.json", token: aliceToken)
+        #expect(elsewhere.status == 404)
+        #expect((elsewhere.object["detail"] as? String)?.contains(home) == true)
+        let deadlineReady = Date().addingTimeInterval(10)
+        var manifest = try http(nodes[0], "GET", "/recordings/\(recordingID)/manifest.json", token: aliceToken)
+        while manifest.object["state"] as? String != "complete", Date() < deadlineReady {
+            Thread.sleep(forTimeInterval: 0.02)
+            manifest = try http(nodes[0], "GET", "/recordings/\(recordingID)/manifest.json", token: aliceToken)
+        }
+        #expect(manifest.status == 200)
+        #expect(manifest.object["state"] as? String == "complete")
+    }
+
+    /// The node recording a room stops (it gives up its lease): the other nodes end the recording as interrupted, so
+    /// the room stops showing the mark.
+    @Test func aRecordingWhoseNodeStopsEndsInterruptedOnTheOthers() throws {
+        let url = try TestPostgres.shared().makeDatabase()
+        let holder = InterimEngineHolder()
+        let configure: (inout AppConfiguration) -> Void = { configuration in
+            configuration.recordingEngine = holder.factory
+            configuration.adminToken = recordingAdminToken
+            configuration.recordingsDirectory = NSTemporaryDirectory() + "/parlor-recordings-\(UUID().uuidString)"
+        }
+        let home = try ClusterTests.node(url, lease: 2, configure)
+        let other = try ClusterTests.node(url, lease: 2, configure)
+        defer { other.shutdown() }
+        let aliceToken = try token(home, "alice")
+        let created = try http(home, "POST", "/rooms", json: #"{"display_name":"Panel","properties":{"mode":"stage"}}"#, token: aliceToken)
+        let room = try #require(created.object["id"] as? String)
+        let alice = try TestWebSocket(port: home.port, token: aliceToken)
+        _ = try alice.join(room)
+        let bob = try TestWebSocket(other, name: "bob")
+        _ = try bob.join(room)
+        let recordingID = try #require(try alice.call("room:record:start", ["cid": room])["recording_id"] as? String)
+        _ = try bob.event("room:recording", in: room)
+        home.shutdown()
+        let stopped = try bob.event("room:recording", in: room)["body"] as? [String: Any]
+        #expect(stopped?["recording_id"] as? String == recordingID)
+        #expect(stopped?["on"] as? Bool == false)
+        #expect(stopped?["reason"] as? String == "interrupted")
+        let listed = try #require(try http(other, "GET", "/rooms/\(room)/recordings", token: aliceToken).array.first)
+        #expect(listed["state"] as? String == "interrupted")
+    }
+}
