@@ -70,7 +70,7 @@ let package = Package(
         // The rooms domain's stores on PostgreSQL: libpq stays out of ParlorRooms.
         .target(name: "ParlorRoomsPostgres", dependencies: ["ParlorRooms", "ParlorPostgres", "ParlorStore", "ParlorProtocol", "ParlorCodec",
                                                             "ParlorBasics"]),
-        .target(name: "ParlorApp", dependencies: ["ParlorRooms", "ParlorRoomsSQLite", "ParlorRoomsPostgres", "ParlorPostgres", "ParlorHTTP", "ParlorProtocol", "ParlorMetrics", "ParlorStore", "ParlorLoop",
+        .target(name: "ParlorApp", dependencies: ["ParlorRooms", "ParlorRoomsSQLite", "ParlorRoomsPostgres", "ParlorPostgres", "ParlorHTTP", "ParlorProtocol", "ParlorMetrics", "ParlorStore", "ParlorLoop", "ParlorRecording",
                                                   "ParlorCodec", "ParlorMedia", "ParlorSRTP", "COpenSSL"],
                 // The web client ships inside the binary: no files to deploy, nothing fetched at run time.
                 resources: [.embedInCode("Web")]),
@@ -119,7 +119,7 @@ let package = Package(
         .testTarget(name: "ParlorClientTests", dependencies: ["ParlorClient", "ParlorApp", "ParlorTesting", "ParlorTestServer"]),
         .testTarget(name: "ParlorAppTests", dependencies: ["ParlorApp", "ParlorClient", "ParlorCodec", "ParlorProtocol", "ParlorStore", "ParlorRooms",
                                                          "ParlorLoop", "ParlorMedia", "ParlorMediaClient", "ParlorSRTP", "COpenSSL", "ParlorPostgres",
-                                                         "PostgresTestCluster", "ParlorRoomsSQLite"]),
+                                                         "PostgresTestCluster", "ParlorRoomsSQLite", "ParlorRecording"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -75,9 +75,9 @@ public struct AppConfiguration: Sendable {
     public var mediaWorkers = AppConfiguration.defaultMediaWorkers
     /// --recordings-dir; nil: `<dataDirectory>/recordings` (`resolvedRecordingsDirectory`).
     public var recordingsDirectory: String?
-    /// Makes the engine that records rooms (--media sfu only); nil: recording is refused with
-    /// room:error:recording-unavailable.
-    public var recordingEngine: RecordingEngineFactory?
+    /// Makes the engine that records rooms (--media sfu only; MediaRecordingEngine.swift); nil: recording is refused
+    /// with room:error:recording-unavailable.
+    public var recordingEngine: RecordingEngineFactory? = .mediaRecorder
 
     public init() {
         http.host = "0.0.0.0"

@@ -89,13 +89,13 @@ enum RecordingDatabase: CaseIterable, CustomStringConvertible {
 
 let recordingAdminToken = "admin-token-for-recording-tests-0123"
 
-/// A server with the interim engine, the admin token and a recordings directory of its own, on a fresh database.
+/// A server with the interim engine (or `engine`), the admin token and a recordings directory of its own, on a fresh database.
 func withRecordingServer<T>(_ database: RecordingDatabase, holder: InterimEngineHolder = InterimEngineHolder(),
-                            _ configure: (inout AppConfiguration) -> Void = { _ in },
+                            engine: RecordingEngineFactory? = nil, _ configure: (inout AppConfiguration) -> Void = { _ in },
                             _ body: (ParlorApplication, InterimEngineHolder) throws -> T) throws -> T {
     let databasePath: String? = database == .postgres ? try TestPostgres.shared().makeDatabase().string : nil
     return try withServer({ configuration in
-        configuration.recordingEngine = holder.factory
+        configuration.recordingEngine = engine ?? holder.factory
         configuration.adminToken = recordingAdminToken
         configuration.recordingsDirectory = NSTemporaryDirectory() + "/parlor-recordings-\(UUID().uuidString)"
         if let databasePath { configuration.databasePath = databasePath }

@@ -1,0 +1,70 @@
+import ParlorMedia
+import ParlorRecording
+import ParlorRooms
+import Synchronization
+
+/// The recording engine of a server with a forwarding unit (issue 38): each recording is a `RoomRecorder` (its own
+/// thread, its files) fed by a tap on the media server for its room, and its end goes back to the rooms service. The
+/// rooms domain decides who records what and when; this only joins the two libraries.
+final class MediaRecordingEngine: RecordingEngine {
+    private struct Running {
+        let roomID: String
+        let recorder: RoomRecorder
+    }
+
+    private let media: MediaServer
+    /// The rooms service's `recordingEnded`, holding the service weakly (it holds this engine).
+    private let report: @Sendable (_ recordingID: String, _ reason: String, _ manifest: [UInt8]) -> Void
+    /// This node's recordings by id: only they are stopped here (a stop for another node's recording is ignored).
+    private let running = Mutex<[String: Running]>([:])
+
+    init(media: MediaServer, rooms: RoomsService) {
+        self.media = media
+        report = { [weak rooms] id, reason, manifest in rooms?.recordingEnded(recordingID: id, reason: reason, manifestJSON: manifest) }
+    }
+
+    func start(_ recording: RecordingStart) throws {
+        let settings = RecordingSettings(recordingID: recording.recordingID, roomID: recording.roomID, directory: recording.directory,
+                                         maxDuration: recording.maxDuration, node: recording.node)
+        let recorder = try RoomRecorder(settings: settings) { [weak self] manifest in self?.ended(manifest) }
+        running.withLock { $0[recording.recordingID] = Running(roomID: recording.roomID, recorder: recorder) }
+        media.setTap(group: recording.roomID, RecorderTap(recorder))
+    }
+
+    func stop(recordingID: String) {
+        // Forgotten first: its onStop then leaves the room's tap alone, which may already be a newer recording's.
+        guard let entry = running.withLock({ $0.removeValue(forKey: recordingID) }) else { return }
+        media.setTap(group: entry.roomID, nil)
+        entry.recorder.stop(reason: .requested)
+    }
+
+    /// On the recorder's thread, once its files and manifest are final: asked to stop, or stopped by itself (disk
+    /// full, --max-recording-hours, a failed write), when its tap is taken away here.
+    private func ended(_ manifest: RecordingManifest) {
+        if running.withLock({ $0.removeValue(forKey: manifest.recordingID) }) != nil {
+            media.setTap(group: manifest.roomID, nil)
+        }
+        report(manifest.recordingID, (manifest.stopReason ?? .requested).rawValue, manifest.encoded())
+    }
+}
+
+/// The media workers' tap of one room, handing each packet to its recorder's queue (which never blocks).
+private final class RecorderTap: MediaPacketTap {
+    let recorder: RoomRecorder
+
+    init(_ recorder: RoomRecorder) { self.recorder = recorder }
+
+    func received(rtp: [UInt8], member: String, arrival: UInt64) {
+        recorder.append(rtp: rtp, member: member, arrival: arrival)
+    }
+}
+
+extension RecordingEngineFactory {
+    /// Recordings written by ParlorRecording from the forwarding unit's packets; at a start, the recordings a previous
+    /// process left unfinished are closed (their files cut to whole pages) and reported with their manifests.
+    public static let mediaRecorder = RecordingEngineFactory(
+        make: { media, rooms in MediaRecordingEngine(media: media, rooms: rooms) },
+        closeInterrupted: { root in
+            Dictionary(RoomRecorder.closeInterrupted(under: root).map { ($0.recordingID, $0.encoded()) }, uniquingKeysWith: { first, _ in first })
+        })
+}
