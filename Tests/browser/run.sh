@@ -3,8 +3,9 @@
 # two headless Chromium users talk through Parlor, then again with `--media mesh`, and over --tls-self-signed
 # (two_users_talk.py); through a real TURN server with Parlor's time-limited credentials (turn_relay.py); a moderator
 # brings a listener on stage and the audience hears them (stage_room.py); one speaker and six listeners
-# (sfu_audience.py); a big stage room's audience as a count and pages of faces (stage_audience.py). Arguments name the
-# scripts to run (default: all five), e.g. `run.sh turn_relay.py`.
+# (sfu_audience.py); a big stage room's audience as a count and pages of faces (stage_audience.py); the recording
+# mark on every page (recording_mark.py). Arguments name the scripts to run (default: all six), e.g.
+# `run.sh turn_relay.py`.
 # PARLOR_SRTP_PROFILES (e.g. AES_CM_128_HMAC_SHA1_80) forces the servers' SRTP profile, as `make browser-srtp` does.
 #
 # Everything (server, coturn, chromedriver, browsers) runs in a private network namespace whose only interface is
@@ -28,7 +29,7 @@ fail() {
 command -v ip >/dev/null || fail "the ip command (iproute2) is missing"
 
 scripts=("$@")
-[ ${#scripts[@]} -gt 0 ] || scripts=(two_users_talk.py turn_relay.py stage_room.py stage_audience.py sfu_audience.py)
+[ ${#scripts[@]} -gt 0 ] || scripts=(two_users_talk.py turn_relay.py stage_room.py stage_audience.py recording_mark.py sfu_audience.py)
 
 if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null || ! command -v turnserver >/dev/null; then
     if [ "${PARLOR_BROWSER_INSTALL:-1}" = 1 ] && command -v apt-get >/dev/null; then

@@ -61,6 +61,7 @@ $('hand').addEventListener('click', () => {
 });
 $('mute-all').addEventListener('click', () => moderate('room:mute-all', {}, 'Everyone is muted.'));
 $('lock').addEventListener('click', () => moderate(state.room?.locked ? 'room:unlock' : 'room:lock', {}));
+$('record').addEventListener('click', () => moderate(state.room?.recording ? 'room:record:stop' : 'room:record:start', {}));
 $('chat-form').addEventListener('submit', (event) => {
   event.preventDefault();
   sendChat($('chat-text'));

@@ -118,6 +118,13 @@ export function onEvent(message) {
     case 'room:presence':
       onPresence(room, body);
       break;
+    case 'room:recording':
+      room.recording = body.on ? { recording_id: body.recording_id, by: body.by ?? null, started_at: message.timestamp } : null;
+      announce(body.on
+        ? `This room is being recorded (started by ${body.by ? nameOf(body.by) : 'an admin'}).`
+        : `Recording stopped${body.reason && body.reason !== 'requested' ? ` (${body.reason})` : ''}.`);
+      updateRoomHead();
+      break;
     case 'room:locked':
       room.locked = !!body.locked;
       announce(room.locked ? 'The room is locked: nobody new can join.' : 'The room is unlocked.');

@@ -79,6 +79,13 @@ export function updateRoomHead() {
   $('room-locked').hidden = !room.locked;
   $('lock').textContent = room.locked ? 'Unlock room' : 'Lock room';
   $('lock').setAttribute('aria-pressed', String(room.locked));
+  // Everyone sees that the room is recorded, and by whom, before they unmute.
+  const mark = $('recording-mark');
+  mark.hidden = !room.recording;
+  mark.textContent = room.recording
+    ? `Recording · started by ${room.recording.by ? nameOf(room.recording.by) : 'an admin'}` : '';
+  $('record').textContent = room.recording ? 'Stop recording' : 'Start recording';
+  $('record').setAttribute('aria-pressed', String(!!room.recording));
 }
 
 export function updateHandButton() {

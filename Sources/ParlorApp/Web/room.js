@@ -75,6 +75,7 @@ export async function joinRoom(cid, displayName) {
     detector: null,
     media: null,            // Sfu or Mesh
     audience: null,         // summary presence of a big stage room: see audience.js
+    recording: reply.recording || null,  // {recording_id, by, started_at} while the room is recorded
   };
   state.room = current;
   const me = current.members.get(current.memberId);
