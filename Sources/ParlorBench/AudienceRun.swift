@@ -102,7 +102,7 @@ struct AudienceReport {
             "listener_hold_presence_bytes_per_s": holdRate { $0.presenceBytesAfterJoin - $0.presenceBytesInFill },
             "moderator_join_latency": RunReport.percentiles(s.moderatorJoinLatency),
             "moderator_joins_expected": options.clients - 1,
-            "role_change": changes(s.roleChanges), "speaking_change": changes(s.speakingChanges),
+            "role_change": changes(s.roleChanges, holdEnd: s.holdEnd), "speaking_change": changes(s.speakingChanges, holdEnd: s.holdEnd),
             "generator_cpu_cores": generatorCPU / max(fillSeconds + holdSeconds, 0.001),
             "machine_steal_cores": machine.steal / max(fillSeconds + holdSeconds, 0.001),
             "machine_busy_cores": machine.busy / max(fillSeconds + holdSeconds, 0.001),
@@ -110,8 +110,10 @@ struct AudienceReport {
     }
 
     /// Every change's latencies pooled; and, for the changes sent once everyone was in, the smallest share of the
-    /// room that received one (1.0: every change reached everyone).
-    private func changes(_ list: [AudienceScenario.Change]) -> [String: Any] {
+    /// room that received one (1.0: every change reached everyone). A change sent in the hold's last second is left
+    /// out of both: the clients start closing before it could reach them all.
+    private func changes(_ list: [AudienceScenario.Change], holdEnd: Int64) -> [String: Any] {
+        let list = list.filter { $0.sentAt + 1_000_000_000 <= holdEnd }
         let afterFill = list.filter(\.afterFill)
         let coverage = afterFill.map { Double($0.received) / Double(max(1, $0.joinedWhenSent)) }.min()
         var result: [String: Any] = ["sent": list.count, "sent_after_fill": afterFill.count]

@@ -78,8 +78,10 @@ extension LiveRoom {
         return reply.finish()
     }
 
-    /// Listeners a summary-mode join reply lists (the first page of conversation:members with role listener).
-    static let audiencePageSize = 100
+    /// Listeners a summary-mode join reply lists: a screenful of faces (the web client shows 24 at a time); the rest
+    /// page through conversation:members with role listener. Every join into a big room carries them, so few: at
+    /// 500 joins a second, 100 of them made the replies about a tenth of the server's CPU (bench/README.md).
+    static let audiencePageSize = 24
 
     /// Joined members who joined from client address `address`, which the per-address member cap counts.
     func memberCount(fromAddress address: String) -> Int {
