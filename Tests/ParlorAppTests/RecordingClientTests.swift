@@ -106,7 +106,7 @@ import Testing
 
     private func withRecordingServerAsync(_ body: (ParlorApplication) async throws -> Void) async throws {
         var configuration = AppConfiguration.testing()
-        configuration.recordingEngine = InterimEngineHolder().factory
+        configuration.recordingEngine = .mediaRecorder
         configuration.recordingsDirectory = NSTemporaryDirectory() + "/parlor-recordings-\(UUID().uuidString)"
         let app = try buildApplication(configuration)
         do {

@@ -27,7 +27,7 @@ import Testing
 
     @Test(arguments: RecordingDatabase.allCases)
     func aModeratorRecordsEveryoneHearsOfItAndOthersAreRefused(_ database: RecordingDatabase) throws {
-        try withRecordingServer(database) { app, holder in
+        try withRecordingServer(database) { app, _ in
             let (room, alice, bob, aliceToken) = try stageRoom(app)
             #expect(errorCode(try bob.request("room:record:start", ["cid": room])) == "member:error:not-allowed")
             let stranger = try TestWebSocket(app, name: "carol")
@@ -45,8 +45,9 @@ import Testing
                 #expect(event["recording_id"] as? String == recordingID)
             }
             #expect(errorCode(try alice.request("room:record:start", ["cid": room])) == "room:error:recording-active")
-            #expect(try holder.current.calls.starts.map(\.recordingID) == [recordingID])
-            #expect(try holder.current.calls.starts.first?.directory == app.configuration.resolvedRecordingsDirectory + "/" + recordingID)
+            // The engine started writing in the recording's own directory.
+            let directory = app.configuration.resolvedRecordingsDirectory + "/" + recordingID
+            #expect(FileManager.default.fileExists(atPath: directory + "/manifest.json"))
 
             // Joining mid-recording: the reply says so at once.
             let dave = try TestWebSocket(app, name: "dave")
@@ -62,15 +63,14 @@ import Testing
                 #expect(event["on"] as? Bool == false)
                 #expect(event["reason"] == nil, "stopped by request: no reason")
             }
-            #expect(try holder.current.calls.stops == [recordingID])
             #expect(try dave.call("conversation:join", ["cid": room])["recording"] is NSNull)
 
             // The engine finished it: the row is complete with the manifest's duration and files.
             let listed = try waitForState("complete", room: room, token: aliceToken, app)
             #expect(listed["id"] as? String == recordingID)
-            #expect(listed["duration_ms"] as? Int == 1500)
+            #expect((listed["duration_ms"] as? Int ?? 0) > 0)
             #expect(listed["stop_reason"] as? String == "requested")
-            #expect(listed["files"] as? [String] == ["mix.opus", "track-1.opus", "manifest.json"])
+            #expect(listed["files"] as? [String] == ["mix.opus", "manifest.json"], "nobody spoke: the mix alone")
             #expect((listed["manifest"] as? [String: Any])?["state"] as? String == "complete")
             // A second recording may start once the first has stopped.
             _ = try alice.call("room:record:start", ["cid": room])
@@ -166,18 +166,21 @@ import Testing
 
     @Test(arguments: RecordingDatabase.allCases)
     func aRecordingThatStopsByItselfSaysWhyAndAFailedStartIsMarked(_ database: RecordingDatabase) throws {
-        try withRecordingServer(database) { app, holder in
+        // The engine stops it by itself at --max-recording-hours (here half a second).
+        try withRecordingServer(database, { $0.rooms.maxRecordingDuration = .milliseconds(500) }) { app, _ in
             let (room, alice, bob, aliceToken) = try stageRoom(app)
-            let recordingID = try #require(try alice.call("room:record:start", ["cid": room])["recording_id"] as? String)
+            _ = try #require(try alice.call("room:record:start", ["cid": room])["recording_id"] as? String)
             _ = try bob.event("room:recording", in: room)
-            try holder.current.stopByItself(recordingID, reason: "disk-full")
             let stopped = body(try bob.event("room:recording", in: room))
             #expect(stopped["on"] as? Bool == false)
             #expect(stopped["by"] is NSNull)
-            #expect(stopped["reason"] as? String == "disk-full")
-            #expect(try waitForState("complete", room: room, token: aliceToken, app)["stop_reason"] as? String == "disk-full")
+            #expect(stopped["reason"] as? String == "max-duration")
+            #expect(try waitForState("complete", room: room, token: aliceToken, app)["stop_reason"] as? String == "max-duration")
 
-            try holder.current.refuseStarts()
+            // The engine cannot start: the recordings directory is a file, so no recording's directory can be made.
+            let root = app.configuration.resolvedRecordingsDirectory
+            try? FileManager.default.removeItem(atPath: root)
+            #expect(FileManager.default.createFile(atPath: root, contents: Data("not a directory".utf8)))
             let second = try #require(try alice.call("room:record:start", ["cid": room])["recording_id"] as? String)
             #expect(body(try bob.event("room:recording", in: room))["on"] as? Bool == true)
             let failed = body(try bob.event("room:recording", in: room))
@@ -241,10 +244,9 @@ import Testing
             #expect(throws: ConfigurationError.self) { try AppConfiguration.parse(arguments: bad, environment: [:]) }
         }
 
-        try withRecordingServer(.sqlite, { $0.rooms.maxRecordingDuration = .seconds(7200) }) { app, holder in
+        try withRecordingServer(.sqlite, { $0.rooms.maxRecordingDuration = .seconds(7200) }) { app, _ in
             let (room, alice, bob, aliceToken) = try stageRoom(app)
             let recordingID = try #require(try alice.call("room:record:start", ["cid": room])["recording_id"] as? String)
-            #expect(try holder.current.calls.starts.first?.maxDuration == .seconds(7200))
             _ = try bob.event("room:recording", in: room)
             #expect(try http(app, "DELETE", "/rooms/\(room)", headers: ["Authorization": "Bearer \(recordingAdminToken)"]).status < 300)
             let stopped = body(try bob.event("room:recording", in: room))
@@ -294,12 +296,13 @@ import Testing
 
     /// A start that fails to be stored (a full disk) leaves no recording behind, in memory or in the record.
     @Test func aStartThatCouldNotBeStoredLeavesNoMark() throws {
-        try withRecordingServer(.sqlite) { app, holder in
+        try withRecordingServer(.sqlite) { app, _ in
             let (room, alice, _, aliceToken) = try stageRoom(app)
             try DiskFull.fill(app)
             #expect(errorCode(try alice.request("room:record:start", ["cid": room])) == "server:error:unavailable")
             try DiskFull.free(app)
-            #expect(try holder.current.calls.starts.isEmpty)
+            let root = app.configuration.resolvedRecordingsDirectory
+            #expect(((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []).isEmpty, "the engine was not started")
             #expect(try http(app, "GET", "/rooms/\(room)/recordings", token: aliceToken).array.isEmpty)
             let carol = try TestWebSocket(app, name: "carol")
             #expect(try carol.join(room)["recording"] is NSNull)
@@ -327,7 +330,7 @@ import Testing
             $0.recordingsDirectory = directory + "/recordings"
         }
         let holder = InterimEngineHolder()
-        let (room, recordingID, aliceToken) = try withRecordingServer(.sqlite, holder: holder, configure) { app, _ in
+        let (room, recordingID, aliceToken) = try withRecordingServer(.sqlite, holder: holder, engine: nil, configure) { app, _ in
             let (room, alice, bob, aliceToken) = try stageRoom(app)
             let recordingID = try #require(try alice.call("room:record:start", ["cid": room])["recording_id"] as? String)
             _ = try bob.event("room:recording", in: room)
@@ -338,7 +341,7 @@ import Testing
             $0[recordingID] = Array(InterimRecordingEngine.manifest(recordingID, roomID: room, state: "interrupted", reason: "interrupted"))
         }
         // The same secret on the same database: alice's token is still hers.
-        try withRecordingServer(.sqlite, holder: holder, configure) { app, _ in
+        try withRecordingServer(.sqlite, holder: holder, engine: nil, configure) { app, _ in
             let listed = try #require(try http(app, "GET", "/rooms/\(room)/recordings", token: aliceToken).array.first)
             #expect(listed["state"] as? String == "interrupted")
             #expect(listed["stop_reason"] as? String == "interrupted")

@@ -340,3 +340,21 @@ def run_scenario(name, server, scenario):
         server.stop()
         if sum(1 for r in results if not r[1]) > failures:
             print("--- server log (last lines) ---\n" + server.log_tail(), file=sys.stderr)
+
+
+def run_script(name, scenario, *server_flags):
+    """A script with one scenario on one fresh server: runs it, prints `NAME: N passed, M failed` and the time, and
+    exits with 0 only if every check passed."""
+    start = time.monotonic()
+    try:
+        server = Server(*server_flags)
+    except Exception as error:
+        check(f"{name}: the server starts", False, str(error))
+        server = None
+    if server:
+        run_scenario(name, server, scenario)
+    passed = sum(1 for r in results if r[1])
+    failed = len(results) - passed if results else 1
+    print(f"{name}: {passed} passed, {failed} failed", flush=True)
+    print(f"{name}: {time.monotonic() - start:.0f} s", flush=True)
+    sys.exit(0 if failed == 0 else 1)

@@ -8,12 +8,8 @@ from every page. Saves carol's page as PARLOR_RECORDING_SCREENSHOT (docs/images/
 `recording: N passed, M failed`.
 """
 import os
-import sys
-import time
 
-from selenium.webdriver.common.keys import Keys
-
-from browser_support import REPO, Person, Server, check, enter_room, results, run_scenario, wait_for
+from browser_support import REPO, Person, check, enter_room, run_script, wait_for
 
 SCREENSHOT = os.environ.get("PARLOR_RECORDING_SCREENSHOT", os.path.join(REPO, "docs/images/recording-mark.png"))
 ROOM_NAME = "Podcast panel"
@@ -69,22 +65,5 @@ def scenario(server):
     return people
 
 
-def main():
-    try:
-        server = Server("--auth-rate", "0")
-    except Exception as error:
-        check("recording: the server starts", False, str(error))
-        server = None
-    if server:
-        run_scenario("recording", server, scenario)
-    passed = sum(1 for r in results if r[1])
-    failed = len(results) - passed if results else 1
-    print(f"recording: {passed} passed, {failed} failed", flush=True)
-    return 0 if failed == 0 else 1
-
-
 if __name__ == "__main__":
-    start = time.monotonic()
-    status = main()
-    print(f"recording: {time.monotonic() - start:.0f} s", flush=True)
-    sys.exit(status)
+    run_script("recording", scenario, "--auth-rate", "0")

@@ -89,9 +89,9 @@ enum RecordingDatabase: CaseIterable, CustomStringConvertible {
 
 let recordingAdminToken = "admin-token-for-recording-tests-0123"
 
-/// A server with the interim engine (or `engine`), the admin token and a recordings directory of its own, on a fresh database.
+/// A server with the real engine (`engine`; nil: the interim one, for the tests that still need its hooks), the admin token and a recordings directory of its own, on a fresh database.
 func withRecordingServer<T>(_ database: RecordingDatabase, holder: InterimEngineHolder = InterimEngineHolder(),
-                            engine: RecordingEngineFactory? = nil, _ configure: (inout AppConfiguration) -> Void = { _ in },
+                            engine: RecordingEngineFactory? = .mediaRecorder, _ configure: (inout AppConfiguration) -> Void = { _ in },
                             _ body: (ParlorApplication, InterimEngineHolder) throws -> T) throws -> T {
     let databasePath: String? = database == .postgres ? try TestPostgres.shared().makeDatabase().string : nil
     return try withServer({ configuration in
