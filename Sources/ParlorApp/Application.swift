@@ -31,6 +31,8 @@ public final class ParlorApplication: Sendable {
     public let logger: Logger
     /// The forwarding unit (--media sfu); nil with --media mesh.
     public let media: MediaServer?
+    /// Writes this node's recordings (nil: recordings are refused); finished at shutdown, before the media server stops.
+    private let recordingEngine: (any RecordingEngine)?
     private let group: EventLoopGroup
     /// The threads that run the routes' database work, off the loops.
     let executor: DatabaseExecutor
@@ -143,6 +145,7 @@ public final class ParlorApplication: Sendable {
             // process left are still closed as interrupted.
             let (factory, rooms) = (configuration.recordingEngine, rooms)
             let engine = media.flatMap { media in factory.map { $0.make(media, rooms) } }
+            recordingEngine = engine
             let interrupted = factory?.closeInterrupted(configuration.resolvedRecordingsDirectory) ?? [:]
             try rooms.useRecordingEngine(engine, interruptedManifests: interrupted)
         } catch {
@@ -200,6 +203,8 @@ public final class ParlorApplication: Sendable {
         server.shutdown()
         step("finishing database work")
         executor.stop()  // after the servers: in-flight requests finished; before the database closes
+        step("finishing recordings")
+        recordingEngine?.stopAll()  // whole files now; their rows become interrupted at the next start
         step("stopping media")
         media?.stop()  // before the rooms thread: its last speaking-off events still find it running
         step("stopping the rooms and giving up the node lease")

@@ -1,3 +1,5 @@
+import Dispatch
+import Foundation
 import ParlorMedia
 import ParlorRecording
 import ParlorRooms
@@ -17,6 +19,8 @@ final class MediaRecordingEngine: RecordingEngine {
     private let report: @Sendable (_ recordingID: String, _ reason: String, _ manifest: [UInt8]) -> Void
     /// This node's recordings by id: only they are stopped here (a stop for another node's recording is ignored).
     private let running = Mutex<[String: Running]>([:])
+    /// Set by `stopAll`: the recorders' ends are signalled here, not reported to a rooms thread that is stopping.
+    private let shutdown = Mutex<DispatchGroup?>(nil)
 
     init(media: MediaServer, rooms: RoomsService) {
         self.media = media
@@ -38,9 +42,29 @@ final class MediaRecordingEngine: RecordingEngine {
         entry.recorder.stop(reason: .requested)
     }
 
+    func stopAll() {
+        let group = DispatchGroup()
+        let stopping = running.withLock { running in
+            shutdown.withLock { $0 = group }
+            defer { running.removeAll() }
+            return Array(running.values)
+        }
+        for entry in stopping {
+            group.enter()
+            media.setTap(group: entry.roomID, nil)
+            entry.recorder.stop(reason: .interrupted)
+        }
+        // The last pages and the manifest take milliseconds; a recorder stuck on a dead disk is not waited for long.
+        _ = group.wait(timeout: .now() + 5)
+    }
+
     /// On the recorder's thread, once its files and manifest are final: asked to stop, or stopped by itself (disk
     /// full, --max-recording-hours, a failed write), when its tap is taken away here.
     private func ended(_ manifest: RecordingManifest) {
+        if let group = shutdown.withLock({ $0 }), manifest.stopReason == .interrupted {
+            group.leave()
+            return
+        }
         if running.withLock({ $0.removeValue(forKey: manifest.recordingID) }) != nil {
             media.setTap(group: manifest.roomID, nil)
         }
@@ -60,11 +84,20 @@ private final class RecorderTap: MediaPacketTap {
 }
 
 extension RecordingEngineFactory {
-    /// Recordings written by ParlorRecording from the forwarding unit's packets; at a start, the recordings a previous
-    /// process left unfinished are closed (their files cut to whole pages) and reported with their manifests.
+    /// Recordings written by ParlorRecording from the forwarding unit's packets. At a start, the recordings a killed
+    /// process left unfinished are closed (their files cut to whole pages), and their manifests and those of the
+    /// recordings a stopping server finished (`stopAll`) go to the rooms domain, which takes the ones whose rows are
+    /// still `recording`.
     public static let mediaRecorder = RecordingEngineFactory(
         make: { media, rooms in MediaRecordingEngine(media: media, rooms: rooms) },
         closeInterrupted: { root in
-            Dictionary(RoomRecorder.closeInterrupted(under: root).map { ($0.recordingID, $0.encoded()) }, uniquingKeysWith: { first, _ in first })
+            var manifests: [String: [UInt8]] = [:]
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? [] {
+                guard let data = FileManager.default.contents(atPath: root + "/" + name + "/" + RecordingManifest.fileName),
+                      let manifest = try? RecordingManifest(decoding: Array(data)), manifest.state == "interrupted" else { continue }
+                manifests[manifest.recordingID] = manifest.encoded()
+            }
+            for manifest in RoomRecorder.closeInterrupted(under: root) { manifests[manifest.recordingID] = manifest.encoded() }
+            return manifests
         })
 }

@@ -206,7 +206,8 @@ final class RecordingSession: @unchecked Sendable {  // created on the caller's 
         for track in tracks.values { track.file.close() }
         mix.close()
         let reason = failure ?? requested
-        manifest.state = "complete"
+        // Stopped because the server is stopping: its files are whole, but the recording did not end as asked.
+        manifest.state = reason == .interrupted ? "interrupted" : "complete"
         manifest.stopReason = reason
         if failure == nil {
             manifest.durationMs = milliseconds(elapsed)

@@ -28,6 +28,9 @@ public protocol RecordingEngine: AnyObject, Sendable {
     func start(_ recording: RecordingStart) throws
     /// Its end comes back through `RoomsService.recordingEnded`.
     func stop(recordingID: String)
+    /// The server is stopping: every recording this engine writes is finished now (whole files, a manifest saying
+    /// `interrupted`) before this returns, and its end is not reported; the next start marks its row interrupted.
+    func stopAll()
 }
 
 /// A recording's state in its row: `recording` until the engine has finished its files.

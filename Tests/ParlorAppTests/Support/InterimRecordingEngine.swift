@@ -4,8 +4,8 @@ import ParlorLoop
 import ParlorRooms
 import PostgresTestCluster
 
-/// A stand-in for the recording engine while the real one (ParlorRecording's RoomRecorder on a MediaServer tap,
-/// built on another branch) is not merged: the lead replaces it by the real engine at integration. It records the
+/// A stand-in for the recording engine, left only in the two-node tests (RecordingClusterTests), which read which
+/// node's engine was asked to start and stop; every other recording test uses the real MediaRecordingEngine. It records the
 /// calls and writes what the domain reads: the directory, a manifest.json ("recording", then "complete"), and
 /// placeholder files under the names the real engine uses, so the routes can be checked; no audio.
 final class InterimRecordingEngine: RecordingEngine {
@@ -39,6 +39,8 @@ final class InterimRecordingEngine: RecordingEngine {
         state.withLock { $0.calls.stops.append(recordingID) }
         finish(recordingID, reason: "requested")
     }
+
+    func stopAll() {}
 
     /// Ends a recording as the real engine does when it stops by itself (disk-full, max-duration, failed).
     func stopByItself(_ recordingID: String, reason: String) { finish(recordingID, reason: reason) }
