@@ -14,7 +14,7 @@ import Testing
             Issue.record("opusinfo is missing (Debian's opus-tools; make test installs it)")
             return
         }
-        try withRecordingServer(database, engine: .mediaRecorder) { app, _ in
+        try withRecordingServer(database) { app in
             let harness = try SFUTests.Harness(app)
             let room = try createRoom(app)
             let alice = try harness.join(room, "alice", speaker: true)

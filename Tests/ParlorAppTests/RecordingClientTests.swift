@@ -47,7 +47,7 @@ import Testing
     }
 
     @Test func theCLIStartsStopsListsAndDownloads() throws {
-        try withRecordingServer(.sqlite) { app, _ in
+        try withRecordingServer(.sqlite) { app in
             let server = "http://127.0.0.1:\(app.port)"
             let aliceToken = try token(app, "alice")
             let created = try http(app, "POST", "/rooms", json: #"{"display_name":"Show","properties":{"mode":"stage"}}"#, token: aliceToken)

@@ -8,8 +8,8 @@ import Testing
 
 /// Recordings in the rooms domain (issue 38) over real sockets, on SQLite and on PostgreSQL: who may start, stop,
 /// list, download and delete; the room:recording events and the join reply; one at a time; the REST codes; files
-/// refused by name; a recording interrupted by a restart. The engine is `InterimRecordingEngine` until the real
-/// one is merged (the lead adds the assertions about the files' audio then).
+/// refused by name; a recording interrupted by a restart. The engine is the real one
+/// (MediaRecordingEngine); RecordingAudioTests checks the files' audio.
 @Suite struct RecordingTests {
     private func body(_ message: [String: Any]) -> [String: Any] { message["body"] as? [String: Any] ?? [:] }
 
@@ -27,7 +27,7 @@ import Testing
 
     @Test(arguments: RecordingDatabase.allCases)
     func aModeratorRecordsEveryoneHearsOfItAndOthersAreRefused(_ database: RecordingDatabase) throws {
-        try withRecordingServer(database) { app, _ in
+        try withRecordingServer(database) { app in
             let (room, alice, bob, aliceToken) = try stageRoom(app)
             #expect(errorCode(try bob.request("room:record:start", ["cid": room])) == "member:error:not-allowed")
             let stranger = try TestWebSocket(app, name: "carol")
@@ -79,7 +79,7 @@ import Testing
 
     @Test(arguments: RecordingDatabase.allCases)
     func theRESTRoutesAnswerWithTheirCodes(_ database: RecordingDatabase) throws {
-        try withRecordingServer(database) { app, _ in
+        try withRecordingServer(database) { app in
             let (room, alice, _, aliceToken) = try stageRoom(app)
             let bobToken = try token(app, "bob")
             // Another room's moderator.
@@ -143,7 +143,7 @@ import Testing
 
     @Test(arguments: RecordingDatabase.allCases)
     func anOpenRoomsCreatorRecordsAndTheRecordingStopsWhenTheRoomEmpties(_ database: RecordingDatabase) throws {
-        try withRecordingServer(database, { $0.rooms.recordingsAccess = .members }) { app, _ in
+        try withRecordingServer(database, { $0.rooms.recordingsAccess = .members }) { app in
             let aliceToken = try token(app, "alice")
             let created = try http(app, "POST", "/rooms", json: #"{"display_name":"Chat"}"#, token: aliceToken)
             let room = try #require(created.object["id"] as? String)
@@ -167,7 +167,7 @@ import Testing
     @Test(arguments: RecordingDatabase.allCases)
     func aRecordingThatStopsByItselfSaysWhyAndAFailedStartIsMarked(_ database: RecordingDatabase) throws {
         // The engine stops it by itself at --max-recording-hours (here half a second).
-        try withRecordingServer(database, { $0.rooms.maxRecordingDuration = .milliseconds(500) }) { app, _ in
+        try withRecordingServer(database, { $0.rooms.maxRecordingDuration = .milliseconds(500) }) { app in
             let (room, alice, bob, aliceToken) = try stageRoom(app)
             _ = try #require(try alice.call("room:record:start", ["cid": room])["recording_id"] as? String)
             _ = try bob.event("room:recording", in: room)
@@ -193,7 +193,7 @@ import Testing
     @Test func theRecordingWebhooksFollowARecordingThroughItsLife() throws {
         let receiver = try WebhookReceiver(failFirst: 0)
         defer { receiver.stop() }
-        try withRecordingServer(.sqlite, { $0.webhookURLs = ["http://127.0.0.1:\(receiver.port)/hooks"] }) { app, _ in
+        try withRecordingServer(.sqlite, { $0.webhookURLs = ["http://127.0.0.1:\(receiver.port)/hooks"] }) { app in
             let (room, alice, _, _) = try stageRoom(app)
             let recordingID = try #require(try alice.call("room:record:start", ["cid": room])["recording_id"] as? String)
             _ = try alice.call("room:record:stop", ["cid": room])
@@ -210,7 +210,7 @@ import Testing
     }
 
     @Test func retentionDeletesOldFinishedRecordingsRowsAndFiles() throws {
-        try withRecordingServer(.sqlite, { $0.rooms.recordingRetentionDays = 1 }) { app, _ in
+        try withRecordingServer(.sqlite, { $0.rooms.recordingRetentionDays = 1 }) { app in
             let (room, alice, _, aliceToken) = try stageRoom(app)
             let old = try #require(try alice.call("room:record:start", ["cid": room])["recording_id"] as? String)
             _ = try alice.call("room:record:stop", ["cid": room])
@@ -244,7 +244,7 @@ import Testing
             #expect(throws: ConfigurationError.self) { try AppConfiguration.parse(arguments: bad, environment: [:]) }
         }
 
-        try withRecordingServer(.sqlite, { $0.rooms.maxRecordingDuration = .seconds(7200) }) { app, _ in
+        try withRecordingServer(.sqlite, { $0.rooms.maxRecordingDuration = .seconds(7200) }) { app in
             let (room, alice, bob, aliceToken) = try stageRoom(app)
             let recordingID = try #require(try alice.call("room:record:start", ["cid": room])["recording_id"] as? String)
             _ = try bob.event("room:recording", in: room)
@@ -269,7 +269,7 @@ import Testing
             $0.dataDirectory = directory
             $0.recordingsDirectory = directory + "/recordings"
         }
-        let (room, old, recent, aliceToken) = try withRecordingServer(.sqlite, configure) { app, _ in
+        let (room, old, recent, aliceToken) = try withRecordingServer(.sqlite, configure) { app in
             let (room, alice, _, aliceToken) = try stageRoom(app)
             var ids: [String] = []
             for _ in 0..<2 {
@@ -285,7 +285,7 @@ import Testing
             configure(&configuration)
             configuration.rooms.recordingRetentionDays = 1
         }
-        try withRecordingServer(.sqlite, retaining) { (app: ParlorApplication, _: InterimEngineHolder) throws in
+        try withRecordingServer(.sqlite, retaining) { (app: ParlorApplication) throws in
             let deadline = Date().addingTimeInterval(10)
             while FileManager.default.fileExists(atPath: directory + "/recordings/" + old), Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
             #expect(!FileManager.default.fileExists(atPath: directory + "/recordings/" + old))
@@ -296,7 +296,7 @@ import Testing
 
     /// A start that fails to be stored (a full disk) leaves no recording behind, in memory or in the record.
     @Test func aStartThatCouldNotBeStoredLeavesNoMark() throws {
-        try withRecordingServer(.sqlite) { app, _ in
+        try withRecordingServer(.sqlite) { app in
             let (room, alice, _, aliceToken) = try stageRoom(app)
             try DiskFull.fill(app)
             #expect(errorCode(try alice.request("room:record:start", ["cid": room])) == "server:error:unavailable")
@@ -311,7 +311,7 @@ import Testing
     }
 
     @Test func recordingIsRefusedWithoutTheForwardingUnit() throws {
-        try withRecordingServer(.sqlite, { $0.rooms.mediaMode = .mesh }) { app, _ in
+        try withRecordingServer(.sqlite, { $0.rooms.mediaMode = .mesh }) { app in
             let (room, alice, _, _) = try stageRoom(app)
             let reply = try alice.request("room:record:start", ["cid": room])
             #expect(errorCode(reply) == "room:error:recording-unavailable")
@@ -329,7 +329,7 @@ import Testing
             $0.dataDirectory = directory
             $0.recordingsDirectory = directory + "/recordings"
         }
-        let (room, recordingID, aliceToken) = try withRecordingServer(.sqlite, configure) { app, _ in
+        let (room, recordingID, aliceToken) = try withRecordingServer(.sqlite, configure) { app in
             let (room, alice, bob, aliceToken) = try stageRoom(app)
             let recordingID = try #require(try alice.call("room:record:start", ["cid": room])["recording_id"] as? String)
             _ = try bob.event("room:recording", in: room)
@@ -338,7 +338,7 @@ import Testing
         // The server stopped with the recording running: the engine finished its files (manifest `interrupted`), and the
         // next start hands that manifest to the rooms domain.
         // The same secret on the same database: alice's token is still hers.
-        try withRecordingServer(.sqlite, configure) { app, _ in
+        try withRecordingServer(.sqlite, configure) { app in
             let listed = try #require(try http(app, "GET", "/rooms/\(room)/recordings", token: aliceToken).array.first)
             #expect(listed["state"] as? String == "interrupted")
             #expect(listed["stop_reason"] as? String == "interrupted")
