@@ -1,5 +1,4 @@
 import Dispatch
-import Foundation
 import ParlorMedia
 import ParlorRecording
 import ParlorRooms
@@ -91,13 +90,7 @@ extension RecordingEngineFactory {
     public static let mediaRecorder = RecordingEngineFactory(
         make: { media, rooms in MediaRecordingEngine(media: media, rooms: rooms) },
         closeInterrupted: { root in
-            var manifests: [String: [UInt8]] = [:]
-            for name in (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? [] {
-                guard let data = FileManager.default.contents(atPath: root + "/" + name + "/" + RecordingManifest.fileName),
-                      let manifest = try? RecordingManifest(decoding: Array(data)), manifest.state == "interrupted" else { continue }
-                manifests[manifest.recordingID] = manifest.encoded()
-            }
-            for manifest in RoomRecorder.closeInterrupted(under: root) { manifests[manifest.recordingID] = manifest.encoded() }
-            return manifests
+            Dictionary(RoomRecorder.closeInterrupted(under: root, includingFinished: true).map { ($0.recordingID, $0.encoded()) },
+                       uniquingKeysWith: { first, _ in first })
         })
 }

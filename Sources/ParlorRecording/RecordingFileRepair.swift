@@ -65,15 +65,21 @@ enum RecordingFileRepair {
 extension RoomRecorder {
     /// At a restart: every recording directory under `root` whose manifest still says "recording" gets state
     /// "interrupted" and its durations as far as its files play (each file closed after its last whole page);
-    /// returns those manifests.
-    public static func closeInterrupted(under root: String) -> [RecordingManifest] {
+    /// returns those manifests, and with `includingFinished` also those a stopping server already marked interrupted
+    /// (one pass over the directories either way).
+    public static func closeInterrupted(under root: String, includingFinished: Bool = false) -> [RecordingManifest] {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: root) else { return [] }
         var closed: [RecordingManifest] = []
         for name in names.sorted() {
             let directory = root + "/" + name
             let manifestPath = directory + "/" + RecordingManifest.fileName
             guard let data = FileManager.default.contents(atPath: manifestPath),
-                  var manifest = try? RecordingManifest(decoding: Array(data)), manifest.state == "recording" else { continue }
+                  var manifest = try? RecordingManifest(decoding: Array(data)) else { continue }
+            if includingFinished, manifest.state == "interrupted" {
+                closed.append(manifest)
+                continue
+            }
+            guard manifest.state == "recording" else { continue }
             unlink(manifestPath + ".new")  // a manifest being replaced when the process died
             // Only the recorder's own names: a manifest naming another file is not followed out of its directory.
             let ownName = { (file: String) in file == RecordingManifest.mixFile || (file.hasPrefix("track-") && !file.contains("/")) }

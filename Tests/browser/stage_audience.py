@@ -13,7 +13,6 @@ PARLOR_STAGE_AUDIENCE_SCREENSHOT (docs/images/stage-audience.png). Then listener
 """
 import json
 import os
-import sys
 import time
 import traceback
 import urllib.request
@@ -24,7 +23,7 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select
 from websockets.sync.client import connect
 
-from browser_support import REPO, Person, Server, check, results, run_scenario, wait_for
+from browser_support import REPO, Person, check, run_script, wait_for
 
 SCREENSHOT = os.environ.get("PARLOR_STAGE_AUDIENCE_SCREENSHOT", os.path.join(REPO, "docs/images/stage-audience.png"))
 ROOM_NAME = "Big town hall"
@@ -182,22 +181,5 @@ def audience(server):
     return people
 
 
-def main():
-    try:
-        server = Server("--full-presence-limit", str(LIMIT), "--auth-rate", "0")
-    except Exception as error:
-        check("audience: the server starts", False, str(error))
-        server = None
-    if server:
-        run_scenario("audience", server, audience)
-    passed = sum(1 for r in results if r[1])
-    failed = len(results) - passed if results else 1
-    print(f"audience: {passed} passed, {failed} failed", flush=True)
-    return 0 if failed == 0 else 1
-
-
 if __name__ == "__main__":
-    start = time.monotonic()
-    status = main()
-    print(f"audience: {time.monotonic() - start:.0f} s", flush=True)
-    sys.exit(status)
+    run_script("audience", audience, "--full-presence-limit", str(LIMIT), "--auth-rate", "0")
