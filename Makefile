@@ -20,6 +20,11 @@ VENV ?= .venv
 # Extra flags, e.g. SWIFT_BUILD_FLAGS="-Xswiftc -warnings-as-errors". Nothing here hides compiler warnings.
 SWIFT_BUILD_FLAGS ?=
 SWIFT_TEST_FLAGS ?=
+# At most this many tests run at once. Unbounded, every test starts at once and each waits its turn for the whole run
+# (simple client tests took 100–160 s of wall time on 2 cores), so a room's 60 s TTL or a 15 s pong timeout could
+# lapse between two steps of one test. Bounded, a test's steps follow each other closely (those took 1.5 s) and the
+# whole run took as long (150 s unbounded, 160 s at 16, on this 2-core machine with other builds running).
+SWIFT_TEST_WIDTH ?= 16
 # Extra options for `make run`, e.g. RUN_ARGS="--port 9000 --log-level debug" (see parlor serve --help).
 RUN_ARGS ?=
 
@@ -105,7 +110,7 @@ test: test-deps venv build
 	mkdir -p .build; \
 	FUZZ_JOBS=2 bash Tests/Fuzz/run.sh $(FUZZ_CHECK_SECONDS) >.build/fuzz-check.log 2>&1 & fuzz_pid=$$!; \
 	echo "== swift test"; \
-	PARLOR_PYTHON=$(VENV)/bin/python $(SWIFT) test $(SWIFT_TEST_FLAGS) || swift_status=$$?; \
+	SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$(SWIFT_TEST_WIDTH) PARLOR_PYTHON=$(VENV)/bin/python $(SWIFT) test $(SWIFT_TEST_FLAGS) || swift_status=$$?; \
 	echo "== consumer (Tests/consumer/run.sh: a package written from docs/testing.md)"; \
 	SWIFT=$(SWIFT) bash Tests/consumer/run.sh || consumer_status=$$?; \
 	echo "== shell recipe (Tests/consumer/shell_recipe.sh: docs/testing.md's script against parlor serve --dev)"; \

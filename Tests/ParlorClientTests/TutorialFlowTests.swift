@@ -17,11 +17,11 @@ import Testing
         var server = anonymous
         server.token = auth.jwt
         let room = try await server.createRoom(displayName: "Friday chat", name: "friday-chat",
-                                               properties: RoomProperties(ttl: 60, maxMembers: 10))
+                                               properties: RoomProperties(ttl: 3600, maxMembers: 10))
         #expect(room.id.hasPrefix("RM-"))
         #expect(room.name == "friday-chat")
         #expect(room.displayName == "Friday chat")
-        #expect(room.properties == RoomProperties(ttl: 60, maxMembers: 10))
+        #expect(room.properties == RoomProperties(ttl: 3600, maxMembers: 10))
         #expect(room.createdBy == auth.userID)
         #expect(room.memberCount == 0)
         #expect(room.lastEventID == 0)
