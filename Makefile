@@ -120,7 +120,7 @@ test: test-deps venv build
 	echo "== web unit tests (node --test Tests/web)"; \
 	node --test Tests/web/ || web_status=$$?; \
 	echo "== browser (Tests/browser/run.sh)"; \
-	PARLOR_BIN=$(PARLOR_BIN) BROWSER_PYTHON=$(VENV)/bin/python PARLOR_SCREENSHOT=.build/screenshot-room.png PARLOR_STAGE_SCREENSHOT=.build/screenshot-stage.png PARLOR_RECORDING_SCREENSHOT=.build/screenshot-recording.png $(SUDO) bash Tests/browser/run.sh || browser_status=$$?; \
+	PARLOR_BIN=$(PARLOR_BIN) BROWSER_PYTHON=$(VENV)/bin/python PARLOR_SCREENSHOT=.build/screenshot-room.png PARLOR_STAGE_SCREENSHOT=.build/screenshot-stage.png PARLOR_RECORDING_SCREENSHOT=.build/screenshot-recording.png PARLOR_E2EE_SCREENSHOT=.build/screenshot-e2ee.png $(SUDO) bash Tests/browser/run.sh || browser_status=$$?; \
 	echo "== browser, the other SRTP profile (sfu_audience.py with AES_CM_128_HMAC_SHA1_80 forced; the run above negotiates GCM)"; \
 	$(SUDO) env PARLOR_SRTP_PROFILES=AES_CM_128_HMAC_SHA1_80 PARLOR_BIN=$(PARLOR_BIN) BROWSER_PYTHON=$(VENV)/bin/python bash Tests/browser/run.sh sfu_audience.py || browser_status=$$?; \
 	echo "== fuzz check (Tests/Fuzz/run.sh $(FUZZ_CHECK_SECONDS): every target builds and runs; log .build/fuzz-check.log)"; \

@@ -22,6 +22,7 @@ enum WebClientFiles {
         "/e2ee-keys.js": script(PackageResources.e2ee_keys_js),
         "/e2ee-media.js": script(PackageResources.e2ee_media_js),
         "/e2ee-pipeline.js": script(PackageResources.e2ee_pipeline_js),
+        "/e2ee-room.js": script(PackageResources.e2ee_room_js),
         "/e2ee-sdp.js": script(PackageResources.e2ee_sdp_js),
         "/e2ee-senderkey.js": script(PackageResources.e2ee_senderkey_js),
         "/e2ee-worker.js": script(PackageResources.e2ee_worker_js),

@@ -161,7 +161,8 @@ class Browser:
         options.binary_location = CHROMIUM
         for flag in CHROMIUM_FLAGS:
             options.add_argument(flag)
-        self.microphone = fake_microphone_file(next(PITCHES_HZ))
+        self.pitch = next(PITCHES_HZ)  # the microphone's base pitch, for tests that look for it in the spectrum
+        self.microphone = fake_microphone_file(self.pitch)
         options.add_argument(f"--use-file-for-fake-audio-capture={self.microphone}")
         options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
         self.driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)

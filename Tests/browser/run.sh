@@ -4,7 +4,8 @@
 # (two_users_talk.py); through a real TURN server with Parlor's time-limited credentials (turn_relay.py); a moderator
 # brings a listener on stage and the audience hears them (stage_room.py); one speaker and six listeners
 # (sfu_audience.py); a big stage room's audience as a count and pages of faces (stage_audience.py); the recording
-# mark on every page (recording_mark.py). Arguments name the scripts to run (default: all six), e.g.
+# mark on every page (recording_mark.py); an end-to-end encrypted room (e2ee_room.py). Arguments name the scripts to
+# run (default: all seven), e.g.
 # `run.sh turn_relay.py`.
 # PARLOR_SRTP_PROFILES (e.g. AES_CM_128_HMAC_SHA1_80) forces the servers' SRTP profile, as `make browser-srtp` does.
 #
@@ -29,7 +30,7 @@ fail() {
 command -v ip >/dev/null || fail "the ip command (iproute2) is missing"
 
 scripts=("$@")
-[ ${#scripts[@]} -gt 0 ] || scripts=(two_users_talk.py turn_relay.py stage_room.py stage_audience.py recording_mark.py sfu_audience.py)
+[ ${#scripts[@]} -gt 0 ] || scripts=(two_users_talk.py turn_relay.py stage_room.py stage_audience.py recording_mark.py e2ee_room.py sfu_audience.py)
 
 if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null || ! command -v turnserver >/dev/null; then
     if [ "${PARLOR_BROWSER_INSTALL:-1}" = 1 ] && command -v apt-get >/dev/null; then

@@ -10,7 +10,8 @@ import { state, saved } from './state.js';
 import { $, show, announce } from './ui.js';
 import { handle } from './intents.js';
 import { signIn, signOut, startSession, renewToken } from './session.js';
-import { refreshRooms } from './lobby.js';
+import { refreshRooms, isEncrypted } from './lobby.js';
+import { canEncrypt } from './e2ee-room.js';
 import { joinRoom, leaveRoom, setMuted, unlockAudio } from './room.js';
 import { closeTileMenu, moderate } from './moderation.js';
 import { sendChat } from './chat.js';
@@ -21,6 +22,10 @@ import './testhook.js';
 handle('join-room', joinRoom);
 handle('renew-token', renewToken);
 setUpAudiencePager();
+if (!canEncrypt()) {
+  $('create-e2ee').disabled = true;
+  $('create-e2ee-field').title = 'This browser cannot encrypt audio (no encoded transforms).';
+}
 
 $('login-form').addEventListener('submit', async (event) => {
   event.preventDefault();
@@ -42,12 +47,16 @@ $('create-form').addEventListener('submit', async (event) => {
   if (!displayName) return;
   try {
     const mode = $('create-mode').value;
-    // Only a stage room says so: an open room is created exactly as before.
-    const body = mode === 'stage' ? { display_name: displayName, properties: { mode } } : { display_name: displayName };
+    // Only a stage or an encrypted room says so: an open room is created exactly as before.
+    const properties = {
+      ...(mode === 'stage' ? { mode } : {}),
+      ...($('create-e2ee').checked ? { e2ee: true } : {}),
+    };
+    const body = Object.keys(properties).length ? { display_name: displayName, properties } : { display_name: displayName };
     const created = await api('POST', '/rooms', { token: saved.token, body });
     input.value = '';
     await refreshRooms();
-    await joinRoom(created.id, created.display_name);
+    await joinRoom(created.id, created.display_name, { e2ee: isEncrypted(created) });
   } catch (error) {
     announce(`Could not create the room: ${error.message}`);
   }

@@ -44,6 +44,7 @@ export function addChatMessage(event) {
   const text = document.createElement('span');
   text.className = 'chat-text';
   text.textContent = body.text || '';
+  if (typeof body.ciphertext === 'string') showDecrypted(text, senderId, body.ciphertext);
   item.append(sender, text);
   const later = [...log.children].find((other) => Number(other.dataset.id) > event.id);
   const atBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
@@ -59,11 +60,32 @@ export async function sendChat(input) {
   const current = state.room;
   if (!text || !current) return;
   try {
-    await state.connection.request('message:send', { cid: current.cid, text });
+    // An encrypted room's server stores and relays only ciphertext.
+    const body = current.e2ee ? { cid: current.cid, ciphertext: await current.e2ee.encryptChat(text) } : { cid: current.cid, text };
+    await state.connection.request('message:send', body);
     if (input.value.trim() === text) input.value = '';
   } catch (error) {
     if (state.room === current) announce(`Your message was not sent: ${describeError(error)}`);
   }
+}
+
+/**
+ * An encrypted room's message: decrypted in place, or marked unreadable — sent while we did not hold the sender's
+ * key (before we joined, or before this page loaded), which is what rotating keys is for.
+ */
+function showDecrypted(element, senderId, ciphertext) {
+  const { room } = state;
+  const show = (plain) => {
+    element.classList.remove('unreadable');
+    element.textContent = plain;
+  };
+  element.classList.add('unreadable');
+  element.textContent = room?.e2ee ? '🔒 decrypting…' : '🔒 encrypted';
+  if (!room?.e2ee) return;
+  room.e2ee.decryptChat(senderId, ciphertext, show).then((plain) => {
+    if (plain === null) element.textContent = '🔒 Unreadable: sent before you had this person’s key';
+    else show(plain);
+  });
 }
 
 export function showReaction(memberId, emoji) {

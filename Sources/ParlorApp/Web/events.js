@@ -12,6 +12,8 @@ export function onEvent(message) {
   const { room } = state;
   if (!room?.cid || message.cid !== room.cid) return;
   if (message.type.startsWith('rtc:') || message.type.startsWith('media:')) { room.media?.handle(message); return; }
+  // Relayed, never stored: no event id. Only the keys' owner reads them (e2ee-room.js).
+  if (message.type === 'e2ee:key') { room.e2ee?.receive(message.from, message.body); return; }
   if (typeof message.id === 'number') {
     if (message.id <= room.lastEventId) return;  // already seen (a replay overlapping what we had)
     room.lastEventId = message.id;
@@ -46,6 +48,7 @@ export function onEvent(message) {
         leaveRoom({ tellServer: false, message: why });
         return;
       }
+      room.e2ee?.removeMember(id);  // our next key is one they never get
       if (room.audience && (!member || member.role === 'listener')) {
         // Summary presence: the stage and the hands are all known, so a member we do not have is a listener.
         room.audience.count = Math.max(0, room.audience.count - 1);

@@ -31,7 +31,7 @@ export async function refreshRooms() {
     if (error.status === 401) request('renew-token');
     return;
   }
-  const json = JSON.stringify(rooms.map((r) => [r.id, r.display_name, r.member_count, r.mode, r.locked]));
+  const json = JSON.stringify(rooms.map((r) => [r.id, r.display_name, r.member_count, r.mode, r.locked, isEncrypted(r)]));
   if (json === lastRoomsJSON) return;  // unchanged: keep the DOM (and the keyboard focus) as it is
   lastRoomsJSON = json;
   const focusedId = document.activeElement?.dataset?.roomId;
@@ -49,17 +49,27 @@ export async function refreshRooms() {
     kind.className = 'badge';
     kind.textContent = [r.mode === 'stage' ? 'stage' : '', r.locked ? 'locked' : ''].filter(Boolean).join(', ');
     kind.hidden = !kind.textContent;
+    const lock = document.createElement('span');
+    lock.className = 'badge e2ee';
+    lock.textContent = '🔒 encrypted';
+    lock.title = 'End-to-end encrypted: the server cannot hear or read this room';
+    lock.hidden = !isEncrypted(r);
     const join = document.createElement('button');
     join.type = 'button';
     join.textContent = 'Join';
     join.dataset.roomId = r.id;
     join.setAttribute('aria-label', `Join ${r.display_name}`);
-    join.addEventListener('click', () => request('join-room', r.id, r.display_name));
-    item.append(name, kind, count, join);
+    join.addEventListener('click', () => request('join-room', r.id, r.display_name, { e2ee: isEncrypted(r) }));
+    item.append(name, lock, kind, count, join);
     return item;
   }));
   $('room-list-empty').hidden = rooms.length > 0;
   if (focusedId) list.querySelector(`[data-room-id="${CSS.escape(focusedId)}"]`)?.focus();
+}
+
+/** A room as GET /rooms lists it, or as POST /rooms returns it, is end-to-end encrypted. */
+export function isEncrypted(room) {
+  return !!(room?.e2ee ?? room?.properties?.e2ee);
 }
 
 /**
@@ -68,10 +78,12 @@ export async function refreshRooms() {
  */
 export async function offerSharedRoom(cid) {
   let displayName = cid;
+  let encrypted = false;
   try {
     const shared = await api('GET', `/rooms/${encodeURIComponent(cid)}`, { token: saved.token });
     if (shared.closed_at) throw new ApiError('room:error:closed', 'that room has closed');
     displayName = shared.display_name || cid;
+    encrypted = isEncrypted(shared);
   } catch (error) {
     if (location.hash) history.replaceState(null, '', location.pathname);
     announce(`The shared room is not available: ${error.message}`);
@@ -83,7 +95,7 @@ export async function offerSharedRoom(cid) {
   $('invite-join').onclick = () => {
     $('invite').hidden = true;
     if (location.hash) history.replaceState(null, '', location.pathname);
-    request('join-room', cid, displayName);
+    request('join-room', cid, displayName, { e2ee: encrypted });
   };
   $('invite-dismiss').onclick = () => {
     $('invite').hidden = true;

@@ -77,6 +77,9 @@ export function updateRoomHead() {
   if (!room) return;
   $('moderator-tools').hidden = !amModerator();
   $('room-locked').hidden = !room.locked;
+  $('room-e2ee').hidden = !room.encrypted;
+  // The server cannot record what it cannot hear.
+  $('record').hidden = !!room.encrypted;
   $('lock').textContent = room.locked ? 'Unlock room' : 'Lock room';
   $('lock').setAttribute('aria-pressed', String(room.locked));
   // Everyone sees that the room is recorded, and by whom, before they unmute.

@@ -1,7 +1,7 @@
 // The joined room: joining (members, media, microphone), sending or listening, mute, role changes that start or
 // stop the microphone, and leaving. The audio itself goes through `room.media`: the server's forwarding unit
 // (sfu.js) or, when the server says so in session:success, the browser mesh (rtc.js).
-import { api } from './protocol.js';
+import { api, ApiError } from './protocol.js';
 import { state, saved } from './state.js';
 import { $, show, plural, announce, describeError } from './ui.js';
 import { enterLobby, stopRoomsPolling } from './lobby.js';
@@ -12,6 +12,9 @@ import { startSpeakingDetector, setSpeaking } from './speaking.js';
 import { Mesh } from './rtc.js';
 import { Sfu } from './sfu.js';
 import { enterSummary } from './audience.js';
+import { E2eeRoom, canEncrypt } from './e2ee-room.js';
+
+const CANNOT_ENCRYPT = 'This room is end-to-end encrypted, and this browser cannot encrypt audio (no encoded transforms).';
 
 async function getMicrophone() {
   if (!navigator.mediaDevices?.getUserMedia) {
@@ -34,12 +37,43 @@ function createMedia(current) {
     send: (type, body) => state.connection.request(type, body),
     onChange: (id) => { if (state.room === current) id ? renderTile(id) : renderTiles(); },
     onBlocked: () => { if (state.room === current) $('play-audio').hidden = false; },
+    e2ee: current.e2ee,
   };
   const { media } = state.session;
   return media.mode === 'sfu' ? new Sfu({ ...options, slots: media.slots }) : new Mesh(options);
 }
 
-export async function joinRoom(cid, displayName) {
+/**
+ * conversation:join, saying we encrypt when the room is known to be encrypted (the lobby's list says so) or the server
+ * says it must be: a shared link does not tell.
+ */
+async function requestJoin(connection, cid, encrypted) {
+  if (encrypted && !canEncrypt()) throw new ApiError('room:error:encryption-required', CANNOT_ENCRYPT);
+  try {
+    return await connection.request('conversation:join', encrypted ? { cid, e2ee: true } : { cid });
+  } catch (error) {
+    if (error.code !== 'room:error:encryption-required' || encrypted) throw error;
+    if (!canEncrypt()) throw new ApiError(error.code, CANNOT_ENCRYPT);
+    return connection.request('conversation:join', { cid, e2ee: true });
+  }
+}
+
+/** An encrypted room's keys, before any audio flows: frames are never sent unencrypted. */
+async function startEncryption(current) {
+  const memberOf = (id) => current.members.get(id);
+  const me = memberOf(current.memberId);
+  current.e2ee = await E2eeRoom.start({
+    cid: current.cid, memberId: current.memberId,
+    userId: me?.user?.id || saved.name,
+    others: [...current.members.keys()].filter((id) => id !== current.memberId),
+    userIdOf: (id) => memberOf(id)?.user?.id || null,
+    send: (type, body) => state.connection.request(type, body),
+    onChange: (id) => { if (state.room === current) renderTile(id); },
+  });
+  state.lastE2ee = current.e2ee;  // the test hook reads a left room's keys too
+}
+
+export async function joinRoom(cid, displayName, { e2ee: encrypted = false } = {}) {
   const { connection } = state;
   if (connection?.state !== 'connected') {
     announce('Not connected to the server yet; try again in a moment.');
@@ -48,7 +82,7 @@ export async function joinRoom(cid, displayName) {
   if (state.room?.cid) return;
   let reply;
   try {
-    reply = await connection.request('conversation:join', { cid });
+    reply = await requestJoin(connection, cid, encrypted);
   } catch (error) {
     announce(`Could not join: ${describeError(error)}`);
     if (location.hash) history.replaceState(null, '', location.pathname);
@@ -76,6 +110,8 @@ export async function joinRoom(cid, displayName) {
     media: null,            // Sfu or Mesh
     audience: null,         // summary presence of a big stage room: see audience.js
     recording: reply.recording || null,  // {recording_id, by, started_at} while the room is recorded
+    encrypted: !!(reply.e2ee ?? reply.room?.e2ee ?? reply.properties?.e2ee),
+    e2ee: null,             // E2eeRoom (e2ee-room.js) in an encrypted room
   };
   state.room = current;
   const me = current.members.get(current.memberId);
@@ -102,6 +138,15 @@ export async function joinRoom(cid, displayName) {
       renderTiles();
     })
     .catch(() => {});
+  if (current.encrypted) {
+    try {
+      await startEncryption(current);
+    } catch (error) {
+      if (state.room === current) leaveRoom({ tellServer: true, message: `Could not set up encryption: ${describeError(error)}` });
+      return;
+    }
+    if (state.room !== current) { current.e2ee.close(); return; }
+  }
   loadChatHistory(current, current.lastEventId);
   if (reply.presence === 'summary') enterSummary(current, reply.audience_count ?? 0, reply.members);
 
@@ -179,6 +224,7 @@ export function leaveRoom({ tellServer, message } = {}) {
   state.room = null;
   current.detector?.stop();
   current.media?.close({ tellServer });
+  current.e2ee?.close();
   if (tellServer) state.connection?.request('conversation:leave', { cid: current.cid }).catch(() => {});
   current.stream?.getTracks().forEach((t) => t.stop());
   history.replaceState(null, '', location.pathname);

@@ -20,7 +20,7 @@ export class Sfu {
    * send(type, body) → Promise: a protocol request. onChange(memberId or null for all): what a tile shows changed.
    * onBlocked(): the browser would not start playing received audio without a click (autoplay policy).
    */
-  constructor({ cid, memberId, iceServers, slots, send, onChange, onBlocked }) {
+  constructor({ cid, memberId, iceServers, slots, send, onChange, onBlocked, e2ee = null }) {
     this.cid = cid;
     this.memberId = memberId;
     this.iceServers = iceServers || [];
@@ -44,6 +44,44 @@ export class Sfu {
     this.offers = 0;             // answered offers (for the test hook)
     this.restarts = 0;
     this.watchdog = null;
+    // An encrypted room's E2eeRoom (e2ee-room.js): frames through its worker, CBR Opus, `e2ee: true` on offers.
+    this.e2ee = e2ee;
+    this.transformed = new WeakSet();  // senders and receivers that have their transform
+  }
+
+  configuration() {
+    const configuration = peerConfiguration(this.iceServers);
+    return this.e2ee ? this.e2ee.peerConfiguration(configuration) : configuration;
+  }
+
+  /** Our offer as sent: an encrypted room asks for constant-bitrate Opus without DTX (e2ee-sdp.js). */
+  async createOffer(pc, options) {
+    const offer = await pc.createOffer(options);
+    return this.e2ee ? { type: offer.type, sdp: this.e2ee.sdp(offer.sdp) } : offer;
+  }
+
+  offerBody(pc) {
+    const body = { cid: this.cid, sdp: pc.localDescription.sdp };
+    return this.e2ee ? { ...body, e2ee: true } : body;
+  }
+
+  answer(reply) {
+    return { type: 'answer', sdp: this.e2ee ? this.e2ee.sdp(reply.sdp) : reply.sdp };
+  }
+
+  /** In an encrypted room every sender and receiver of the connection gets its transform, once. */
+  attachTransforms(pc) {
+    if (!this.e2ee) return;
+    for (const transceiver of pc.getTransceivers()) {
+      if (transceiver.direction === 'recvonly') {
+        if (transceiver.mid == null || this.transformed.has(transceiver.receiver)) continue;
+        this.transformed.add(transceiver.receiver);
+        this.e2ee.attachReceiver(transceiver.receiver, transceiver.mid);
+      } else if (!this.transformed.has(transceiver.sender)) {
+        this.transformed.add(transceiver.sender);
+        this.e2ee.attachSender(transceiver.sender);
+      }
+    }
   }
 
   /** The server detects speaking from the audio levels in our packets: speaking.js sends no claims. */
@@ -102,7 +140,7 @@ export class Sfu {
   setIceServers(iceServers) {
     this.iceServers = iceServers || [];
     try {
-      this.pc?.setConfiguration(peerConfiguration(this.iceServers));
+      this.pc?.setConfiguration(this.configuration());
     } catch (error) {
       console.warn('parlor: could not update the ICE servers of the connection to the server:', error);
     }
@@ -173,11 +211,11 @@ export class Sfu {
     if (mic.sender.track !== track) await mic.sender.replaceTrack(track);
     if (track) mic.sender.setStreams?.(this.localStream);
     mic.direction = track ? 'sendonly' : 'inactive';
-    await pc.setLocalDescription(await pc.createOffer({ iceRestart }));
+    await pc.setLocalDescription(await this.createOffer(pc, { iceRestart }));
     if (this.pc !== pc) return;
     let reply;
     try {
-      reply = await this.send('media:offer', { cid: this.cid, sdp: pc.localDescription.sdp });
+      reply = await this.send('media:offer', this.offerBody(pc));
     } catch (error) {
       // Unanswered: the connection goes on as it was, and the next offer (a resume, the watchdog) starts afresh.
       this.stale = true;
@@ -186,7 +224,7 @@ export class Sfu {
     }
     if (this.pc !== pc) return;
     this.applySlots(reply.slots);  // at once: a media:slots event that follows the reply must win over it
-    await pc.setRemoteDescription({ type: 'answer', sdp: reply.sdp });
+    await pc.setRemoteDescription(this.answer(reply));
     this.offers += 1;
     if (iceRestart) this.watch(pc, RESTART_AFTER_MS);
   }
@@ -195,7 +233,7 @@ export class Sfu {
   async offerAfresh() {
     this.stale = false;
     this.closePeer();
-    const pc = new RTCPeerConnection(peerConfiguration(this.iceServers));
+    const pc = new RTCPeerConnection(this.configuration());
     this.pc = pc;
     const track = this.localTrack;
     pc.addTransceiver(track || 'audio', {
@@ -204,15 +242,16 @@ export class Sfu {
     for (let i = 0; i < this.slotCount; i += 1) pc.addTransceiver('audio', { direction: 'recvonly' });
     preferOpus(pc);
     pc.onconnectionstatechange = () => this.connectionChanged(pc);
-    await pc.setLocalDescription(await pc.createOffer());
+    await pc.setLocalDescription(await this.createOffer(pc));
     if (this.pc !== pc) return;  // closed meanwhile (we left)
+    this.attachTransforms(pc);   // the receivers' mids are known now
     this.attachSlots(pc);
     this.onChange(null);
-    const reply = await this.send('media:offer', { cid: this.cid, sdp: pc.localDescription.sdp });
+    const reply = await this.send('media:offer', this.offerBody(pc));
     if (this.pc !== pc) return;
     // At once, before anything is awaited: a media:slots event that follows the reply must win over it.
     this.applySlots(reply.slots);
-    await pc.setRemoteDescription({ type: 'answer', sdp: reply.sdp });
+    await pc.setRemoteDescription(this.answer(reply));
     this.offers += 1;
     this.watch(pc, RESTART_AFTER_MS);
   }
@@ -240,6 +279,7 @@ export class Sfu {
   applySlots(slots) {
     if (!Array.isArray(slots)) return;
     this.slots = new Map(slots.map((slot) => [String(slot.mid), slot.member_id ?? null]));
+    this.e2ee?.setSlots(slots);
     for (const audio of this.audios.values()) audio.dataset.memberId = this.slots.get(audio.dataset.slot) || '';
     this.applySilence();
     this.onChange(null);

@@ -39,4 +39,29 @@ window.parlor = {
   request(type, body) { return state.connection.request(type, body); },
   async inboundAudioStats() { return state.room?.media ? state.room.media.inboundAudioStats() : []; },
   async outboundAudioStats() { return state.room?.media ? state.room.media.outboundAudioStats() : []; },
+  /** An encrypted room: whether the joined room is one, and its keys (e2ee-room.js). */
+  get encrypted() { return !!state.room?.encrypted; },
+  get e2eeReady() { return !!state.room?.e2ee; },
+  /** Our current sender key's id and raw bytes (base64): what a test searches the server's data for. */
+  get e2eeKeyId() { return state.room?.e2ee?.ring.currentKey().id ?? null; },
+  e2eeKeyMaterial() { return state.room?.e2ee?.ring.currentKeyMaterial() ?? null; },
+  /** member_id → the key id of theirs we hold now (null before their key arrived). */
+  get e2eePeerKeys() {
+    const ring = state.room?.e2ee?.ring;
+    if (!ring) return {};
+    return Object.fromEntries([...ring.peers.keys()].map((id) => [id, ring.currentKeyOf(id)?.id ?? null]));
+  },
+  get e2eeRefusals() { return state.room?.e2ee ? [...state.room.e2ee.refusals] : []; },
+  /** A member's safety code as its tile shows it ('own' for ours). */
+  safetyCode(memberId) { return state.room?.e2ee?.identityOf(memberId)?.code ?? null; },
+  /** Off: received frames reach the decoder still encrypted. Resolves once the worker applied it. */
+  setDecrypting(enabled) { return state.room?.e2ee ? state.room.e2ee.media.setDecrypting(enabled) : Promise.resolve(); },
+  /**
+   * Whether the keys of the last encrypted room this page was in (kept after leaving) yield member `memberId`'s key
+   * `keyId`: a member who left must not be able to derive the key the others rotated to.
+   */
+  async lastRoomHasKey(memberId, keyId) {
+    const ring = state.lastE2ee?.ring;
+    return ring ? !!(await ring.keyOf(memberId, keyId)) : null;
+  },
 };

@@ -120,6 +120,7 @@ export function renderTile(id) {
   handMark.hidden = !raised;
   handMark.querySelector('.hand-text').textContent = member.handNumber ? String(member.handNumber) : '';
   handMark.title = member.handNumber ? `Hand raised: number ${member.handNumber} in the queue` : 'Hand raised';
+  renderSafety(tile, id);
   const menu = tile.querySelector('.tile-menu');
   menu.hidden = isMe || !amModerator();
   if (menu.hidden) closeTileMenu(id);
@@ -130,5 +131,28 @@ export function renderTile(id) {
   if (audio.muted) words.push('muted');
   if (!audio.enabled && !(isStage() && member.role === 'listener')) words.push('listening');
   if (member.speaking && !audio.muted) words.push('speaking');
+  const identity = room.e2ee?.identityOf(id);
+  if (identity?.status === 'changed') words.push('new identity');
   tile.setAttribute('aria-label', words.join(', '));
+}
+
+/** An encrypted room: the member's safety code, and a warning when its identity key is not the one we knew. */
+function renderSafety(tile, id) {
+  const { room } = state;
+  const box = tile.querySelector('.tile-safety');
+  const identity = room.e2ee?.identityOf(id);
+  box.hidden = !room.encrypted;
+  if (!room.encrypted) return;
+  const code = tile.querySelector('.safety-code');
+  code.textContent = identity?.code || (identity ? '' : 'waiting for keys…');
+  const changed = tile.querySelector('.identity-changed');
+  changed.hidden = identity?.status !== 'changed';
+  tile.classList.toggle('identity-warning', identity?.status === 'changed');
+  changed.onclick = () => {
+    const name = room.members.get(id)?.user?.name || 'this person';
+    // The key differs from the one this browser saw before: only comparing codes tells a new device from an impostor.
+    if (confirm(`${name} has a new identity key (a new browser, or someone else). Accept it only after comparing safety codes.`)) {
+      room.e2ee?.acceptIdentity(id);
+    }
+  };
 }
