@@ -108,6 +108,13 @@ async function onSession(body, isReconnect) {
     if (reply.ice_servers) state.session.iceServers = reply.ice_servers;
     if (state.room !== current) return;
     current.media?.setIceServers(state.session.iceServers);
+    // An encrypted room's key messages are relayed, never stored: those sent while we were away (a rotation) are
+    // lost to us, so we join afresh, as a new member every sender sends its key to.
+    if (current.e2ee && (reply.resumed || []).some((r) => r.cid === current.cid)) {
+      leaveRoom({ tellServer: true, message: 'Rejoining the encrypted room…' });
+      joinRoom(current.cid, current.displayName, { e2ee: true });
+      return;
+    }
     if ((reply.resumed || []).some((r) => r.cid === current.cid)) {
       state.resumes += 1;
       current.media?.recover();
@@ -123,5 +130,5 @@ async function onSession(body, isReconnect) {
   // The membership is gone: join afresh (a new member with new connections).
   const { cid, displayName } = current;
   leaveRoom({ tellServer: false, message: 'Rejoining the room…' });
-  joinRoom(cid, displayName);
+  joinRoom(cid, displayName, { e2ee: current.encrypted });
 }
