@@ -181,7 +181,7 @@ final class ClientSession: WebSocketDelegate {
         case .sessionPing:
             return .ping
         case .conversationJoin:
-            return .join(cid: try fields.string("cid"))
+            return .join(cid: try fields.string("cid"), e2ee: try fields.optionalBool("e2ee") ?? false)
         case .conversationLeave:
             return .leave(cid: try fields.string("cid"))
         case .conversationWatch:
@@ -235,7 +235,7 @@ final class ClientSession: WebSocketDelegate {
             let cid = try fields.string("cid")
             guard case .string(let sdp)? = body["sdp"] else { throw .missing("body.sdp") }
             guard sdp.utf8.count <= Self.maxSDPBytes else { throw .invalid("body.sdp", "must be at most \(Self.maxSDPBytes) bytes") }
-            return .mediaOffer(cid: cid, sdp: sdp)
+            return .mediaOffer(cid: cid, sdp: sdp, e2ee: try fields.optionalBool("e2ee") ?? false)
         case .mediaClose: return .mediaClose(cid: try fields.string("cid"))
         case .audioEnable: return .media(cid: try fields.string("cid"), change: .enable)
         case .audioDisable: return .media(cid: try fields.string("cid"), change: .disable)
@@ -259,10 +259,11 @@ final class ClientSession: WebSocketDelegate {
         case .roomUnlock: return .stage(cid: try fields.string("cid"), action: .lock(false))
         case .messageSend:
             let cid = try fields.string("cid")
+            if let value = body["ciphertext"], !value.isNull { return .stage(cid: cid, action: .message(try Self.ciphertext(value, besides: body["text"]))) }
             guard let value = body["text"], !value.isNull else { throw .missing("body.text") }
             guard case .string(let raw) = value else { throw .invalid("body.text", "must be a string, not \(value.typeName)") }
             switch TextRules.checkChat(raw) {
-            case .success(let text): return .stage(cid: cid, action: .message(text: text))
+            case .success(let text): return .stage(cid: cid, action: .message(.text(text)))
             case .failure(let violation): throw FieldError(field: "body.text", rule: violation.rule, missing: false, code: .messageInvalidText)
             }
         case .reactionSend:
@@ -272,7 +273,25 @@ final class ClientSession: WebSocketDelegate {
                 throw FieldError(field: "body.emoji", rule: "must be one emoji of at most 32 bytes", missing: false, code: .reactionInvalidEmoji)
             }
             return .stage(cid: cid, action: .reaction(emoji: emoji))
+        case .e2eeKey:
+            let cid = try fields.string("cid")
+            // Only the size is the server's business: what the body says only the members can check.
+            guard JSONValue.object(body).encoded().count <= TextRules.maxKeyBodyBytes else {
+                throw FieldError(field: "body", rule: "must be at most \(TextRules.maxKeyBodyBytes) bytes of JSON", missing: false,
+                                 code: .e2eeKeyTooLarge)
+            }
+            return .e2eeKey(cid: cid, body: body)
         }
+    }
+
+    /// message:send's `ciphertext` (an encrypted room's chat), which comes without `text`.
+    private static func ciphertext(_ value: JSONValue, besides text: JSONValue?) throws(FieldError) -> ChatContent {
+        guard text == nil || text?.isNull == true else { throw .invalid("body.text", "must be absent when ciphertext is sent") }
+        guard case .string(let raw) = value, case .success(let ciphertext) = TextRules.checkCiphertext(raw) else {
+            throw FieldError(field: "body.ciphertext", rule: "must be standard base64 (with padding) of 1 to \(TextRules.maxCiphertextCharacters) characters",
+                             missing: false, code: .messageInvalidCiphertext)
+        }
+        return .ciphertext(ciphertext)
     }
 
     /// Signalling payload limits: an audio-only SDP is a few KiB; a candidate well under one.

@@ -52,6 +52,7 @@ extension Routes {
         var ttl: Int64?
         var maxMembers: Int64?
         var mode = RoomMode.open
+        var e2ee = false
         if let rawProperties = body["properties"], !rawProperties.isNull {
             guard case .object(let properties) = rawProperties else { throw HTTPError.invalidField("properties", "must be an object") }
             if let value = properties["ttl"], !value.isNull {
@@ -73,6 +74,10 @@ extension Routes {
                 }
                 mode = parsed
             }
+            if let value = properties["e2ee"], !value.isNull {
+                guard case .bool(let flag) = value else { throw HTTPError.invalidField("properties.e2ee", "must be true or false") }
+                e2ee = flag
+            }
         }
         // A stage room's creator moderates it; without a creator its first joiner would (issue 34, item 13).
         if mode == .stage, creator == nil {
@@ -83,6 +88,7 @@ extension Routes {
         var room = NewRoom(name: name, displayName: displayName, ttl: ttl, maxMembers: maxMembers, createdBy: creator,
                            createdFrom: address)
         room.mode = mode
+        room.e2ee = e2ee
         rooms.perform(.createRoom(room)) { result in
             switch result {
             case .success(let record):

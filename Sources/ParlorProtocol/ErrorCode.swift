@@ -35,9 +35,13 @@ public enum ErrorCode: String, CaseIterable, Sendable {
     /// This server cannot record the room: no forwarding unit (--media mesh), no recording engine, or (several
     /// nodes) the room's audio is served by another node.
     case roomRecordingUnavailable = "room:error:recording-unavailable"
-    /// Reserved for end-to-end encrypted rooms (issue 38, item 5), which cannot be recorded or streamed: nothing
-    /// raises it yet, the encryption issue will.
+    /// The room is end-to-end encrypted (issue 40): the server cannot record or stream what it cannot hear.
     case roomEncrypted = "room:error:encrypted"
+    /// An encrypted room's conversation:join or media:offer without `"e2ee": true`, or its message:send with `text`:
+    /// the client must state that it encrypts (a statement, not a proof).
+    case roomEncryptionRequired = "room:error:encryption-required"
+    /// WebSocket only: an e2ee:key body over 16 KiB.
+    case e2eeKeyTooLarge = "e2ee:error:too-large"
     /// No recording with that id (or not in that room).
     case recordingNotFound = "recording:error:not-found"
     /// A recording's file name other than mix.opus, track-N.opus or manifest.json.
@@ -54,6 +58,9 @@ public enum ErrorCode: String, CaseIterable, Sendable {
     /// WebSocket only.
     case messageRateLimited = "message:error:rate-limited"
     case messageInvalidText = "message:error:invalid-text"
+    /// message:send's `ciphertext` that is not standard base64 of at most 8 KiB, or `ciphertext` in a room that is not
+    /// encrypted.
+    case messageInvalidCiphertext = "message:error:invalid-ciphertext"
     /// WebSocket only.
     case reactionRateLimited = "reaction:error:rate-limited"
     /// WebSocket only.
@@ -118,7 +125,8 @@ public enum ErrorCode: String, CaseIterable, Sendable {
         case .roomFull, .roomNameTaken, .mediaTooManySenders: 409
         case .roomForbidden, .memberNotJoined, .memberNotAllowed, .roomLocked, .roomBanned: 403
         case .messageRateLimited, .reactionRateLimited, .mediaTooManySessions, .mediaRateLimited: 429
-        case .messageInvalidText, .reactionInvalidEmoji: 400
+        case .messageInvalidText, .messageInvalidCiphertext, .reactionInvalidEmoji, .roomEncryptionRequired: 400
+        case .e2eeKeyTooLarge: 413
         case .roomTooManyRooms, .roomRateLimited: 429
         case .roomServerFull, .serverUnavailable, .serverShuttingDown: 503
         case .serverInternal: 500

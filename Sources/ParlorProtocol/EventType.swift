@@ -38,6 +38,9 @@ public enum EventType: CaseIterable, Sendable, RawRepresentable {
     case roomAudience
     /// A recording of the room started or stopped (stored).
     case roomRecording
+    /// A member's key message in an encrypted room (issue 40), relayed to the room's other joined members' connections
+    /// as it came: never stored, no event id. Spelled like the request.
+    case e2eeKey
 
     public var rawValue: String {
         switch self {
@@ -62,6 +65,7 @@ public enum EventType: CaseIterable, Sendable, RawRepresentable {
         case .roomPresence: "room:presence"
         case .roomAudience: "room:audience"
         case .roomRecording: "room:recording"
+        case .e2eeKey: RequestType.e2eeKey.rawValue
         }
     }
 

@@ -35,6 +35,8 @@ public enum RequestType: String, CaseIterable, Sendable {
     // Recordings (issue 38): a stage room's moderators, an open room's creator.
     case roomRecordStart = "room:record:start"
     case roomRecordStop = "room:record:stop"
+    // End-to-end encrypted rooms (issue 40): a member's keys, relayed to the room's other members; never stored.
+    case e2eeKey = "e2ee:key"
 
     /// The `type` of the reply when the request succeeded.
     public var successType: String { rawValue + ":success" }

@@ -202,12 +202,13 @@ final class ClusterSync {
             return ([], false, nil)
         case .request(let client, _, let request):
             switch request {
-            case .join(let cid): return ([cid], true, client.user.id)
+            case .join(let cid, _): return ([cid], true, client.user.id)
             case .resume(_, let last): return (last.map(\.cid).sorted(), true, client.user.id)
-            case .leave(let cid), .media(let cid, _), .stage(let cid, _), .mediaOffer(let cid, _), .mediaClose(let cid),
+            case .leave(let cid), .media(let cid, _), .stage(let cid, _), .mediaOffer(let cid, _, _), .mediaClose(let cid),
                  .record(let cid, _, _):
                 return ([cid], true, nil)
-            case .members(let cid, _), .events(let cid, _, _), .signal(_, let cid, _, _), .watch(let cid):
+            case .members(let cid, _), .events(let cid, _, _), .signal(_, let cid, _, _), .watch(let cid),
+                 .e2eeKey(let cid, _):
                 return ([cid], false, nil)  // they change nothing stored in the room: no need to hold its row
             case .unwatch, .ping:
                 return ([], false, nil)

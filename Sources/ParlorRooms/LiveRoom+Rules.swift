@@ -66,6 +66,8 @@ extension LiveRoom {
         reply.field("last_event_id", integer: lastEventID)
         reply.field("mode", string: mode.rawValue)
         reply.field("locked", .bool(locked))
+        // Only encrypted rooms say so (issue 40): the others keep the tutorial's reply byte for byte.
+        if e2ee { reply.field("e2ee", .bool(true)) }
         reply.field("role", string: member(memberID).map { role(of: $0.user.id) }?.rawValue ?? MemberRole.speaker.rawValue)
         // Open rooms keep the tutorial's reply byte for byte.
         if mode == .stage { reply.field("presence", string: presence.mode.rawValue) }

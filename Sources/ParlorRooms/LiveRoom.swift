@@ -32,6 +32,8 @@ final class LiveRoom {
     let ttl: Int64
     let maxMembers: Int64?
     let mode: RoomMode
+    /// End-to-end encrypted (issue 40; LiveRoom+Encryption.swift): fixed at creation.
+    let e2ee: Bool
     var locked: Bool
     /// Every user's role here, kept for the room's life (leaving does not reset it). Changed by `setRole`.
     private(set) var roles: [String: MemberRole] = [:]
@@ -90,6 +92,7 @@ final class LiveRoom {
         ttl = record.ttl
         maxMembers = record.maxMembers
         mode = record.mode
+        e2ee = record.e2ee
         locked = record.locked
         lastEventID = record.lastEventID
         self.emptySince = emptySince
@@ -203,6 +206,7 @@ final class LiveRoom {
         var record = RoomRecord(id: id, name: name, displayName: displayName, createdBy: createdBy, createdAt: createdAt, closedAt: nil,
                                 ttl: ttl, maxMembers: maxMembers, memberCount: memberCount, lastEventID: lastEventID)
         record.mode = mode
+        record.e2ee = e2ee
         record.locked = locked
         return record
     }

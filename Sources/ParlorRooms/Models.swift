@@ -22,12 +22,15 @@ public struct RoomRecord: Sendable {
     public let lastEventID: Int64
     public var mode: RoomMode = .open
     public var locked = false
+    /// End-to-end encrypted (issue 40): set at creation, never changed.
+    public var e2ee = false
 
     /// The tutorial app reads `id` and `display_name`; everything else is extra and ignored by it.
     public var json: JSONValue {
         var properties: JSONObject = ["ttl": JSONValue(ttl)]
         properties["max_members"] = maxMembers.map { JSONValue($0) } ?? .null
         properties["mode"] = .string(mode.rawValue)
+        properties["e2ee"] = .bool(e2ee)
         var object: JSONObject = [
             "id": .string(id), "name": .string(name), "display_name": .string(displayName),
             "created_at": .string(Timestamp.iso8601(milliseconds: createdAt)),

@@ -4,10 +4,12 @@ import ParlorProtocol
 /// in the room (AddressLimits). Messages are stored events; reactions are only broadcast, like speaking changes.
 extension RoomContext {
     /// Returns the message's event id.
-    func sendMessage(_ text: String, from member: LiveMember, address: String?, _ step: inout Step) throws -> Int64 {
+    /// `content`: text, or an encrypted room's ciphertext, stored and sent as it came.
+    func sendMessage(_ content: ChatContent, from member: LiveMember, address: String?, _ step: inout Step) throws -> Int64 {
         let now = rules.clock.now()
         try admit(.message, from: member, address: address, at: now)
-        return try step.appendAndBroadcast(EventType.messageText, about: member, in: room, body: ["text": .string(text)], at: now).id
+        let (field, value) = content.field
+        return try step.appendAndBroadcast(EventType.messageText, about: member, in: room, body: [field: .string(value)], at: now).id
     }
 
     func sendReaction(_ emoji: String, from member: LiveMember, address: String?, _ step: inout Step) throws {

@@ -5,6 +5,7 @@ import ParlorProtocol
 extension RoomContext {
     /// Starts recording the room; `actor` nil: over REST. Returns the reply's body.
     func startRecording(by actor: LiveMember?, userID: String?, _ step: inout Step) throws -> JSONValue {
+        try room.refuseIfEncrypted("record")
         if let running = room.recording {
             throw RoomError(.roomRecordingActive, "room \(room.id) is already being recorded (\(running.id))")
         }

@@ -23,9 +23,10 @@ extension RoomContext {
             return ["muted": JSONValue(try muteAll(by: actor, &step))]
         case .lock(let locked):
             try setLocked(locked, by: actor, &step)
-        case .message(let text):
+        case .message(let content):
             guard let actor else { throw RoomError(.requestInvalidField, "only a member sends chat messages") }
-            return ["id": JSONValue(try sendMessage(text, from: actor, address: address, &step))]
+            try room.checkChatContent(content)
+            return ["id": JSONValue(try sendMessage(content, from: actor, address: address, &step))]
         case .reaction(let emoji):
             guard let actor else { throw RoomError(.requestInvalidField, "only a member sends reactions") }
             try sendReaction(emoji, from: actor, address: address, &step)

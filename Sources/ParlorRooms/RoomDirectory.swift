@@ -54,6 +54,7 @@ final class RoomDirectory {
         var record = RoomRecord(id: id, name: name, displayName: request.displayName, createdBy: request.createdBy?.id,
                                 createdAt: now, closedAt: nil, ttl: ttl, maxMembers: request.maxMembers, memberCount: 0, lastEventID: 0)
         record.mode = request.mode
+        record.e2ee = request.e2ee
         try step.store.createRoom(record, createdFrom: request.createdFrom)
         let room = LiveRoom(record: record, emptySince: now)
         room.createdFrom = request.createdFrom

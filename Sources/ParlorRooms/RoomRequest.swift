@@ -2,7 +2,8 @@ import ParlorProtocol
 
 /// A client request the rooms thread serves, already checked for shape by the protocol layer.
 public enum RoomRequest: Sendable {
-    case join(cid: String)
+    /// `e2ee`: the client states that it encrypts (required in an encrypted room; a statement, not a proof).
+    case join(cid: String, e2ee: Bool = false)
     case leave(cid: String)
     case members(cid: String, query: MembersQuery)
     case events(cid: String, since: Int64, pageSize: Int)
@@ -12,7 +13,7 @@ public enum RoomRequest: Sendable {
     case media(cid: String, change: MediaChange)
     /// This connection's peer connection with the forwarding unit in room `cid` (--media sfu): open or replace it
     /// with the client's SDP offer, or end it.
-    case mediaOffer(cid: String, sdp: String)
+    case mediaOffer(cid: String, sdp: String, e2ee: Bool = false)
     case mediaClose(cid: String)
     /// Receive a room's events without being a member of it (scripts, dashboards); `unwatch` stops.
     case watch(cid: String)
@@ -21,6 +22,9 @@ public enum RoomRequest: Sendable {
     case stage(cid: String, action: StageAction)
     /// room:record:start (`start`) or room:record:stop, optionally naming the recording to stop.
     case record(cid: String, start: Bool, recordingID: String?)
+    /// e2ee:key (issue 40): the body as sent (already within its size bound), relayed unread to the room's other
+    /// joined members; never stored.
+    case e2eeKey(cid: String, body: JSONObject)
     /// Answered by the rooms thread in order with everything else: its reply means all sent before it has arrived.
     case ping
 
@@ -41,6 +45,7 @@ public enum RoomRequest: Sendable {
         case .ping: .sessionPing
         case .stage(_, let action): action.requestType
         case .record(_, let start, _): start ? .roomRecordStart : .roomRecordStop
+        case .e2eeKey: .e2eeKey
         }
     }
 }
@@ -79,6 +84,8 @@ public struct NewRoom: Sendable {
     /// The creating client's `ClientAddress.limitKey`, which the per-address cap counts; nil is not counted.
     public var createdFrom: String?
     public var mode: RoomMode = .open
+    /// End-to-end encrypted (issue 40).
+    public var e2ee = false
 
     public init(name: String?, displayName: String, ttl: Int64?, maxMembers: Int64?, createdBy: User?, createdFrom: String? = nil) {
         self.name = name
@@ -87,6 +94,20 @@ public struct NewRoom: Sendable {
         self.maxMembers = maxMembers
         self.createdBy = createdBy
         self.createdFrom = createdFrom
+    }
+}
+
+/// What a chat message carries: text in a normal room, ciphertext (standard base64 the server cannot read) in an
+/// end-to-end encrypted one (issue 40). Stored and sent as the event body's `text` or `ciphertext`.
+public enum ChatContent: Sendable {
+    case text(String)
+    case ciphertext(String)
+
+    public var field: (name: String, value: String) {
+        switch self {
+        case .text(let text): ("text", text)
+        case .ciphertext(let ciphertext): ("ciphertext", ciphertext)
+        }
     }
 }
 
@@ -124,8 +145,9 @@ public enum StageAction: Sendable {
     case ban(userID: String, seconds: Int64)
     case muteAll
     case lock(Bool)
-    /// Text already checked by `TextRules.checkChat`.
-    case message(text: String)
+    /// Text already checked by `TextRules.checkChat`, or an encrypted room's ciphertext checked by
+    /// `TextRules.checkCiphertext`.
+    case message(ChatContent)
     /// An emoji already checked by `TextRules.checkReaction`.
     case reaction(emoji: String)
 

@@ -369,7 +369,10 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
     private func serve(_ request: RoomRequest, from caller: Caller, _ step: inout Step) throws {
         assertOnRoomsThread()
         switch request {
-        case .join(let cid): try step.context(for: cid).join(caller, &step)
+        case .join(let cid, let e2ee):
+            let room = try step.openRoom(cid)
+            try room.requireEncryptionStatement(e2ee, for: .conversationJoin)
+            try step.context(of: room).join(caller, &step)
         case .leave(let cid): try step.openRoom(cid).leave(caller, &step)
         case .members(let cid, let query): try step.replyMembers(cid, query: query, for: caller)
         case .events(let cid, let since, let pageSize): try step.replyEvents(cid, since: since, pageSize: pageSize, for: caller)
@@ -377,15 +380,18 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         case .signal(let kind, let cid, let to, let payload):
             try mediaSessions.relay(kind, in: step.openRoom(cid), to: to, payload: payload, for: caller, &step)
         case .media(let cid, let change): try mediaSessions.changeMedia(change, in: step.openRoom(cid), for: caller, &step)
-        case .mediaOffer(let cid, let sdp):
+        case .mediaOffer(let cid, let sdp, let e2ee):
             try mediaSessions.requireForwardingUnit(hint: ": use rtc:* signalling")
-            try mediaSessions.offer(sdp, in: step.openRoom(cid), for: caller, &step)
+            let room = try step.openRoom(cid)
+            try room.requireEncryptionStatement(e2ee, for: .mediaOffer)
+            try mediaSessions.offer(sdp, in: room, for: caller, &step)
         case .mediaClose(let cid): try mediaSessions.close(cid: cid, for: caller, &step)
         case .watch(let cid): try step.watch(cid, for: caller)
         case .unwatch(let cid): step.unwatch(cid, for: caller)
         case .ping: step.batch.reply(to: caller, .sessionPing, body: .object([:]))
         case .stage(let cid, let action): try step.openRoom(cid).serveStage(action, for: caller, &step)
         case .record(let cid, let start, let recordingID): try serveRecording(cid, start: start, recordingID: recordingID, for: caller, &step)
+        case .e2eeKey(let cid, let body): try step.openRoom(cid).relayKey(body, for: caller, &step)
         }
     }
 }

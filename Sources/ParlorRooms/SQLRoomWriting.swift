@@ -105,14 +105,15 @@ extension SQLRoomWriting {
     /// `ON CONFLICT`, since a failed statement would abort its whole transaction).
     public static var insertRoom: String {
         """
-        INSERT INTO rooms (id, name, display_name, created_by, created_at, ttl, max_members, empty_since, created_from, mode)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+        INSERT INTO rooms (id, name, display_name, created_by, created_at, ttl, max_members, empty_since, created_from, mode, e2ee)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
         """
     }
 
     /// `insertRoom`'s parameters: a new room is empty from its creation.
     public static func insertRoomParameters(_ room: RoomRecord, createdFrom: String?) -> [SQLValue] {
         [.text(room.id), .text(room.name), .text(room.displayName), SQLValue(room.createdBy), .integer(room.createdAt),
-         .integer(room.ttl), SQLValue(room.maxMembers), .integer(room.createdAt), SQLValue(createdFrom), .text(room.mode.rawValue)]
+         .integer(room.ttl), SQLValue(room.maxMembers), .integer(room.createdAt), SQLValue(createdFrom), .text(room.mode.rawValue),
+         SQLValue(room.e2ee)]
     }
 }

@@ -114,7 +114,7 @@ import Testing
         a.request(.media(cid: roomID, change: .enable), from: clients[0])
         a.request(.media(cid: roomID, change: .mute(true)), from: clients[0])
         a.request(.stage(cid: roomID, action: .lowerHand(memberID: nil)), from: clients[1])
-        a.request(.stage(cid: roomID, action: .message(text: "hello")), from: clients[1])
+        a.request(.stage(cid: roomID, action: .message(.text("hello"))), from: clients[1])
         a.request(.leave(cid: roomID), from: clients[2])
         try expectSame(b, roomID, "hands, roles, media, a leave", loaded: loaded)
 

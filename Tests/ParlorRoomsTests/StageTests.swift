@@ -220,15 +220,15 @@ import Testing
         defer { rooms.stop() }
         let (roomID, alice, bob, _, _) = try stage(rooms)
         for index in 1...5 {
-            #expect(rooms.request(.stage(cid: roomID, action: .message(text: "hi \(index)")), from: bob).body?["id"] != nil)
+            #expect(rooms.request(.stage(cid: roomID, action: .message(.text("hi \(index)"))), from: bob).body?["id"] != nil)
         }
-        #expect(rooms.request(.stage(cid: roomID, action: .message(text: "six")), from: bob).errorCode == "message:error:rate-limited")
+        #expect(rooms.request(.stage(cid: roomID, action: .message(.text("six"))), from: bob).errorCode == "message:error:rate-limited")
         let texts = rooms.messages(alice).filter { $0.type == "message:text" }
         #expect(texts.count == 5)
         #expect(texts.first?.body?["text"]?.stringValue == "hi 1")
         #expect(texts.first?["id"] != nil)
         rooms.advance(seconds: 10)
-        #expect(rooms.request(.stage(cid: roomID, action: .message(text: "later")), from: bob).type == "message:send:success")
+        #expect(rooms.request(.stage(cid: roomID, action: .message(.text("later"))), from: bob).type == "message:send:success")
 
         let before = try rooms.storedEvents(roomID).count
         for _ in 1...10 { rooms.request(.stage(cid: roomID, action: .reaction(emoji: "👏")), from: bob) }

@@ -73,6 +73,8 @@ public struct Membership: Sendable, Hashable {
     public let role: MemberRole?
     public let mode: RoomMode?
     public let locked: Bool
+    /// The room is end-to-end encrypted (issue 40): audio and chat must be encrypted by its members.
+    public let e2ee: Bool
     /// A stage room's presence mode (nil: an open room, or a server before issue 37). In `summary`, `members` is the
     /// stage, the raised hands, you and the first page of the audience; `audienceCount` listeners are joined, and when
     /// `audienceCursor` is set the rest page through `ParlorSession.members(in:cursor:role: .listener)`.
@@ -91,6 +93,7 @@ public struct Membership: Sendable, Hashable {
         role = fields["role"]?.stringValue.flatMap(MemberRole.init(rawValue:))
         mode = fields["mode"]?.stringValue.flatMap(RoomMode.init(rawValue:))
         locked = fields["locked"]?.boolValue ?? false
+        e2ee = fields["e2ee"]?.boolValue ?? false
         memberID = try fields.string("member_id")
         roomID = try fields.string("cid")
         members = try fields.array("members").map { (member) throws(ParlorError) in try Member(json: member) }

@@ -42,6 +42,12 @@ public struct ParlorError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let banned = ErrorCode.roomBanned.rawValue
         public static let messageRateLimited = ErrorCode.messageRateLimited.rawValue
         public static let reactionRateLimited = ErrorCode.reactionRateLimited.rawValue
+        /// End-to-end encrypted rooms: a join, offer or text message without encryption; a key message over 16 KiB;
+        /// ciphertext that is not base64 or not in an encrypted room; recording an encrypted room.
+        public static let encryptionRequired = ErrorCode.roomEncryptionRequired.rawValue
+        public static let keyTooLarge = ErrorCode.e2eeKeyTooLarge.rawValue
+        public static let invalidCiphertext = ErrorCode.messageInvalidCiphertext.rawValue
+        public static let roomEncrypted = ErrorCode.roomEncrypted.rawValue
 
         /// The server could not be reached (name resolution, refused, connect timeout).
         public static let connectionFailed = ClientErrorCode.connectionFailed.rawValue

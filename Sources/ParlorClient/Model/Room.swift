@@ -43,11 +43,15 @@ public struct RoomProperties: Sendable, Hashable {
     public var maxMembers: Int?
     /// `.stage`: moderators and speakers on a stage, listeners raise hands; nil: open (the default).
     public var mode: RoomMode?
+    /// End-to-end encrypted (issue 40; docs/e2ee.md): set at creation, never changed. Members join with
+    /// `join(_:e2ee: true)`, exchange keys with `sendKey`, and chat with `send(ciphertext:in:)`.
+    public var e2ee: Bool
 
-    public init(ttl: Int? = nil, maxMembers: Int? = nil, mode: RoomMode? = nil) {
+    public init(ttl: Int? = nil, maxMembers: Int? = nil, mode: RoomMode? = nil, e2ee: Bool = false) {
         self.ttl = ttl
         self.maxMembers = maxMembers
         self.mode = mode
+        self.e2ee = e2ee
     }
 
     init(json: JSONValue?) {
@@ -55,6 +59,7 @@ public struct RoomProperties: Sendable, Hashable {
         maxMembers = json?["max_members"]?.integerValue.map { Int($0) }
         // Open is the default, read back as nil: properties equal those a room was created with.
         mode = json?["mode"]?.stringValue.flatMap(RoomMode.init(rawValue:)).flatMap { $0 == .open ? nil : $0 }
+        e2ee = json?["e2ee"]?.boolValue ?? false
     }
 
     var json: JSONValue {
@@ -62,6 +67,7 @@ public struct RoomProperties: Sendable, Hashable {
         if let ttl { object["ttl"] = JSONValue(ttl) }
         if let maxMembers { object["max_members"] = JSONValue(maxMembers) }
         if let mode { object["mode"] = .string(mode.rawValue) }
+        if e2ee { object["e2ee"] = .bool(true) }
         return .object(JSONObject(sortingKeysOf: object))
     }
 }
@@ -86,6 +92,8 @@ public struct Room: Sendable, Hashable, Identifiable {
     public let locked: Bool
     /// `properties.mode`; open for servers before stage rooms.
     public var mode: RoomMode { properties.mode ?? .open }
+    /// `properties.e2ee`; false for servers before encrypted rooms.
+    public var e2ee: Bool { properties.e2ee }
 
     init(json: JSONValue) throws(ParlorError) {
         let fields = try JSONFields(json, "room")

@@ -3,7 +3,9 @@ import Foundation
 /// Something that happened in a room, live or read back from its history.
 ///
 /// Stored events (member:joined, member:left, member:media, audio:mute:*) have an `id` counting 1, 2, 3… per room
-/// with no gaps. Transient ones (audio:speaking:*, rtc:* signalling) have no id: they are neither stored nor replayed.
+/// with no gaps. Transient ones (audio:speaking:*, rtc:* signalling, e2ee:key) have no id: they are neither stored
+/// nor replayed. An encrypted room's key message arrives as `eventType == .e2eeKey`, with `from` the sending member
+/// and `body` the sender's key message as it sent it.
 public struct RoomEvent: Sendable, Hashable {
     public enum Kind: Sendable, Hashable {
         case memberJoined
@@ -46,6 +48,9 @@ public struct RoomEvent: Sendable, Hashable {
     public let role: MemberRole?
     public let locked: Bool?
     public let text: String?
+    /// message:text of an end-to-end encrypted room: the sender's ciphertext (standard base64), which only members
+    /// holding its key can read (docs/e2ee.md, "Chat"); `text` is nil then.
+    public let ciphertext: String?
     public let emoji: String?
     public let by: String?
     /// `room:presence` of a stage room: it switched between full and summary presence (issue 37).
@@ -75,6 +80,7 @@ public struct RoomEvent: Sendable, Hashable {
         role = body["role"]?.stringValue.flatMap(MemberRole.init(rawValue:))
         locked = body["locked"]?.boolValue
         text = body["text"]?.stringValue
+        ciphertext = body["ciphertext"]?.stringValue
         emoji = body["emoji"]?.stringValue
         by = body["by"]?.stringValue
         presence = typeName == EventType.roomPresence.rawValue ? PresenceChange(body: body) : nil

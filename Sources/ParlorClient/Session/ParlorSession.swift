@@ -90,8 +90,12 @@ public actor ParlorSession {
 
     /// conversation:join: become a member of `roomID` (joining again is harmless and returns the same member).
     /// Throws `room:error:not-found`, `room:error:closed`, `room:error:full`, …
-    public func join(_ roomID: String) async throws(ParlorError) -> Membership {
-        let membership = try Membership(json: try await request(.conversationJoin, ["cid": .string(roomID)]))
+    /// `e2ee`: this client states that it encrypts its audio and chat, which an end-to-end encrypted room requires
+    /// (`room:error:encryption-required` without it); only state it if the app really does (docs/e2ee.md).
+    public func join(_ roomID: String, e2ee: Bool = false) async throws(ParlorError) -> Membership {
+        var body: [String: JSONValue] = ["cid": .string(roomID)]
+        if e2ee { body["e2ee"] = .bool(true) }
+        let membership = try Membership(json: try await request(.conversationJoin, body))
         let known = joined[membership.roomID]?.lastEventID ?? 0
         joined[membership.roomID] = JoinedRoom(memberID: membership.memberID, lastEventID: max(known, membership.lastEventID))
         return membership
