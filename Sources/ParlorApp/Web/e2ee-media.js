@@ -1,7 +1,7 @@
 // The page's side of frame encryption (docs/e2ee.md): starts e2ee-worker.js and puts its transforms on an
 // RTCPeerConnection's sender and receivers, with RTCRtpScriptTransform where the browser has it and
 // createEncodedStreams otherwise (then the connection must be made with `encodedInsertableStreams: true`: see
-// peerConfiguration). Not wired into sfu.js yet: docs/e2ee.md, "Status".
+// peerConfiguration). e2ee-room.js owns one per encrypted room; sfu.js attaches it to its connection's transceivers.
 
 /** 'script-transform', 'encoded-streams', or null: this browser cannot take part in an encrypted room. */
 export function transformSupport() {
