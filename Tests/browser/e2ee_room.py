@@ -18,7 +18,7 @@ import os
 import tempfile
 import time
 
-from browser_support import REPO, Person, audio_flows, check, run_script, wait_for
+from browser_support import MELODY, REPO, Person, audio_flows, check, run_script, wait_for
 
 SCREENSHOT = os.environ.get("PARLOR_E2EE_SCREENSHOT", os.path.join(REPO, "docs/images/private-room.png"))
 ROOM_NAME = "Private panel"
@@ -26,25 +26,29 @@ SECRET_WORDS = "the eagle lands at noon"
 DATA = tempfile.mkdtemp(prefix="parlor-e2ee-")
 DATABASE = os.path.join(DATA, "parlor.db")
 
-# The sender's pitch in the spectrum of what a page plays from member arguments[0], over arguments[1] ms: for each
-# analyser frame, the loudest bin between 0.9× and 1.6× the pitch (the melody's notes lie in 1×–1.5×) against the
-# median of the whole spectrum. A decoded tone stands 25 dB and more above the median; silence and noise do not.
+# The sender's melody in the spectrum of what a page plays from member arguments[0], over arguments[1] ms. A frame is
+# tonal when its loudest bin between 100 Hz and 4 kHz stands 25 dB and more above the spectrum's median AND lies on
+# one of the melody's notes (the pitch times MELODY, within 1 % and a 2.9 Hz bin). The tone is heard when 5 frames
+# and more are tonal on 3 different notes: Opus decoding ciphertext makes loud, peaky noise too (30-45 dB above the median)
+# whose peaks fall anywhere, and the decoder's loss concealment goes on repeating the last note it decoded well.
 TONE = """
 return (async () => {
-  const [memberId, ms, pitch] = arguments;
+  const [memberId, ms, pitch, melody] = arguments;
   const audio = document.querySelector(`audio[data-member-id="${memberId}"]`);
   if (!audio || !audio.srcObject) return { frames: 0, tonal: 0, why: 'no audio element for that member' };
   const context = new AudioContext();
   await context.resume();
   const analyser = context.createAnalyser();
-  analyser.fftSize = 8192;
+  analyser.fftSize = 16384;
   analyser.smoothingTimeConstant = 0;
   const source = context.createMediaStreamSource(audio.srcObject);
   source.connect(analyser);
   const bins = new Float32Array(analyser.frequencyBinCount);
   const hz = context.sampleRate / analyser.fftSize;
-  const low = Math.floor(pitch * 0.9 / hz), high = Math.ceil(pitch * 1.6 / hz);
-  let frames = 0, tonal = 0, best = -Infinity;
+  const notes = melody.map((ratio) => pitch * ratio);
+  let frames = 0, tonal = 0, loud = 0;
+  const heard = new Set();
+  const peaks = [];
   const end = performance.now() + ms;
   while (performance.now() < end) {
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -52,22 +56,31 @@ return (async () => {
     const sorted = Array.from(bins).filter(Number.isFinite).sort((a, b) => a - b);
     if (!sorted.length) continue;
     const median = sorted[Math.floor(sorted.length / 2)];
-    let peak = -Infinity;
-    for (let i = low; i <= high; i += 1) peak = Math.max(peak, bins[i]);
+    let peakBin = -1;
+    for (let i = Math.floor(100 / hz); i <= Math.ceil(4000 / hz); i += 1) {
+      if (peakBin < 0 || bins[i] > bins[peakBin]) peakBin = i;
+    }
     frames += 1;
-    best = Math.max(best, peak - median);
-    if (peak - median >= 25 && peak > -80) tonal += 1;
+    if (bins[peakBin] - median < 25 || bins[peakBin] < -80) continue;
+    loud += 1;
+    const frequency = peakBin * hz;
+    if (peaks.length < 8) peaks.push(Math.round(frequency));
+    const note = notes.findIndex((n) => Math.abs(frequency - n) <= n * 0.01 + hz);
+    if (note >= 0) {
+      tonal += 1;
+      heard.add(Math.round(notes[note]));
+    }
   }
   source.disconnect();
   await context.close();
-  return { frames, tonal, best: Math.round(best) };
+  return { frames, loud, tonal, notes: heard.size, peaks };
 })();
 """
 
 
 def hears_tone(listener, speaker_id, pitch, ms=3000):
-    result = listener.js(TONE, speaker_id, ms, pitch) or {}
-    return result.get("tonal", 0) >= 3, result
+    result = listener.js(TONE, speaker_id, ms, pitch, MELODY) or {}
+    return result.get("tonal", 0) >= 5 and result.get("notes", 0) >= 3, result
 
 
 def wait_tone(listener, speaker_id, pitch, timeout=25):
@@ -189,7 +202,13 @@ def scenario(server):
     dave.js("return window.parlor.setDecrypting(false)")
     flows, detail = audio_flows(dave, alice_id)
     check("e2ee: dave, decryption off, still gets alice's packets", flows, detail)
+    before = dave.js("return window.parlor.e2eeFrameCounts()") or {}
     tone, seen = hears_tone(dave, alice_id, pitch["alice"], ms=5000)
+    after = dave.js("return window.parlor.e2eeFrameCounts()") or {}
+    passed = after.get("passedEncrypted", 0) - before.get("passedEncrypted", 0)
+    decrypted = after.get("decrypted", 0) - before.get("decrypted", 0)
+    check("e2ee: dave's worker passes received frames on undecrypted, and decrypts none",
+          passed >= 100 and decrypted == 0, f"{passed} passed on, {decrypted} decrypted in 5 s")
     control, control_seen = hears_tone(bob, alice_id, pitch["alice"], ms=5000)
     check("e2ee: dave, decryption off, hears no tone from alice while bob does (the frames are encrypted)",
           not tone and control, f"dave {seen}, bob {control_seen}")
@@ -200,7 +219,7 @@ def scenario(server):
 
     # carol leaves: alice moves to a key carol never gets.
     old_key = alice.hook("e2eeKeyId")
-    had_old = carol.js("return window.parlor.lastRoomHasKey(arguments[0], arguments[1])", alice_id, old_key)
+    old_check = alice.js("return window.parlor.e2eeKeyCheck()")
     carol.find("#leave").click()
     wait_for("carol in the lobby", lambda: carol.visible("#lobby-view"))
     new_key = wait_for("alice's new key", lambda: alice.hook("e2eeKeyId") if alice.hook("e2eeKeyId") != old_key else None)
@@ -211,9 +230,12 @@ def scenario(server):
         person = alice if listener == "alice" else bob
         tone, seen = wait_tone(person, ids[speaker], pitch[speaker])
         check(f"e2ee: after carol left, {listener} still hears {speaker}", tone, str(seen))
-    has_new = carol.js("return window.parlor.lastRoomHasKey(arguments[0], arguments[1])", alice_id, new_key)
-    check("e2ee: carol's keys derived alice's old key, and cannot derive the new one",
-          had_old is True and has_new is False, f"old {had_old}, new {has_new}")
+    new_check = alice.js("return window.parlor.e2eeKeyCheck()")
+    carol_old = carol.js("return window.parlor.lastRoomKeyCheck(arguments[0], arguments[1])", alice_id, old_key)
+    carol_new = carol.js("return window.parlor.lastRoomKeyCheck(arguments[0], arguments[1])", alice_id, new_key)
+    check("e2ee: carol's keys gave alice's old key, and do not give the new one (a fresh key, not a ratchet)",
+          old_check and carol_old == old_check and new_check and carol_new != new_check,
+          f"old {old_check} / carol {carol_old}; new {new_check} / carol {carol_new}")
     materials["alice-after"] = alice.js("return window.parlor.e2eeKeyMaterial()")
 
     bob.driver.save_screenshot(SCREENSHOT)

@@ -1,13 +1,15 @@
 // The page's side of frame encryption (docs/e2ee.md): starts e2ee-worker.js and puts its transforms on an
-// RTCPeerConnection's sender and receivers, with RTCRtpScriptTransform where the browser has it and
-// createEncodedStreams otherwise (then the connection must be made with `encodedInsertableStreams: true`: see
-// peerConfiguration). e2ee-room.js owns one per encrypted room; sfu.js attaches it to its connection's transceivers.
+// RTCPeerConnection's sender and receivers, with createEncodedStreams where the browser has it (Chromium; the
+// connection must then be made with `encodedInsertableStreams: true`: see peerConfiguration) and
+// RTCRtpScriptTransform otherwise (Firefox, Safari). Chromium 156 has RTCRtpScriptTransform too, but with it set on
+// every sender and receiver no audio frame reached the worker (its frame counts stayed 0) and the audio went out
+// unencrypted, heard by everyone: so where both exist, encoded streams are used. e2ee-room.js owns one per encrypted room; sfu.js attaches it to its connection's transceivers.
 
 /** 'script-transform', 'encoded-streams', or null: this browser cannot take part in an encrypted room. */
 export function transformSupport() {
-  if (globalThis.RTCRtpScriptTransform) return 'script-transform';
   const sender = globalThis.RTCRtpSender?.prototype;
   if (sender && 'createEncodedStreams' in sender) return 'encoded-streams';
+  if (globalThis.RTCRtpScriptTransform) return 'script-transform';
   return null;
 }
 
@@ -25,7 +27,7 @@ export class E2eeMedia {
     this.nextAck = 0;
     this.worker.onmessage = (event) => {
       if (event.data?.type !== 'ack') return;
-      this.waiting.get(event.data.ack)?.();
+      this.waiting.get(event.data.ack)?.(event.data);
       this.waiting.delete(event.data.ack);
     };
   }
@@ -59,5 +61,7 @@ export class E2eeMedia {
   setSlot(mid, memberId) { return this.send({ type: 'slot', mid, memberId }); }
   /** The test hook: with decryption off, received frames reach the decoder still encrypted (no tone). */
   setDecrypting(enabled) { return this.send({ type: 'decrypt', enabled }); }
+  /** The worker's frame counts: {encrypted, decrypted, dropped, passedEncrypted}. */
+  async counts() { return (await this.send({ type: 'counts' })).counts; }
   close() { this.worker.terminate(); }
 }

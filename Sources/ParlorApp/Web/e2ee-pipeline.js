@@ -14,6 +14,7 @@ export class FramePipeline {
     this.decryptors = new Map();  // member id → FrameDecryptor
     this.slots = new Map();       // mid → {memberId, previousId, since}
     this.decrypting = true;       // false only through the test hook: received frames pass through encrypted
+    this.counts = { encrypted: 0, decrypted: 0, dropped: 0, passedEncrypted: 0 };  // frames, for the test hook
     this.queue = Promise.resolve();
   }
 
@@ -79,11 +80,19 @@ export class FramePipeline {
 
   /** The transform for our microphone's sender. */
   senderTransform() {
-    return frameTransform((data) => this.encryptor.encrypt(data));
+    return frameTransform(async (data) => this.count('encrypted', await this.encryptor.encrypt(data)));
   }
 
   /** The transform for receive slot `mid`. */
   receiverTransform(mid) {
-    return frameTransform((data) => this.decryptSlot(mid, data), () => this.decrypting);
+    return frameTransform(async (data) => this.count('decrypted', await this.decryptSlot(mid, data)), () => {
+      if (!this.decrypting) this.counts.passedEncrypted += 1;
+      return this.decrypting;
+    });
+  }
+
+  count(what, data) {
+    this.counts[data ? what : 'dropped'] += 1;
+    return data;
   }
 }

@@ -14,6 +14,7 @@ function attach(side, mid, readable, writable) {
 }
 
 self.onrtctransform = (event) => {
+  pipeline.counts.transforms = (pipeline.counts.transforms || 0) + 1;
   const { transformer } = event;
   const { side, mid } = transformer.options || {};
   attach(side, mid, transformer.readable, transformer.writable);
@@ -24,10 +25,13 @@ self.onrtctransform = (event) => {
 self.onmessage = (event) => {
   const message = event.data;
   if (message?.type === 'streams') {
+    pipeline.counts.streams = (pipeline.counts.streams || 0) + 1;
     attach(message.side, message.mid, message.readable, message.writable);
     return;
   }
   pipeline.handle(message).then(() => {
-    if (message?.ack !== undefined) self.postMessage({ type: 'ack', ack: message.ack });
+    if (message?.ack === undefined) return;
+    // {type: 'counts'} is answered with the frames counted so far (the test hook's view into the worker).
+    self.postMessage({ type: 'ack', ack: message.ack, ...(message.type === 'counts' ? { counts: { ...pipeline.counts } } : {}) });
   });
 };

@@ -1,5 +1,6 @@
 // window.parlor: read-only views of the client's state and a few actions, for the browser tests (Tests/browser).
 import { state } from './state.js';
+import { keyCheck } from './e2ee-senderkey.js';
 
 window.parlor = {
   get state() { return state.connection?.state || 'offline'; },
@@ -56,12 +57,20 @@ window.parlor = {
   safetyCode(memberId) { return state.room?.e2ee?.identityOf(memberId)?.code ?? null; },
   /** Off: received frames reach the decoder still encrypted. Resolves once the worker applied it. */
   setDecrypting(enabled) { return state.room?.e2ee ? state.room.e2ee.media.setDecrypting(enabled) : Promise.resolve(); },
+  /** Frames the room's worker encrypted, decrypted, dropped and (decryption off) passed on encrypted. */
+  e2eeFrameCounts() { return state.room?.e2ee ? state.room.e2ee.media.counts() : Promise.resolve(null); },
+  /** The check value (a hash, not the key) of our current sender key. */
+  async e2eeKeyCheck() {
+    const ring = state.room?.e2ee?.ring;
+    return ring ? keyCheck(ring.currentKey().baseKey) : null;
+  },
   /**
-   * Whether the keys of the last encrypted room this page was in (kept after leaving) yield member `memberId`'s key
-   * `keyId`: a member who left must not be able to derive the key the others rotated to.
+   * The check value of the key the last encrypted room this page was in (its keys kept after leaving) gives for
+   * member `memberId`'s key id `keyId` (held, or ratcheted forward from one held), or null: a member who left must
+   * not come to the key the others rotated to.
    */
-  async lastRoomHasKey(memberId, keyId) {
-    const ring = state.lastE2ee?.ring;
-    return ring ? !!(await ring.keyOf(memberId, keyId)) : null;
+  async lastRoomKeyCheck(memberId, keyId) {
+    const base = await state.lastE2ee?.ring.keyOf(memberId, keyId);
+    return base ? keyCheck(base) : null;
   },
 };
