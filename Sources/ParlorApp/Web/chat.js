@@ -80,10 +80,10 @@ function showDecrypted(element, senderId, ciphertext) {
     element.textContent = plain;
   };
   element.classList.add('unreadable');
-  element.textContent = room?.e2ee ? '🔒 decrypting…' : '🔒 encrypted';
+  element.textContent = room?.e2ee ? 'decrypting…' : 'encrypted';
   if (!room?.e2ee) return;
   room.e2ee.decryptChat(senderId, ciphertext, show).then((plain) => {
-    if (plain === null) element.textContent = '🔒 Unreadable: sent before you had this person’s key';
+    if (plain === null) element.textContent = 'Unreadable: encrypted before you had this person’s key';
     else show(plain);
   });
 }

@@ -5,6 +5,8 @@ import { $, show, announce } from './ui.js';
 import { request } from './intents.js';
 
 const ROOMS_POLL_MS = 4000;
+// A padlock drawn here: emoji fonts are not everywhere (a headless browser, some Linux desktops).
+const LOCK_ICON = '<svg viewBox="0 0 24 24" width="12" height="12" aria-hidden="true" focusable="false"><path fill="currentColor" d="M12 2a5 5 0 0 0-5 5v3H6a2 2 0 0 0-2 2v8a2 2 0 0 0 2 2h12a2 2 0 0 0 2-2v-8a2 2 0 0 0-2-2h-1V7a5 5 0 0 0-5-5zm-3 8V7a3 3 0 0 1 6 0v3H9z"/></svg>';
 
 let roomsTimer = null;
 let lastRoomsJSON = '';
@@ -51,7 +53,7 @@ export async function refreshRooms() {
     kind.hidden = !kind.textContent;
     const lock = document.createElement('span');
     lock.className = 'badge e2ee';
-    lock.textContent = '🔒 encrypted';
+    lock.innerHTML = `${LOCK_ICON} encrypted`;
     lock.title = 'End-to-end encrypted: the server cannot hear or read this room';
     lock.hidden = !isEncrypted(r);
     const join = document.createElement('button');
