@@ -17,7 +17,7 @@ extension OpenAPIDocument {
     ]]
 
     static let recordingOperations: [Operation] = [
-        Operation(method: "POST", path: "/rooms/{id}/recordings", summary: "Start recording the room: room:recording with by null (admin, the room's creator, or a stage room's moderator)",
+        Operation(method: "POST", path: "/rooms/{id}/recordings", summary: "Start recording the room: room:recording with by null (admin, the room's creator, or a stage room's moderator); an end-to-end encrypted room is 409 room:error:encrypted",
                   success: (201, "The recording", recording), errors: [401, 403, 404, 409, 410], parameters: [idParameter], security: true),
         Operation(method: "GET", path: "/rooms/{id}/recordings", summary: "The room's recordings, newest first (admin, the room's creator and moderators; --recordings-access members: its members too)",
                   success: (200, "The recordings", ["type": "array", "items": recording]), errors: [401, 403, 404],

@@ -140,13 +140,14 @@ enum OpenAPIDocument {
             "display_name": ["type": "string", "minLength": 1, "maxLength": 100, "description": "the user-name rules, with at most 400 bytes"],
             "name": ["type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"],
             "properties": ["type": "object", "properties": ["ttl": integer, "max_members": integer, "mode": [
-                "enum": ["open", "stage"], "description": "stage: its creator moderates, so it needs a token (401 auth:error:token-required)"]]],
+                "enum": ["open", "stage"], "description": "stage: its creator moderates, so it needs a token (401 auth:error:token-required)"],
+                "e2ee": ["type": "boolean", "description": "end-to-end encrypted (docs/e2ee.md), for the room's whole life: joins and media offers must state \"e2ee\": true, chat is ciphertext, recording is refused (409 room:error:encrypted)"]]],
         ]],
         "Room": ["type": "object", "required": ["id", "display_name"], "properties": [
             "id": string, "name": string, "display_name": string, "created_at": string, "created_by": ["type": ["string", "null"]],
             "member_count": integer, "last_event_id": integer, "closed_at": string, "locked": ["type": "boolean"],
             "properties": ["type": "object", "properties": ["ttl": integer, "max_members": ["type": ["integer", "null"]],
-                                                            "mode": ["enum": ["open", "stage"]]]],
+                                                            "mode": ["enum": ["open", "stage"]], "e2ee": ["type": "boolean"]]],
         ]],
         "Member": ["type": "object", "properties": [
             "member_id": string, "state": ["enum": ["JOINED", "LEFT"]],

@@ -5,7 +5,9 @@ import ParlorProtocol
 extension RoomContext {
     /// conversation:join. Idempotent: the same member back, no second member:joined (a member waiting out its grace
     /// period is back). A new member passes the ban, the lock and the caps first.
-    func join(_ caller: Caller, _ step: inout Step) throws {
+    /// `statesEncryption`: the request's `"e2ee": true`, which an encrypted room requires (LiveRoom+Encryption.swift).
+    func join(_ caller: Caller, statesEncryption: Bool, _ step: inout Step) throws {
+        try room.requireEncryptionStatement(statesEncryption, for: .conversationJoin)
         let clock = rules.clock
         if let existing = room.member(forUser: caller.user.id) {
             if existing.disconnectedAt != nil { try markPresent(existing.id) }

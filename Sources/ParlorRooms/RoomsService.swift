@@ -369,10 +369,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
     private func serve(_ request: RoomRequest, from caller: Caller, _ step: inout Step) throws {
         assertOnRoomsThread()
         switch request {
-        case .join(let cid, let e2ee):
-            let room = try step.openRoom(cid)
-            try room.requireEncryptionStatement(e2ee, for: .conversationJoin)
-            try step.context(of: room).join(caller, &step)
+        case .join(let cid, let e2ee): try step.context(for: cid).join(caller, statesEncryption: e2ee, &step)
         case .leave(let cid): try step.openRoom(cid).leave(caller, &step)
         case .members(let cid, let query): try step.replyMembers(cid, query: query, for: caller)
         case .events(let cid, let since, let pageSize): try step.replyEvents(cid, since: since, pageSize: pageSize, for: caller)

@@ -53,6 +53,38 @@ import Testing
         }
     }
 
+    /// Two nodes on one PostgreSQL: a key message reaches members on both nodes, through the signal queue to the
+    /// other node, and no row of it stays once delivered.
+    @Test func aKeyMessageReachesMembersOnAnotherNodeAndIsNotKept() throws {
+        let url = try TestPostgres.shared().makeDatabase()
+        let nodes = try (0..<2).map { _ in try ClusterTests.node(url) }
+        defer { nodes.forEach { $0.shutdown() } }
+        let room = try createRoom(nodes[0], "Private", properties: #"{"e2ee":true}"#)
+        let alice = try TestWebSocket(nodes[0], name: "alice")
+        let carol = try TestWebSocket(nodes[0], name: "carol")
+        let bob = try TestWebSocket(nodes[1], name: "bob")
+        let aliceMember = try #require(try alice.call("conversation:join", ["cid": room, "e2ee": true])["member_id"] as? String)
+        _ = try carol.call("conversation:join", ["cid": room, "e2ee": true])
+        let bobMember = try #require(try bob.call("conversation:join", ["cid": room, "e2ee": true])["member_id"] as? String)
+        // Node 0 knows bob once it has caught up his join: the member list says so.
+        let members = try alice.call("conversation:members", ["cid": room])
+        #expect(memberNames(members) == ["alice", "bob", "carol"])
+        // Larger than a NOTIFY may carry (8,000 bytes).
+        let padding = String(repeating: "k", count: 12_000)
+        _ = try alice.call("e2ee:key", ["cid": room, "v": 1, "pad": padding])
+        for client in [carol, bob] {
+            let relayed = try client.event("e2ee:key", in: room)
+            #expect(relayed["from"] as? String == aliceMember)
+            #expect((relayed["body"] as? [String: Any])?["pad"] as? String == padding)
+        }
+        _ = try bob.call("e2ee:key", ["cid": room, "v": 1])
+        #expect(try alice.event("e2ee:key", in: room)["from"] as? String == bobMember)
+        #expect(try carol.event("e2ee:key", in: room)["from"] as? String == bobMember)
+        let admin = try PostgresConnection(url: url)
+        #expect(try admin.queryOne("SELECT COUNT(*) AS n FROM signals")?.int("n") == 0)
+        #expect(try admin.queryOne("SELECT COUNT(*) AS n FROM events WHERE type = 'e2ee:key'")?.int("n") == 0)
+    }
+
     /// On PostgreSQL the property is stored: a second server on the same database still refuses a join without the
     /// statement, and lists the room as encrypted.
     @Test func thePropertySurvivesOnPostgreSQL() throws {
