@@ -179,6 +179,25 @@ test('the pipeline decrypts each slot with its current sender\'s keys, and the p
   assert.deepEqual(bytes((await slot1({ data: (await fromA({ data: opusFrame(8) })).data })).data), bytes(opusFrame(8)));
 });
 
+test('the pipeline counts the frames it encrypted, decrypted, dropped and passed on encrypted', async () => {
+  const sender = new FramePipeline();
+  const receiver = new FramePipeline();
+  const key = await generateSenderKey();
+  await sender.handle({ type: 'sender-key', keyId: 0, baseKey: key.base });
+  await receiver.handle({ type: 'receiver-key', memberId: 'MEM-a', keyId: 0, baseKey: key.base });
+  await receiver.handle({ type: 'slot', mid: '1', memberId: 'MEM-a' });
+  const send = sender.senderTransform();
+  const slot = receiver.receiverTransform('1');
+  const sealed = [];
+  for (let i = 0; i < 3; i += 1) sealed.push((await send({ data: opusFrame(i) })).data);
+  await slot({ data: sealed[0] });
+  await slot({ data: sealed[0] });  // a replay: dropped
+  await receiver.handle({ type: 'decrypt', enabled: false });
+  await slot({ data: sealed[1] });
+  assert.deepEqual(sender.counts, { encrypted: 3, decrypted: 0, dropped: 0, passedEncrypted: 0 });
+  assert.deepEqual(receiver.counts, { encrypted: 0, decrypted: 1, dropped: 1, passedEncrypted: 1 });
+});
+
 test('a receiver follows the sender\'s ratchet by itself, and only so far', async () => {
   let clock = 0;
   const { base } = await generateSenderKey();

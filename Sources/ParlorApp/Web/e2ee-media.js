@@ -1,9 +1,9 @@
 // The page's side of frame encryption (docs/e2ee.md): starts e2ee-worker.js and puts its transforms on an
 // RTCPeerConnection's sender and receivers, with createEncodedStreams where the browser has it (Chromium; the
 // connection must then be made with `encodedInsertableStreams: true`: see peerConfiguration) and
-// RTCRtpScriptTransform otherwise (Firefox, Safari). Chromium 156 has RTCRtpScriptTransform too, but with it set on
-// every sender and receiver no audio frame reached the worker (its frame counts stayed 0) and the audio went out
-// unencrypted, heard by everyone: so where both exist, encoded streams are used. e2ee-room.js owns one per encrypted room; sfu.js attaches it to its connection's transceivers.
+// RTCRtpScriptTransform otherwise (Firefox, Safari). Chromium 156 has RTCRtpScriptTransform too, but set as sfu.js
+// sets transforms no audio frame reached the worker (its frame counts stayed 0) and the audio went out in the clear:
+// so where both exist, encoded streams are used (docs/e2ee.md, "In the web client"). e2ee-room.js owns one per encrypted room; sfu.js attaches it to its connection's transceivers.
 
 /** 'script-transform', 'encoded-streams', or null: this browser cannot take part in an encrypted room. */
 export function transformSupport() {
