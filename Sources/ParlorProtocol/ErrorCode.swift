@@ -38,6 +38,8 @@ public enum ErrorCode: String, CaseIterable, Sendable {
     /// Reserved for end-to-end encrypted rooms (issue 38, item 5), which cannot be recorded or streamed: nothing
     /// raises it yet, the encryption issue will.
     case roomEncrypted = "room:error:encrypted"
+    /// GET /rooms/{id}/live.ogg on a server without a forwarding unit (--media mesh): there is no audio to mix.
+    case roomStreamUnavailable = "room:error:stream-unavailable"
     /// No recording with that id (or not in that room).
     case recordingNotFound = "recording:error:not-found"
     /// A recording's file name other than mix.opus, track-N.opus or manifest.json.
@@ -112,7 +114,8 @@ public enum ErrorCode: String, CaseIterable, Sendable {
         case .requestBinaryUnsupported: 415
         case .roomNotFound, .memberNotFound, .memberUnknownTarget, .sessionNotFound: 404
         case .roomClosed: 410
-        case .roomRecordingActive, .roomNotRecording, .roomRecordingUnavailable, .roomEncrypted, .recordingInProgress: 409
+        case .roomRecordingActive, .roomNotRecording, .roomRecordingUnavailable, .roomEncrypted, .recordingInProgress,
+             .roomStreamUnavailable: 409
         case .recordingNotFound: 404
         case .recordingInvalidFile: 400
         case .roomFull, .roomNameTaken, .mediaTooManySenders: 409

@@ -38,6 +38,8 @@ public enum EventType: CaseIterable, Sendable, RawRepresentable {
     case roomAudience
     /// A recording of the room started or stopped (stored).
     case roomRecording
+    /// The room's live stream went public or private, or its listener count changed (at most once a second): never stored.
+    case roomStream
 
     public var rawValue: String {
         switch self {
@@ -62,6 +64,7 @@ public enum EventType: CaseIterable, Sendable, RawRepresentable {
         case .roomPresence: "room:presence"
         case .roomAudience: "room:audience"
         case .roomRecording: "room:recording"
+        case .roomStream: "room:stream"
         }
     }
 

@@ -35,6 +35,8 @@ public enum RequestType: String, CaseIterable, Sendable {
     // Recordings (issue 38): a stage room's moderators, an open room's creator.
     case roomRecordStart = "room:record:start"
     case roomRecordStop = "room:record:stop"
+    /// The live stream (issue 38) open to anyone with the link, or to members only.
+    case roomStreamPublic = "room:stream:public"
 
     /// The `type` of the reply when the request succeeded.
     public var successType: String { rawValue + ":success" }

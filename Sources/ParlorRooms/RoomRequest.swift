@@ -21,6 +21,8 @@ public enum RoomRequest: Sendable {
     case stage(cid: String, action: StageAction)
     /// room:record:start (`start`) or room:record:stop, optionally naming the recording to stop.
     case record(cid: String, start: Bool, recordingID: String?)
+    /// room:stream:public: the room's live stream open to anyone with its link, or (false) to members only.
+    case streamPublic(cid: String, isPublic: Bool)
     /// Answered by the rooms thread in order with everything else: its reply means all sent before it has arrived.
     case ping
 
@@ -41,6 +43,7 @@ public enum RoomRequest: Sendable {
         case .ping: .sessionPing
         case .stage(_, let action): action.requestType
         case .record(_, let start, _): start ? .roomRecordStart : .roomRecordStop
+        case .streamPublic: .roomStreamPublic
         }
     }
 }
