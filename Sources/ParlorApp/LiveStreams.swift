@@ -31,6 +31,13 @@ final class LiveStreams: Sendable {
         self.media = media
         self.metrics = metrics
         report = { [weak rooms] roomID, count in rooms?.liveListenersChanged(roomID: roomID, count: count) }
+        rooms.onRoomsClosed { [weak self] roomID in self?.endAll(in: roomID) }
+    }
+
+    /// The room closed: every listener's response ends (each `ended` then removes it, and the last stops the mix).
+    func endAll(in roomID: String) {
+        let writers = state.withLock { $0.streams[roomID]?.listeners ?? [] }
+        for writer in writers { writer.finish() }
     }
 
     /// A listener's response has started (on its loop): it gets the headers now and the mix's pages from the next on.

@@ -94,3 +94,21 @@ extension LiveRoom {
         forEachConnection { outbox.sendEvent(message, to: $0) }
     }
 }
+
+extension RoomsService {
+    /// `ended` hears (on the rooms thread, after the commit) each room that closed: its live streams end with it.
+    public func onRoomsClosed(_ ended: @escaping @Sendable (_ roomID: String) -> Void) {
+        thread.execute { [self] in addBatchObserver(ClosedRoomsObserver(ended: ended)) }
+    }
+}
+
+/// After a commit: the rooms the batch changed that are no longer live have closed.
+struct ClosedRoomsObserver: BatchObserver {
+    let ended: @Sendable (String) -> Void
+
+    func batchDidCommit(_ end: BatchEnd, in rooms: RoomsService) {
+        for roomID in end.changedRooms where rooms.state.rooms[roomID] == nil { ended(roomID) }
+    }
+
+    func batchDidRollBack(_ end: BatchEnd, in rooms: RoomsService) {}
+}

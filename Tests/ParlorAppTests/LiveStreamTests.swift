@@ -157,10 +157,12 @@ import Testing
             let open = try LiveReader(port: app.port, path: path)
             #expect(open.status == 200)
             _ = try open.readChunks(count: 1)
-            open.close()
 
+            // Closing the room ends its stream: the listener reads the last chunk, then the server closes.
             let closed = try http(app, "DELETE", "/rooms/\(room)", headers: ["Authorization": "Bearer \(aliceToken)"])
             #expect(closed.status < 300, "\(closed.status) \(closed.text)")
+            #expect(try open.readToLastChunk())
+            open.close()
             let afterClose = try http(app, "GET", path, headers: ["Authorization": "Bearer \(aliceToken)"])
             #expect(afterClose.errorCode == "room:error:closed", "\(afterClose.status) \(afterClose.text)")
         }
@@ -226,6 +228,13 @@ private final class LiveReader {
         let bytes = Array(buffer[(lineEnd + 2)..<(lineEnd + 2 + size)])
         buffer.removeFirst(lineEnd + 2 + size + 2)
         return Chunk(bytes: bytes, arrival: Date())
+    }
+
+    /// Reads chunks until the last (zero-size) one; true when it came before the stream was cut.
+    func readToLastChunk() throws -> Bool {
+        while true {
+            do { _ = try nextChunk() } catch let failure as TestFailure where failure.description == "the last chunk" { return true }
+        }
     }
 
     func readChunks(count: Int) throws -> [Chunk] { try (0..<count).map { _ in try nextChunk() } }
