@@ -170,7 +170,7 @@ import Testing
 }
 
 /// A listener on a plain socket: the response head, then the chunked body chunk by chunk with when each arrived.
-private final class LiveReader {
+final class LiveReader {
     struct Chunk {
         let bytes: [UInt8]
         let arrival: Date
