@@ -76,6 +76,7 @@ export async function joinRoom(cid, displayName) {
     media: null,            // Sfu or Mesh
     audience: null,         // summary presence of a big stage room: see audience.js
     recording: reply.recording || null,  // {recording_id, by, started_at} while the room is recorded
+    liveStream: reply.stream || null,    // {public, listeners}: who listens through GET /rooms/{id}/live.ogg
   };
   state.room = current;
   const me = current.members.get(current.memberId);
