@@ -165,8 +165,11 @@ public final class ParlorApplication: Sendable {
         if configuration.rooms.recordingRetentionDays > 0, let loop = group.loops.first {
             RecordingRetention.start(rooms: rooms, loop: loop, executor: executor, logger: logger)
         }
+        let roomsService: RoomsService = rooms
+        let liveStreams = media.map { LiveStreams(media: $0, metrics: metrics, rooms: roomsService) }
         let routes = Routes(configuration: configuration, storage: storage, executor: executor, rooms: rooms, delivery: delivery,
-                            users: users, tokens: tokens, logger: logger, authLimiter: authLimiter, roomCreationLimiter: roomCreationLimiter)
+                            users: users, tokens: tokens, logger: logger, authLimiter: authLimiter, roomCreationLimiter: roomCreationLimiter,
+                            liveStreams: liveStreams)
         let pipeline = routes.pipeline()
         self.pipeline = pipeline
         var mainServer: HTTPServer?

@@ -254,6 +254,7 @@ final class ClientSession: WebSocketDelegate {
             return .stage(cid: cid, action: .ban(userID: userID, seconds: seconds))
         case .roomRecordStart: return .record(cid: try fields.string("cid"), start: true, recordingID: nil)
         case .roomRecordStop: return .record(cid: try fields.string("cid"), start: false, recordingID: try fields.optionalString("recording_id"))
+        case .roomStreamPublic: return .streamPublic(cid: try fields.string("cid"), isPublic: try fields.bool("public"))
         case .roomMuteAll: return .stage(cid: try fields.string("cid"), action: .muteAll)
         case .roomLock: return .stage(cid: try fields.string("cid"), action: .lock(true))
         case .roomUnlock: return .stage(cid: try fields.string("cid"), action: .lock(false))

@@ -51,6 +51,11 @@ struct ProtocolFields {
         return Int64(number)
     }
 
+    func bool(_ name: String) throws(FieldError) -> Bool {
+        guard let flag = try optionalBool(name) else { throw .missing("body.\(name)") }
+        return flag
+    }
+
     func optionalBool(_ name: String) throws(FieldError) -> Bool? {
         guard let value = body[name], !value.isNull else { return nil }
         guard case .bool(let flag) = value else { throw .invalid("body.\(name)", "must be true or false") }

@@ -21,6 +21,8 @@ struct Routes: Sendable {
     let authLimiter: AddressRateLimiter?
     /// POST /rooms per client address (see --room-create-rate); nil when off.
     var roomCreationLimiter: AddressRateLimiter? = nil
+    /// The rooms' live streams; nil without a forwarding unit (--media mesh).
+    var liveStreams: LiveStreams? = nil
     let roomListCache = RoomListCache()
     let verifiedTokens = VerifiedTokens()
     let authWrites = AuthWriteQueue()
@@ -44,6 +46,7 @@ struct Routes: Sendable {
             registerAdminRoutes(&routes)
             registerModerationRoutes(&routes)
             registerRecordingRoutes(&routes)
+            registerLiveStreamRoutes(&routes)
             for path in WebClientFiles.files.keys.sorted() { routes.get(path, staticFile) }
         }
     }

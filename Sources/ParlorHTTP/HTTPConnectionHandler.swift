@@ -193,6 +193,7 @@ final class HTTPConnectionHandler: ConnectionHandler {
             // Kept for an upgrade decided later, unless a `respond` on this thread has already answered it.
             if inFlight?.number == flight.number { pendingRequest = request }
         case .success(.upgrade(let upgrade)): performUpgrade(request, upgrade, flight)
+        case .success(.stream(let stream)): startStream(request, stream, flight)
         case .failure(let error as HTTPError): complete(requestNumber: flight.number, response: error.response())
         case .failure(let error):
             context.logger.error("handler failed", ["path": LogRedaction.path(request.head.path), "error": "\(error)",
@@ -258,6 +259,46 @@ final class HTTPConnectionHandler: ConnectionHandler {
 
     private func countRequest(_ exchange: HTTPExchange, status: Int) {
         context.metrics?.recordRequest(RequestKey(route: exchange.route, method: exchange.method, status: status), on: connection.loop)
+    }
+
+    // MARK: Streams
+
+    /// Writes a streamed response's head and hands the connection to an `HTTPStreamConnection`, which writes the
+    /// body as the producer sends it. A HEAD request gets the head alone and the connection goes on as before.
+    private func startStream(_ request: HTTPRequest, _ stream: HTTPStreamResponse, _ flight: InFlight) {
+        let chunked = request.head.versionMinor >= 1
+        var head = HTTPResponse(status: stream.status, headers: stream.headers)
+        context.pipeline.finalizeStream(&head, flight.exchange, chunked: chunked)
+        if flight.headOnly {
+            head.headers.remove("Connection")
+            connection.write(head.serialized(headOnly: true))
+            context.pipeline.responded(status: head.status, bytes: 0, flight.exchange)
+            countRequest(flight.exchange, status: head.status)
+            inFlight = nil
+            pendingRequest = nil
+            if !flight.keepAlive || closeWhenDone {
+                connection.closeAfterFlush()
+                return
+            }
+            armTimer()
+            processRequests()
+            updateReading()
+            return
+        }
+        connection.write(head.serialized())
+        context.pipeline.responded(status: head.status, bytes: 0, flight.exchange)
+        countRequest(flight.exchange, status: head.status)
+        inFlight = nil
+        pendingRequest = nil
+        upgraded = true  // this handler is done with the connection: no timers, no more requests
+        if let timer { connection.loop.cancelTimer(timer) }
+        timer = nil
+        guard connection.isOpen else { return }
+        let handler = HTTPStreamConnection(connection: connection, context: context, response: stream, chunked: chunked,
+                                           countedAddresses: countedAddresses)
+        connection.handler = handler
+        connection.setReading(true)
+        stream.started(handler.writer)
     }
 
     // MARK: Upgrade

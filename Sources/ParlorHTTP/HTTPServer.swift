@@ -51,6 +51,7 @@ public final class HTTPServer: Sendable {
                     switch connection.handler {
                     case let http as HTTPConnectionHandler: http.closeWhenIdle()
                     case let socket as WebSocketConnection: socket.close(code: WebSocketCloseCode.goingAway, reason: "server shutting down")
+                    case let stream as HTTPStreamConnection: stream.closeForShutdown()
                     default: connection.close()
                     }
                 }

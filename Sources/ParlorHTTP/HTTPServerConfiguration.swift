@@ -20,6 +20,9 @@ public struct HTTPServerConfiguration: Sendable {
     /// Unsent response bytes at which a connection stops answering pipelined requests and stops reading, until
     /// half of them are out (a client that pipelines without reading cannot grow our memory).
     public var maxPendingResponseBytes = 1024 * 1024
+    /// Unsent bytes of a streamed response (`HTTPStreamResponse`) at which its client is cut off as a slow reader:
+    /// 256 KiB is half a minute of a 64 kbit/s live stream, far past its 2 s of delay.
+    public var maxStreamBacklogBytes = 256 * 1024
     /// Open connections from one client address; more are answered 429 and closed. 0: no limit.
     public var maxConnectionsPerIP = 1000
     /// Peers whose Forwarded / X-Forwarded-* headers give the client's address, scheme and host. Their own

@@ -9,6 +9,8 @@ public enum RouteResult: Sendable {
     case pending
     /// Switch the connection to WebSocket; the HTTP layer validates the handshake and writes the 101.
     case upgrade(WebSocketUpgrade)
+    /// A body produced later, from another thread: its head now, then chunks until the producer or the client ends it.
+    case stream(HTTPStreamResponse)
 }
 
 public typealias RouteHandler = @Sendable (HTTPRequest, RequestContext) throws -> RouteResult

@@ -6,22 +6,50 @@ public protocol MediaPacketTap: AnyObject, Sendable {
     func received(rtp: [UInt8], member: String, arrival: UInt64)
 }
 
+/// What a tap is for: a group has at most one of each, and they compose (a room recorded and streamed live at once).
+public enum MediaTapPurpose: Sendable, Hashable, CaseIterable {
+    case recording
+    case liveStream
+}
+
 extension MediaServer {
-    /// Installs `tap` for `group` (nil removes it), replacing any other. Any thread, without waiting; it reaches every
-    /// worker in call order with `open` and `setSenders`, so a session opened after this call is tapped from its
-    /// first packet. Packets of open sessions already on their way to a worker may arrive before the change does.
-    public func setTap(group: String, _ tap: (any MediaPacketTap)?) {
+    /// Installs `tap` as `group`'s tap for `purpose` (nil removes it), replacing any other for that purpose and leaving
+    /// the others. Any thread, without waiting; it reaches every worker in call order with `open` and `setSenders`, so
+    /// a session opened after this call is tapped from its first packet. Packets of open sessions already on their way
+    /// to a worker may arrive before the change does.
+    public func setTap(group: String, purpose: MediaTapPurpose = .recording, _ tap: (any MediaPacketTap)?) {
         loop.execute { [self] in
-            for worker in workers { worker.run { $0.setTap(group: group, tap) } }
+            for worker in workers { worker.run { $0.setTap(group: group, purpose: purpose, tap) } }
         }
     }
 }
 
 extension MediaWorker {
-    /// Keeps the group's tap and puts it on each of the group's sessions, where `handleRTP` finds it without a lookup.
-    func setTap(group: String, _ tap: (any MediaPacketTap)?) {
+    /// Keeps the group's taps and puts them, as one, on each of the group's sessions, where `handleRTP` finds it
+    /// without a lookup.
+    func setTap(group: String, purpose: MediaTapPurpose, _ tap: (any MediaPacketTap)?) {
         loop.assertInLoop()
-        taps[group] = tap
-        for session in groupSessions[group] ?? [] { session.tap = tap }
+        taps[group, default: [:]][purpose] = tap
+        if taps[group]?.isEmpty == true { taps[group] = nil }
+        let combined = combinedTap(of: group)
+        for session in groupSessions[group] ?? [] { session.tap = combined }
+    }
+
+    /// The group's taps as the one a session calls: none, the only one, or each in turn.
+    func combinedTap(of group: String) -> (any MediaPacketTap)? {
+        guard let taps = taps[group], !taps.isEmpty else { return nil }
+        if taps.count == 1 { return taps.first!.value }
+        return TapSet(MediaTapPurpose.allCases.compactMap { taps[$0] })
+    }
+}
+
+/// Several taps of one group, each handed every packet.
+private final class TapSet: MediaPacketTap {
+    let taps: [any MediaPacketTap]
+
+    init(_ taps: [any MediaPacketTap]) { self.taps = taps }
+
+    func received(rtp: [UInt8], member: String, arrival: UInt64) {
+        for tap in taps { tap.received(rtp: rtp, member: member, arrival: arrival) }
     }
 }

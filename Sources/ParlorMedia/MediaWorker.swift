@@ -41,7 +41,7 @@ final class MediaWorker: @unchecked Sendable {  // mutable state is touched only
     var handedOffForwardTo: [UInt64: [(session: MediaSession, slot: Int)]] = [:]
     var handedOffSenders: [String: [UInt64]] = [:]
     /// Each tapped group's tap (`MediaServer.setTap`); a session of the group carries it from its opening.
-    var taps: [String: any MediaPacketTap] = [:]
+    var taps: [String: [MediaTapPurpose: any MediaPacketTap]] = [:]
     /// Reused for every forwarded packet and every batch: no allocation per subscriber.
     var queue = UDPSendQueue()
     var scratch: [UInt8] = []
@@ -95,7 +95,7 @@ final class MediaWorker: @unchecked Sendable {  // mutable state is touched only
             return ended(setup, key: key)
         }
         let session = MediaSession(setup: setup, key: key, loudness: loudness, dtls: dtls, now: MonotonicClock.now())
-        session.tap = taps[setup.group]
+        session.tap = combinedTap(of: setup.group)
         sessions[key] = session
         groupSessions[setup.group, default: []].append(session)
         counters.sessions.store(sessions.count, ordering: .relaxed)

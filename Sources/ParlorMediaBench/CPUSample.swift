@@ -17,6 +17,8 @@ struct CPUSample {
     let mediaThreads: Set<String>
     /// The thread ids named "parlor-record": a recording's thread (`RoomRecorder`), one per recording.
     let recorderThreads: Set<String>
+    /// Each thread's name (/proc/…/comm), by thread id.
+    let names: [String: String]
     let generator: Double
     let machineBusy: Double
 
@@ -25,14 +27,16 @@ struct CPUSample {
     static func take(serverPID: Int32) -> CPUSample {
         var threads: [String: Double] = [:]
         var mediaThreads: Set<String> = [], recorderThreads: Set<String> = []
+        var names: [String: String] = [:]
         for task in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(serverPID)/task")) ?? [] {
             threads[task] = ticks("/proc/\(serverPID)/task/\(task)/stat").map { $0 / ticksPerSecond }
             let name = (try? String(contentsOfFile: "/proc/\(serverPID)/task/\(task)/comm", encoding: .utf8)) ?? ""
             if name.hasPrefix("parlor-media") { mediaThreads.insert(task) }
             if name.hasPrefix("parlor-record") { recorderThreads.insert(task) }
+            names[task] = name.trimmingCharacters(in: .whitespacesAndNewlines)
         }
         return CPUSample(at: DispatchTime.now().uptimeNanoseconds, server: (ticks("/proc/\(serverPID)/stat") ?? 0) / ticksPerSecond,
-                         threads: threads, mediaThreads: mediaThreads, recorderThreads: recorderThreads, generator: (ticks("/proc/self/stat") ?? 0) / ticksPerSecond,
+                         threads: threads, mediaThreads: mediaThreads, recorderThreads: recorderThreads, names: names, generator: (ticks("/proc/self/stat") ?? 0) / ticksPerSecond,
                          machineBusy: machineBusyTicks() / ticksPerSecond)
     }
 
@@ -58,6 +62,14 @@ struct CPUSample {
     /// in both (no recording).
     static func recorderThreads(_ before: CPUSample, _ after: CPUSample) -> Double? {
         let spent = after.recorderThreads.compactMap { id in before.threads[id].flatMap { start in after.threads[id].map { $0 - start } } }
+        return spent.isEmpty ? nil : spent.reduce(0, +)
+    }
+
+    /// CPU seconds between two samples of the server's threads whose name starts with `prefix`; nil when none ran
+    /// in both.
+    static func threads(named prefix: String, _ before: CPUSample, _ after: CPUSample) -> Double? {
+        let spent = after.names.filter { $0.value.hasPrefix(prefix) }.keys
+            .compactMap { id in before.threads[id].flatMap { start in after.threads[id].map { $0 - start } } }
         return spent.isEmpty ? nil : spent.reduce(0, +)
     }
 

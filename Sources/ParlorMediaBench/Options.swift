@@ -21,6 +21,8 @@ struct Options {
     var json = false
     /// `--record`: the room is recorded (issue 38) from when the speakers joined.
     var record = false
+    /// `--live-listeners N`: N HTTP listeners of the room's live stream (issue 38) from when the speakers joined.
+    var liveListeners = 0
 
     static let usage = """
         usage: parlor-media-bench (--url http://127.0.0.1:PORT | --janus http://127.0.0.1:PORT/janus) --server-pid PID
@@ -28,6 +30,7 @@ struct Options {
                                   [--window SECONDS] [--settle SECONDS] [--threads T] [--setup-threads T]
                                   [--payload-bytes B] [--floor-sockets K] [--floor-seconds S] [--floor-rate R]
                                   [--stop-above-loss PERCENT] [--label NAME] [--json] [--record]
+                                  [--live-listeners N]
         S speakers and a ramp of listeners (cumulative: each step adds members up to N) join one room over WebSocket and
         media:offer, and complete ICE, DTLS and SRTP with the server's media port on 127.0.0.1. Speakers send a
         packet of B payload bytes every 20 ms; for each step the listeners count what arrives in a window of SECONDS
@@ -37,7 +40,9 @@ struct Options {
         peers join a Janus VideoRoom (one publisher, the listeners subscribers) over Janus's HTTP API; CPU is the
         whole Janus process's. With --record the room's creator starts a recording once the speakers joined
         (POST /rooms/ID/recordings): every speaker's track and the mix are written for the whole ramp, and each step
-        reports the server's recorder threads (parlor-record) apart.
+        reports the server's recorder threads (parlor-record) apart. With --live-listeners N the room's creator joins
+        and N HTTP listeners read GET /rooms/ID/live.ogg for the whole ramp; each step reports the live mix's thread
+        (parlor-live) and the event loops' threads apart, and the bytes the listeners read.
         """
 
     static func parse(_ arguments: [String]) throws -> Options {
@@ -82,6 +87,7 @@ struct Options {
             case "--label": options.label = try value()
             case "--json": options.json = true
             case "--record": options.record = true
+            case "--live-listeners": options.liveListeners = try number(try value(), name)
             case "--help", "-h": print(usage); exit(0)
             default: throw BenchError("unknown option \(name)\n\(usage)")
             }
@@ -92,6 +98,8 @@ struct Options {
         }
         guard options.janusURL == nil || options.speakers == 1 else { throw BenchError("--janus: one speaker") }
         guard options.janusURL == nil || !options.record else { throw BenchError("--record: Parlor only, not with --janus") }
+        guard options.janusURL == nil || options.liveListeners == 0 else { throw BenchError("--live-listeners: Parlor only, not with --janus") }
+        guard (0...5_000).contains(options.liveListeners) else { throw BenchError("--live-listeners 0…5000") }
         guard (1...64).contains(options.speakers), (1...16).contains(options.threads), (1...32).contains(options.setupThreads) else {
             throw BenchError("--speakers 1…64, --threads 1…16, --setup-threads 1…32")
         }

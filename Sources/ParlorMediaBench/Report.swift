@@ -12,6 +12,8 @@ enum Report {
                step.cpu.mediaThreadCores.map { String(format: "%.2f", $0) } ?? "?", step.cpu.mediaMicrosecondsPerPacket.map { String(format: "%.2f", $0) } ?? "?",
                step.cpu.serverCores, step.cpu.serverMicrosecondsPerPacket, step.cpu.generatorCores, step.cpu.otherCores)
             + (step.cpu.recorderThreadCores.map { String(format: "; recorder threads %.3f core", $0) } ?? "")
+            + (step.live.map { String(format: "; %d live listeners read %.0f B/s (%d closed), live mix %.3f core, loops %.3f core", $0.listeners,
+                                      $0.bytesPerSecond, $0.closedByServer, step.cpu.liveThreadCores ?? 0, step.cpu.loopThreadCores ?? 0) } ?? "")
     }
 
     static func table(_ run: RunResult) -> String {

@@ -9,6 +9,16 @@ struct StepResult: Codable {
     var cpu: CPUShares
     var foreignPackets: Int
     var wsClosedByServer: Int
+    /// With --live-listeners: the live stream's listeners in the window.
+    var live: Live?
+
+    struct Live: Codable {
+        var listeners: Int
+        /// Body bytes all listeners read per second (64 kbit/s each is 8,000).
+        var bytesPerSecond: Double
+        /// Listeners whose stream the server ended so far (cut off as slow readers, or the room closed): 0 expected.
+        var closedByServer: Int
+    }
 
     /// What reached the listeners in the window, against what the speakers sent them.
     struct Delivery: Codable {
@@ -35,6 +45,10 @@ struct StepResult: Codable {
         var mediaThreadCores: Double?
         /// The recordings' threads (`parlor-record`), when the room is recorded; part of `serverCores`.
         var recorderThreadCores: Double?
+        /// The live mix's thread (`parlor-live`), with --live-listeners; part of `serverCores`.
+        var liveThreadCores: Double?
+        /// The HTTP/WebSocket event loops' threads (`parlor-loop-N`): where the live stream's writes are.
+        var loopThreadCores: Double?
         var serverCores: Double
         var mediaMicrosecondsPerPacket: Double?
         var serverMicrosecondsPerPacket: Double

@@ -82,6 +82,18 @@ if options.record, let owner {
     } catch { die("--record: \(error)") }
 }
 
+var liveListeners: LiveListeners?
+if options.liveListeners > 0, let owner {
+    do {
+        // The creator joins (a current member's token opens the stream) and stays, kept alive by the keeper.
+        let signalling = try Signalling(port: options.port, token: owner.token)
+        try signalling.call(.conversationJoin, ["cid": owner.room])
+        keeper.adopt(signalling)
+        liveListeners = try LiveListeners(port: options.port, room: owner.room, token: owner.token, count: options.liveListeners)
+        log("\(options.liveListeners) live-stream listeners reading GET /rooms/\(owner.room)/live.ogg")
+    } catch { die("--live-listeners: \(error)") }
+}
+
 var result = RunResult(label: options.label, speakers: options.speakers, payloadBytes: options.payloadBytes, srtpProfile: "\(profile)", steps: [],
                        floor: floor)
 var joined = 0
@@ -112,10 +124,12 @@ for target in options.listenerSteps {
     clock.begin(window)
     guard sleepUntil({ clock.tick >= window.lowerBound }, limit: 5) else { die("the speakers' clock stopped") }
     let arrivalsBefore = shards.reduce(clock.arrivalCount) { $0 + $1.arrivalCount }
+    let liveBytesBefore = liveListeners?.bytesRead ?? 0
     let before = CPUSample.take(serverPID: options.serverPID)
     guard sleepUntil({ clock.tick >= window.upperBound }, limit: options.windowSeconds + 10) else { die("the speakers' clock stopped") }
     let after = CPUSample.take(serverPID: options.serverPID)
     let arrivalsAfter = shards.reduce(clock.arrivalCount) { $0 + $1.arrivalCount }
+    let liveBytesAfter = liveListeners?.bytesRead ?? 0
     usleep(500_000)  // what arrives later than this after the window counts as lost
 
     var counts: [Int] = []
@@ -147,12 +161,16 @@ for target in options.listenerSteps {
                        p999Milliseconds: histogram.percentile(0.999),
                        maxMilliseconds: histogram.total > 0 ? Double(histogram.maximum) / 1e6 : nil),
         cpu: .init(mediaThreadCores: media.map { $0 / elapsed }, recorderThreadCores: CPUSample.recorderThreads(before, after).map { $0 / elapsed },
+                   liveThreadCores: CPUSample.threads(named: "parlor-live", before, after).map { $0 / elapsed },
+                   loopThreadCores: CPUSample.threads(named: "parlor-loop", before, after).map { $0 / elapsed },
                    serverCores: server / elapsed,
                    mediaMicrosecondsPerPacket: media.map { forwarded > 0 ? $0 / Double(forwarded) * 1e6 : 0 },
                    serverMicrosecondsPerPacket: forwarded > 0 ? server / Double(forwarded) * 1e6 : 0,
                    generatorCores: generator / elapsed,
                    otherCores: max(0, (after.machineBusy - before.machineBusy) - server - generator) / elapsed),
-        foreignPackets: foreign, wsClosedByServer: keeper.closedByServer)
+        foreignPackets: foreign, wsClosedByServer: keeper.closedByServer,
+        live: liveListeners.map { .init(listeners: options.liveListeners, bytesPerSecond: Double(liveBytesAfter - liveBytesBefore) / elapsed,
+                                         closedByServer: $0.closedByServer) })
     result.steps.append(step)
     log(Report.row(step))
     if step.delivery.lossPercent > options.stopAboveLoss {
@@ -162,6 +180,7 @@ for target in options.listenerSteps {
     }
 }
 
+liveListeners?.closeAll()
 keeper.closeAll()
 for shard in shards { shard.closeAll() }
 clock.closeAll()

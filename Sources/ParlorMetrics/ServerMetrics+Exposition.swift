@@ -49,6 +49,12 @@ extension ServerMetrics {
                    mediaSTUNUnauthenticated.load())
         out.single("parlor_media_handoffs_total", "counter", "Decrypted RTP packets one media worker handed to another, once per packet and worker with listeners of its speaker",
                    mediaPacketsHandedOff.load())
+        out.single("parlor_live_listeners", "gauge", "Listeners of rooms' live streams (GET /rooms/{id}/live.ogg)", liveListeners.load())
+        out.single("parlor_live_mixes", "gauge", "Live mixes running on this node: one per room with listeners, however many", liveMixes.load())
+        out.single("parlor_stream_bytes_total", "counter", "Body bytes of streamed HTTP responses (the live streams) handed to their connections",
+                   streamBytes.load())
+        out.single("parlor_stream_slow_readers_closed_total", "counter", "Streamed HTTP responses cut off because their client read too slowly",
+                   streamSlowReadersClosed.load())
 
         let process = ProcessStatistics.current()
         // The standard process metrics, each only where this platform reports it.

@@ -35,6 +35,13 @@ public final class ServerMetrics: Sendable {
     /// Decrypted RTP packets one media worker handed to another (--media-workers): once per packet and worker with
     /// listeners of its speaker.
     public let mediaPacketsHandedOff = MetricCell()
+    /// Streamed HTTP responses (the live stream, issue 38): body bytes handed to their connections, and clients cut
+    /// off because they did not read (`maxStreamBacklogBytes`).
+    public let streamBytes = MetricCell()
+    public let streamSlowReadersClosed = MetricCell()
+    /// Listeners of rooms' live streams (GET /rooms/{id}/live.ogg) and the live mixes running for them (one a room).
+    public let liveListeners = MetricCell()
+    public let liveMixes = MetricCell()
     private let rateLimitedCells: [RateLimit: MetricCell]
     private let requestTables: [ObjectIdentifier: LoopRequestCounts]
     private let loops: [EventLoop]

@@ -42,6 +42,8 @@ public enum ErrorCode: String, CaseIterable, Sendable {
     case roomEncryptionRequired = "room:error:encryption-required"
     /// WebSocket only: an e2ee:key body over 16 KiB.
     case e2eeKeyTooLarge = "e2ee:error:too-large"
+    /// GET /rooms/{id}/live.ogg on a server without a forwarding unit (--media mesh): there is no audio to mix.
+    case roomStreamUnavailable = "room:error:stream-unavailable"
     /// No recording with that id (or not in that room).
     case recordingNotFound = "recording:error:not-found"
     /// A recording's file name other than mix.opus, track-N.opus or manifest.json.
@@ -119,7 +121,8 @@ public enum ErrorCode: String, CaseIterable, Sendable {
         case .requestBinaryUnsupported: 415
         case .roomNotFound, .memberNotFound, .memberUnknownTarget, .sessionNotFound: 404
         case .roomClosed: 410
-        case .roomRecordingActive, .roomNotRecording, .roomRecordingUnavailable, .roomEncrypted, .recordingInProgress: 409
+        case .roomRecordingActive, .roomNotRecording, .roomRecordingUnavailable, .roomEncrypted, .recordingInProgress,
+             .roomStreamUnavailable: 409
         case .recordingNotFound: 404
         case .recordingInvalidFile: 400
         case .roomFull, .roomNameTaken, .mediaTooManySenders: 409

@@ -41,6 +41,8 @@ public enum EventType: CaseIterable, Sendable, RawRepresentable {
     /// A member's key message in an encrypted room (issue 40), relayed to the room's other joined members' connections
     /// as it came: never stored, no event id. Spelled like the request.
     case e2eeKey
+    /// The room's live stream went public or private, or its listener count changed (at most once a second): never stored.
+    case roomStream
 
     public var rawValue: String {
         switch self {
@@ -66,6 +68,7 @@ public enum EventType: CaseIterable, Sendable, RawRepresentable {
         case .roomAudience: "room:audience"
         case .roomRecording: "room:recording"
         case .e2eeKey: RequestType.e2eeKey.rawValue
+        case .roomStream: "room:stream"
         }
     }
 

@@ -37,6 +37,8 @@ public enum RequestType: String, CaseIterable, Sendable {
     case roomRecordStop = "room:record:stop"
     // End-to-end encrypted rooms (issue 40): a member's keys, relayed to the room's other members; never stored.
     case e2eeKey = "e2ee:key"
+    /// The live stream (issue 38) open to anyone with the link, or to members only.
+    case roomStreamPublic = "room:stream:public"
 
     /// The `type` of the reply when the request succeeded.
     public var successType: String { rawValue + ":success" }

@@ -93,6 +93,10 @@ public final class OpusMixer<Speaker: Hashable> {
         return bytes
     }
 
+    /// The OpusHead and OpusTags pages now, which `advance` then leaves out: for a live stream, whose listeners each
+    /// get them first and then the pages from where the mix stands.
+    public func takeHeaderPages() -> [UInt8] { headersIfFirst() }
+
     private func headersIfFirst() -> [UInt8] {
         guard !wroteHeaders else { return [] }
         wroteHeaders = true

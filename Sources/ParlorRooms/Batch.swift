@@ -62,7 +62,7 @@ struct Batch {
         case .connect(let client):
             refuseSession(client, with: error)
         case .disconnected, .closeAfterReplies, .dropIfStillAway, .closeIfExpired, .sendAudience, .settle, .expireSessions, .mediaEvent,
-             .cluster, .recordingEnded:
+             .cluster, .recordingEnded, .liveListeners, .sendStreamStatus:
             break
         }
     }

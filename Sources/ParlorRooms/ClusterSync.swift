@@ -205,7 +205,7 @@ final class ClusterSync {
             case .join(let cid, _): return ([cid], true, client.user.id)
             case .resume(_, let last): return (last.map(\.cid).sorted(), true, client.user.id)
             case .leave(let cid), .media(let cid, _), .stage(let cid, _), .mediaOffer(let cid, _, _), .mediaClose(let cid),
-                 .record(let cid, _, _):
+                 .record(let cid, _, _), .streamPublic(let cid, _):
                 return ([cid], true, nil)
             case .members(let cid, _), .events(let cid, _, _), .signal(_, let cid, _, _), .watch(let cid),
                  .e2eeKey(let cid, _):
@@ -222,12 +222,13 @@ final class ClusterSync {
                  .dropConnections(let roomID, _), .startRecording(let roomID, _), .stopRecording(let roomID, _, _):
                 return ([roomID], true, nil)
             case .listRecordings(let roomID, _): return ([roomID], false, nil)
+            case .liveStreamAccess(let roomID, _): return ([roomID], true, nil)  // may choose the room's media home
             case .findRecording, .deleteRecording, .expireRecordings: return ([], false, nil)  // rows only, no room
             case .disconnectUser, .reset: return (nil, true, nil)
             }
         case .dropIfStillAway(let roomID, _), .closeIfExpired(let roomID):
             return ([roomID], true, nil)
-        case .sendAudience(let roomID):
+        case .sendAudience(let roomID), .liveListeners(let roomID, _), .sendStreamStatus(let roomID):
             return ([roomID], false, nil)  // brought up to date first, so the digest holds every event before it
         case .settle(let settlement, _):
             return (settlement.roomIDs.sorted(), true, nil)

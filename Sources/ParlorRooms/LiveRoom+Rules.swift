@@ -73,6 +73,8 @@ extension LiveRoom {
         if mode == .stage { reply.field("presence", string: presence.mode.rawValue) }
         // Whether it is being recorded (issue 38); open rooms only say so while they are.
         if mode == .stage || recording != nil { reply.field("recording", recording?.json ?? .null) }
+        // Its live stream (issue 38); open rooms only say so while it is public or heard.
+        if mode == .stage || stream.isPublic || stream.listeners > 0 { reply.field("stream", stream.json) }
         if let summary {
             reply.field("audience_count", integer: Int64(summary.audienceCount))
             if let cursor = summary.cursor { reply.field("audience_cursor", string: cursor.encoded) }

@@ -19,6 +19,7 @@ extension LiveRoom {
         if let previous {
             // The mode clients were told, and the digest less what the record says did not happen.
             presence = previous.presence
+            stream = previous.stream
             presence.digest.keep { member($0) != nil }
         }
     }

@@ -25,6 +25,9 @@ public enum Operation: Sendable {
     case startRecording(roomID: String, by: Requester)
     case stopRecording(roomID: String, recordingID: String, by: Requester)
     case listRecordings(roomID: String, by: Requester)
+    /// May user `userID` (nil: no token) listen to the room's live stream here? `{}` when so; refused with the
+    /// reason otherwise (RoomsService+LiveStream.swift).
+    case liveStreamAccess(roomID: String, userID: String?)
     /// The recording's record (`json`) with `directory`, for a download of its files.
     case findRecording(recordingID: String, by: Requester)
     /// Deletes the row; the reply's `directory` is for the caller to remove (off the rooms thread).

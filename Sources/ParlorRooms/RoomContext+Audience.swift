@@ -94,7 +94,7 @@ extension LiveRoom {
     }
 
     /// An event of the room that is not stored (no `id`), as speaking events are.
-    private func unstoredEvent(_ type: EventType, _ body: JSONObject, at now: Int64) -> [UInt8] {
+    func unstoredEvent(_ type: EventType, _ body: JSONObject, at now: Int64) -> [UInt8] {
         ProtocolMessage.event(type, ["cid": .string(id), "timestamp": .string(Timestamp.iso8601(milliseconds: now)), "body": .object(body)])
     }
 }

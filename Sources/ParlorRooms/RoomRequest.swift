@@ -25,6 +25,8 @@ public enum RoomRequest: Sendable {
     /// e2ee:key (issue 40): the body as sent (already within its size bound), relayed unread to the room's other
     /// joined members; never stored.
     case e2eeKey(cid: String, body: JSONObject)
+    /// room:stream:public: the room's live stream open to anyone with its link, or (false) to members only.
+    case streamPublic(cid: String, isPublic: Bool)
     /// Answered by the rooms thread in order with everything else: its reply means all sent before it has arrived.
     case ping
 
@@ -46,6 +48,7 @@ public enum RoomRequest: Sendable {
         case .stage(_, let action): action.requestType
         case .record(_, let start, _): start ? .roomRecordStart : .roomRecordStop
         case .e2eeKey: .e2eeKey
+        case .streamPublic: .roomStreamPublic
         }
     }
 }

@@ -40,5 +40,13 @@ final class RoomTimers {
         }
     }
 
+    /// Arms the timer that sends the room's throttled room:stream (RoomsService+LiveStream.swift).
+    func scheduleStreamStatus(of room: LiveRoom, after delay: TimeSpan) {
+        let roomID = room.id
+        room.stream.timer = clock.schedule(after: delay) { [weak self] in
+            self?.due(.sendStreamStatus(roomID: roomID))
+        }
+    }
+
     func cancel(_ timer: RoomsTimer) { clock.cancel(timer) }
 }

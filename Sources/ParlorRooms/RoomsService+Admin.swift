@@ -38,6 +38,8 @@ extension RoomsService {
             return ["connections": JSONValue(clientIDs.count)]
         case .startRecording, .stopRecording, .listRecordings, .findRecording, .deleteRecording, .expireRecordings:
             return try runRecording(operation, &step)
+        case .liveStreamAccess(let roomID, let userID):
+            return try liveStreamAccess(roomID, userID: userID, &step)
         case .reset:
             try roomDirectory.reset(&step)
             return .object([:])

@@ -25,5 +25,9 @@ extension RoomsService {
         case cluster(ClusterSignal)
         /// The engine says a recording has ended (RoomsService+Recording.swift).
         case recordingEnded(recordingID: String, reason: String, manifest: [UInt8])
+        /// The room's live stream has `count` listeners on this node now (RoomsService+LiveStream.swift).
+        case liveListeners(roomID: String, count: Int)
+        /// The room's throttled room:stream is due.
+        case sendStreamStatus(roomID: String)
     }
 }

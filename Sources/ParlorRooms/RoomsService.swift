@@ -361,6 +361,10 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
             try mediaSessions.handle(event, &step)
         case .recordingEnded(let recordingID, let reason, let manifest):
             try endRecording(recordingID, reason: reason, manifest: manifest, &step)
+        case .liveListeners(let roomID, let count):
+            state.rooms[roomID]?.liveListenersChanged(to: count, &step.batch.outbox, rules: rules)
+        case .sendStreamStatus(let roomID):
+            state.rooms[roomID]?.sendStreamStatus(&step.batch.outbox, rules: rules)
         case .cluster:
             break  // done before the command's savepoint: ClusterSync.swift
         }
@@ -389,6 +393,7 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
         case .stage(let cid, let action): try step.openRoom(cid).serveStage(action, for: caller, &step)
         case .record(let cid, let start, let recordingID): try serveRecording(cid, start: start, recordingID: recordingID, for: caller, &step)
         case .e2eeKey(let cid, let body): try step.openRoom(cid).relayKey(body, for: caller, &step)
+        case .streamPublic(let cid, let isPublic): try step.openRoom(cid).serveStreamPublic(isPublic, for: caller, &step)
         }
     }
 }

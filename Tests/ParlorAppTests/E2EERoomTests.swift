@@ -174,4 +174,19 @@ import Testing
             #expect(admin.status == 409, "not even an admin: the server cannot hear the room")
         }
     }
+
+    /// The live stream mixes what the server hears: an encrypted room has none, public or not (issue 38 item 5).
+    @Test func theLiveStreamRefusesAnEncryptedRoom() throws {
+        try withRecordingServer(.sqlite) { app in
+            let aliceToken = try token(app, "alice")
+            let created = try http(app, "POST", "/rooms", json: #"{"display_name":"Private","properties":{"e2ee":true}}"#, token: aliceToken)
+            let room = try #require(created.object["id"] as? String)
+            let alice = try TestWebSocket(port: app.port, token: aliceToken)
+            _ = try Self.joinEncrypted(alice, room)
+            let refused = try http(app, "GET", "/rooms/\(room)/live.ogg", token: aliceToken)
+            #expect(refused.status == 409)
+            #expect(refused.object["code"] as? String == "room:error:encrypted", "\(refused.text)")
+            #expect(errorCode(try alice.request("room:stream:public", ["cid": room, "public": true])) == "room:error:encrypted")
+        }
+    }
 }

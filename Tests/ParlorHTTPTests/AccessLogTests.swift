@@ -26,6 +26,21 @@ import Testing
         #expect(!line.contains("SECRET"))
     }
 
+    /// A player's stream with its token in the query (the live stream): logged when its head goes out, without the query.
+    @Test func aStreamedResponseIsLoggedWithoutItsQueryToken() throws {
+        let log = LogLines()
+        let router = Router { routes in
+            routes.get("/rooms/{id}/live.ogg") { _, _ in
+                .stream(HTTPStreamResponse(headers: HTTPHeaders([("Content-Type", "audio/ogg")]), started: { _ in }, ended: { _, _ in }))
+            }
+        }
+        let head = try appOrderPipeline(router: router, log: log).answer(request("GET", "/rooms/R1/live.ogg?token=SECRET"))
+        #expect(head.status == 200 && head.values("Transfer-Encoding") == ["chunked"] && head.values("Content-Length").isEmpty)
+        let line = try #require(log.all.first)
+        #expect(line.contains("path=/rooms/R1/live.ogg") && line.contains("status=200"), "\(line)")
+        #expect(!line.contains("SECRET"))
+    }
+
     @Test func refusalsAndErrorsAreLoggedWithTheirStatus() throws {
         let log = LogLines()
         let pipeline = appOrderPipeline(log: log)

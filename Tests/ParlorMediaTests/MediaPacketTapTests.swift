@@ -124,5 +124,18 @@ import Testing
         try a.send([0xF8, 0xFF, 0xFE])
         try b.wait("A's packet at B") { received, _ in received == 21 }
         #expect(later.count == 1 && other.count == 0)
+
+        // Taps compose (a recording and a live stream at once): each sees every packet, and removing one leaves the other.
+        let live = CountingTap()
+        server.setTap(group: "room", purpose: .liveStream, live)
+        _ = server.onLoop { _ in 0 }
+        try a.send([0xF8, 0xFF, 0xFE])
+        try b.wait("A's packet at B") { received, _ in received == 22 }
+        #expect(later.count == 2 && live.count == 1)
+        server.setTap(group: "room", purpose: .recording, nil)
+        _ = server.onLoop { _ in 0 }
+        try a.send([0xF8, 0xFF, 0xFE])
+        try b.wait("A's packet at B") { received, _ in received == 23 }
+        #expect(later.count == 2 && live.count == 2)
     }
 }

@@ -128,6 +128,10 @@ export function onEvent(message) {
         : `Recording stopped${body.reason && body.reason !== 'requested' ? ` (${body.reason})` : ''}.`);
       updateRoomHead();
       break;
+    case 'room:stream':
+      room.liveStream = { public: !!body.public, listeners: body.listeners ?? 0 };
+      updateRoomHead();
+      break;
     case 'room:locked':
       room.locked = !!body.locked;
       announce(room.locked ? 'The room is locked: nobody new can join.' : 'The room is unlocked.');

@@ -87,6 +87,12 @@ export function updateRoomHead() {
   mark.hidden = !room.recording;
   mark.textContent = room.recording
     ? `Recording · started by ${room.recording.by ? nameOf(room.recording.by) : 'an admin'}` : '';
+  // Nobody listens unseen: how many hear the room through its live stream, and whether anyone with the link may.
+  const live = room.liveStream;
+  const liveMark = $('live-mark');
+  liveMark.hidden = !live || (!live.public && !live.listeners);
+  liveMark.textContent = live
+    ? `${live.listeners} listening to the live stream${live.public ? ' · public' : ''}` : '';
   $('record').textContent = room.recording ? 'Stop recording' : 'Start recording';
   $('record').setAttribute('aria-pressed', String(!!room.recording));
 }

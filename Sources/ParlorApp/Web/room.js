@@ -112,6 +112,7 @@ export async function joinRoom(cid, displayName, { e2ee: encrypted = false } = {
     recording: reply.recording || null,  // {recording_id, by, started_at} while the room is recorded
     encrypted: !!(reply.e2ee ?? reply.room?.e2ee ?? reply.properties?.e2ee),
     e2ee: null,             // E2eeRoom (e2ee-room.js) in an encrypted room
+    liveStream: reply.stream || null,    // {public, listeners}: who listens through GET /rooms/{id}/live.ogg
   };
   state.room = current;
   const me = current.members.get(current.memberId);

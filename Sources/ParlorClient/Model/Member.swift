@@ -83,6 +83,8 @@ public struct Membership: Sendable, Hashable {
     public let audienceCursor: String?
     /// The recording running when you joined (nil: none, or a server before issue 38).
     public let recording: RecordingStatus?
+    /// The room's live stream when you joined (a stage room's always; an open room's while it is public or heard).
+    public let stream: LiveStreamStatus?
 
     init(json: JSONValue) throws(ParlorError) {
         let fields = try JSONFields(json, "join reply")
@@ -90,6 +92,7 @@ public struct Membership: Sendable, Hashable {
         audienceCount = fields["audience_count"]?.integerValue.map { Int($0) }
         audienceCursor = fields["audience_cursor"]?.stringValue
         recording = RecordingStatus(joinReply: fields["recording"])
+        stream = LiveStreamStatus(fields["stream"])
         role = fields["role"]?.stringValue.flatMap(MemberRole.init(rawValue:))
         mode = fields["mode"]?.stringValue.flatMap(RoomMode.init(rawValue:))
         locked = fields["locked"]?.boolValue ?? false

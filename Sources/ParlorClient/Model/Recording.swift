@@ -1,5 +1,25 @@
 import Foundation
 
+/// A room's live stream as events and join replies show it (issue 38): `room:stream`, and the join reply's `stream`.
+/// Clients show how many listen through it, and whether anyone with the link may.
+public struct LiveStreamStatus: Sendable, Hashable {
+    /// Anyone with the link may listen (room:stream:public), not only the room's members.
+    public let isPublic: Bool
+    /// How many listen through GET /rooms/{id}/live.ogg now.
+    public let listeners: Int
+
+    public init(isPublic: Bool, listeners: Int) {
+        self.isPublic = isPublic
+        self.listeners = listeners
+    }
+
+    init?(_ body: JSONValue?) {
+        guard let body, let isPublic = body["public"]?.boolValue, let listeners = body["listeners"]?.integerValue else { return nil }
+        self.isPublic = isPublic
+        self.listeners = Int(listeners)
+    }
+}
+
 /// A room's recording as events and join replies show it (issue 38): `room:recording`, and the join reply's
 /// `recording` while the room is being recorded. Clients show a "Recording" mark with who started it.
 public struct RecordingStatus: Sendable, Hashable {

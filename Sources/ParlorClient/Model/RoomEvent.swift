@@ -59,6 +59,8 @@ public struct RoomEvent: Sendable, Hashable {
     public let audience: AudienceUpdate?
     /// `room:recording`: a recording of the room started or stopped (issue 38).
     public let recording: RecordingStatus?
+    /// `room:stream`: the live stream went public or private, or its listener count changed (issue 38).
+    public let stream: LiveStreamStatus?
     public let body: JSONValue
     /// The whole event as received.
     public let raw: JSONValue
@@ -86,6 +88,7 @@ public struct RoomEvent: Sendable, Hashable {
         presence = typeName == EventType.roomPresence.rawValue ? PresenceChange(body: body) : nil
         audience = typeName == EventType.roomAudience.rawValue ? AudienceUpdate(body: body) : nil
         recording = typeName == EventType.roomRecording.rawValue ? RecordingStatus(event: body) : nil
+        stream = typeName == EventType.roomStream.rawValue ? LiveStreamStatus(body) : nil
         raw = json
     }
 }

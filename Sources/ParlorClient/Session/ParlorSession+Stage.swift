@@ -59,6 +59,15 @@ extension ParlorSession {
         _ = try await request(.roomRecordStop, body)
     }
 
+    /// room:stream:public (those who may record the room): its live stream open to anyone with the link, or
+    /// (false) to members only; everyone gets `room:stream`. Returns the stream as it now is.
+    @discardableResult
+    public func setStreamPublic(_ isPublic: Bool, in roomID: String) async throws(ParlorError) -> LiveStreamStatus {
+        let reply = try await request(.roomStreamPublic, ["cid": .string(roomID), "public": .bool(isPublic)])
+        guard let status = LiveStreamStatus(reply) else { throw ParlorError.invalidResponse("room:stream:public without public and listeners") }
+        return status
+    }
+
     /// message:send: a chat message (1–2,000 characters, 5 per 10 s); returns its event id.
     @discardableResult
     public func send(message text: String, in roomID: String) async throws(ParlorError) -> Int64 {

@@ -1,0 +1,72 @@
+import ParlorCodec
+import ParlorLoop
+
+/// A response whose body is produced later, from any thread, for as long as the producer has something to say (the
+/// live stream of issue 38). The head goes out at once; the body follows chunk by chunk, with
+/// `Transfer-Encoding: chunked` for HTTP/1.1 and close-delimited for HTTP/1.0. The connection carries nothing after
+/// it: it closes when the producer finishes, the client goes away, or the client reads too slowly (its unsent bytes
+/// pass `HTTPServerConfiguration.maxStreamBacklogBytes`).
+public struct HTTPStreamResponse: Sendable {
+    public var status: Int
+    public var headers: HTTPHeaders
+    /// On the connection's loop, right after the head is written (never for HEAD): the producer keeps `writer` and
+    /// sends to it from any thread.
+    public let started: @Sendable (HTTPStreamWriter) -> Void
+    /// On the connection's loop, once, when a started stream ends, whatever ended it: the producer drops `writer`.
+    public let ended: @Sendable (HTTPStreamWriter, HTTPStreamEnd) -> Void
+
+    public init(status: Int = 200, headers: HTTPHeaders = HTTPHeaders(), started: @escaping @Sendable (HTTPStreamWriter) -> Void,
+                ended: @escaping @Sendable (HTTPStreamWriter, HTTPStreamEnd) -> Void) {
+        self.status = status
+        self.headers = headers
+        self.started = started
+        self.ended = ended
+    }
+}
+
+/// Why a stream ended.
+public enum HTTPStreamEnd: Sendable, Equatable {
+    /// The producer called `finish`.
+    case finished
+    /// The client closed the connection, or it failed.
+    case clientClosed
+    /// The client did not read: its backlog passed the bound and it was cut off (counted).
+    case slowReader
+    /// The server is stopping.
+    case shutdown
+}
+
+/// The producer's end of one streamed response: Sendable, Hashable (keep them in a set), and safe to use after the
+/// connection has gone (sends are then dropped).
+public struct HTTPStreamWriter: Sendable, Hashable {
+    let handle: ConnectionHandle
+
+    public var loop: EventLoop { handle.loop }
+
+    /// Queues `bytes` as the next part of the body.
+    public func send(_ bytes: [UInt8]) { Self.send(bytes, to: CollectionOfOne(self)) }
+
+    /// Queues the same `bytes` to every writer: one task per event loop, however many writers it holds; the array is
+    /// shared, never copied per writer.
+    public static func send(_ bytes: [UInt8], to writers: some Collection<HTTPStreamWriter>) {
+        guard !bytes.isEmpty else { return }
+        var byLoop: [(loop: EventLoop, handles: [ConnectionHandle])] = []
+        for writer in writers {
+            if let index = byLoop.firstIndex(where: { $0.loop === writer.handle.loop }) {
+                byLoop[index].handles.append(writer.handle)
+            } else {
+                byLoop.append((writer.handle.loop, [writer.handle]))
+            }
+        }
+        for (loop, handles) in byLoop {
+            loop.execute {
+                for handle in handles { (handle.resolve()?.handler as? HTTPStreamConnection)?.send(bytes) }
+            }
+        }
+    }
+
+    /// Ends the body (the last chunk) and closes the connection once it is out.
+    public func finish() {
+        handle.withConnection { ($0.handler as? HTTPStreamConnection)?.finish() }
+    }
+}
