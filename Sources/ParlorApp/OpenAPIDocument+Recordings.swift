@@ -32,7 +32,7 @@ extension OpenAPIDocument {
         Operation(method: "DELETE", path: "/recordings/{rid}", summary: "Delete a recording's row and files; 409 while it is being recorded (admin, the room's creator and moderators)",
                   success: (204, "Deleted", nil), errors: [401, 403, 404, 409], parameters: [recordingParameter], security: true),
         Operation(method: "GET", path: "/rooms/{id}/live.ogg",
-                  summary: "The room's live mix as Ogg Opus, chunked, until the client leaves (at most 2 s behind): a current member's token (Authorization or ?token=) unless room:stream:public made it public; 404 naming the node that mixes it when that is another node",
+                  summary: "The room's live mix as Ogg Opus, chunked, until the client leaves (at most 2 s behind): a current member's token (Authorization or ?token=) unless room:stream:public made it public; 404 naming the node that mixes it when that is another node; an end-to-end encrypted room is 409 room:error:encrypted",
                   success: (200, "The stream: OpusHead and OpusTags, then pages as they are mixed", ["type": "string", "format": "binary"]),
                   errors: [401, 403, 404, 409, 410], parameters: [idParameter, query("token", "a member's JWT, for players that cannot set headers")],
                   security: true, successContentType: "audio/ogg"),
