@@ -15,7 +15,8 @@ struct CPUSample {
     let threads: [String: Double]
     /// The thread ids whose name (/proc/…/comm) starts with "parlor-media".
     let mediaThreads: Set<String>
-    /// The thread ids named "parlor-record": a recording's thread (`RoomRecorder`), one per recording.
+    /// The thread ids named "parlor-record": a recording's tracks' thread (`RoomRecorder`), one per recording (its mix
+    /// has its own, `parlor-mix`: see `threads(named:)`).
     let recorderThreads: Set<String>
     /// Each thread's name (/proc/…/comm), by thread id.
     let names: [String: String]

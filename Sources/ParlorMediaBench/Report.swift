@@ -12,6 +12,7 @@ enum Report {
                step.cpu.mediaThreadCores.map { String(format: "%.2f", $0) } ?? "?", step.cpu.mediaMicrosecondsPerPacket.map { String(format: "%.2f", $0) } ?? "?",
                step.cpu.serverCores, step.cpu.serverMicrosecondsPerPacket, step.cpu.generatorCores, step.cpu.otherCores)
             + (step.cpu.recorderThreadCores.map { String(format: "; recorder threads %.3f core", $0) } ?? "")
+            + (step.cpu.mixThreadCores.map { String(format: "; mix threads %.3f core", $0) } ?? "")
             + (step.live.map { String(format: "; %d live listeners read %.0f B/s (%d closed), live mix %.3f core, loops %.3f core", $0.listeners,
                                       $0.bytesPerSecond, $0.closedByServer, step.cpu.liveThreadCores ?? 0, step.cpu.loopThreadCores ?? 0) } ?? "")
     }
@@ -30,10 +31,10 @@ enum Report {
                                 step.cpu.mediaThreadCores.map { String(format: "%.2f", $0) } ?? "?",
                                 step.cpu.mediaMicrosecondsPerPacket.map { String(format: "%.2f", $0) } ?? "?", multiple, step.cpu.generatorCores, step.cpu.otherCores))
         }
-        let recorded = run.steps.compactMap { step in step.cpu.recorderThreadCores.map { (step.listeners, $0) } }
+        let recorded = run.steps.compactMap { step in step.cpu.recorderThreadCores.map { (step.listeners, $0, step.cpu.mixThreadCores ?? 0) } }
         if !recorded.isEmpty {
-            lines.append("recording (parlor-record threads, part of the server's CPU): "
-                         + recorded.map { String(format: "%d listeners %.3f core", $0.0, $0.1) }.joined(separator: ", "))
+            lines.append("recording (parts of the server's CPU: the tracks' parlor-record threads, the mix's parlor-mix threads): "
+                         + recorded.map { String(format: "%d listeners %.3f + %.3f core", $0.0, $0.1, $0.2) }.joined(separator: ", "))
         }
         if let f = run.floor {
             lines.append(String(format: "floor: %.2f µs per %d-byte sendmmsg datagram (%d sent) + %.2f µs per SRTP protect (%@, %d) = %.2f µs",

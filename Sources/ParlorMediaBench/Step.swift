@@ -43,8 +43,10 @@ struct StepResult: Codable {
     /// server), and per forwarded packet.
     struct CPUShares: Codable {
         var mediaThreadCores: Double?
-        /// The recordings' threads (`parlor-record`), when the room is recorded; part of `serverCores`.
+        /// The recordings' track threads (`parlor-record`), when the room is recorded; part of `serverCores`.
         var recorderThreadCores: Double?
+        /// The recordings' mix threads (`parlor-mix`: a decode per speaker, an encode every 20 ms); part of `serverCores`.
+        var mixThreadCores: Double?
         /// The live mix's thread (`parlor-live`), with --live-listeners; part of `serverCores`.
         var liveThreadCores: Double?
         /// The HTTP/WebSocket event loops' threads (`parlor-loop-N`): where the live stream's writes are.

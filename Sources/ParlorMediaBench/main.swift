@@ -161,6 +161,7 @@ for target in options.listenerSteps {
                        p999Milliseconds: histogram.percentile(0.999),
                        maxMilliseconds: histogram.total > 0 ? Double(histogram.maximum) / 1e6 : nil),
         cpu: .init(mediaThreadCores: media.map { $0 / elapsed }, recorderThreadCores: CPUSample.recorderThreads(before, after).map { $0 / elapsed },
+                   mixThreadCores: CPUSample.threads(named: "parlor-mix", before, after).map { $0 / elapsed },
                    liveThreadCores: CPUSample.threads(named: "parlor-live", before, after).map { $0 / elapsed },
                    loopThreadCores: CPUSample.threads(named: "parlor-loop", before, after).map { $0 / elapsed },
                    serverCores: server / elapsed,

@@ -3,9 +3,10 @@ import Foundation
 /// Records one room: a track per speaker (`track-N.opus`, their Opus packets as sent) and the mix (`mix.opus`), in
 /// `settings.directory` with `manifest.json` (docs/recording.md, "The recorder").
 ///
-/// Media workers hand it each packet through `append`, which only puts it on a bounded queue; the recorder's own
-/// thread takes the queue every 20 ms, feeds the track writers and the mixer, and appends the pages they return to
-/// the files with `write(2)` (a page at least once a second of audio). A full disk stops it with `.diskFull`, any
+/// Media workers hand it each packet through `append`, which only puts it on two bounded queues; the recorder's own
+/// thread (`parlor-record`) takes one every 20 ms, feeds the track writers and appends the pages they return to the
+/// files with `write(2)` (a page at least once a second of audio); the mix's thread (`parlor-mix`, RecordingMix) does
+/// the same with the other for mix.opus. A full disk stops it with `.diskFull`, any
 /// other write error with `.failed`, `settings.maxDuration` with `.maxDuration`, `stop` with the reason given; each
 /// way it finishes the files it can, writes the final manifest and calls `onStop` once, from its thread.
 public final class RoomRecorder: Sendable {
@@ -18,6 +19,7 @@ public final class RoomRecorder: Sendable {
     /// The recording's 0:00 on CLOCK_MONOTONIC (ns), the clock of `append`'s arrivals: when the recorder started.
     public let startedAt: UInt64
     private let queue: RecorderQueue
+    private let mix: RecordingMix
 
     /// Starts its own thread; creates the directory and writes manifest.json with state "recording".
     public init(settings: RecordingSettings, onStop: @escaping @Sendable (RecordingManifest) -> Void) throws {
@@ -26,15 +28,12 @@ public final class RoomRecorder: Sendable {
         self.queue = queue
         let session = try RecordingSession(settings: settings)
         startedAt = session.startedAt
+        let mix = try RecordingMix(settings: settings, startedAt: session.startedAt, tags: RecordingSession.tags(settings, member: nil),
+                                   onFailure: { queue.requestStop($0) })
+        self.mix = mix
         let thread = Thread {
-            // The OS thread's name, which Foundation's `Thread.name` does not set on Linux (and pthread_setname_np is
-            // not imported): top -H, perf and the media bench tell the recorder's CPU apart by it.
-            let comm = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
-            if comm >= 0 {
-                _ = write(comm, "parlor-record", 13)
-                _ = close(comm)
-            }
-            session.run(queue, onStop: onStop)
+            nameThread("parlor-record")
+            session.run(queue, mix: mix, onStop: onStop)
         }
         thread.start()
     }
@@ -42,7 +41,9 @@ public final class RoomRecorder: Sendable {
     /// Any thread, never blocks: a bounded queue (full: the packet is dropped and counted). `rtp`: a whole decrypted
     /// RTP packet; `arrival`: CLOCK_MONOTONIC in ns, the media workers' clock.
     public func append(rtp: [UInt8], member: String, arrival: UInt64) {
-        queue.append(RecorderQueue.Item(rtp: rtp, member: member, arrival: arrival))
+        let item = RecorderQueue.Item(rtp: rtp, member: member, arrival: arrival)
+        queue.append(item)
+        mix.append(item)
     }
 
     /// Idempotent; finishes the files, writes the final manifest.json, then calls onStop exactly once (from its thread).
@@ -50,8 +51,8 @@ public final class RoomRecorder: Sendable {
         queue.requestStop(reason)
     }
 
-    /// Packets dropped because the queue was full.
-    public var droppedPackets: Int { queue.droppedCount }
+    /// Packets dropped because a queue was full (the tracks' or the mix's).
+    public var droppedPackets: Int { queue.droppedCount + mix.droppedPackets }
 }
 
 /// A recording's files and writers, handed to the recorder's thread at start and touched only there.
@@ -72,8 +73,6 @@ final class RecordingSession: @unchecked Sendable {  // created on the caller's 
     /// CLOCK_MONOTONIC ns: the recording's 0:00.
     let startedAt: UInt64
     private var manifest: RecordingManifest
-    private let mixer: OpusMixer<String>
-    private let mix: RecordingFile
     private var tracks: [String: Track] = [:]
     private var order: [String] = []
     /// Set by the first failed write: nothing more is written.
@@ -85,20 +84,18 @@ final class RecordingSession: @unchecked Sendable {  // created on the caller's 
         startedAt = MonotonicTime.now()
         manifest = RecordingManifest(recordingID: settings.recordingID, roomID: settings.roomID, node: settings.node,
                                      startedAt: Int64(Date().timeIntervalSince1970 * 1_000))
-        mixer = try OpusMixer<String>(serialNumber: UInt32.random(in: 0...UInt32.max), tags: Self.tags(settings, member: nil))
-        mix = try RecordingFile(path: settings.directory + "/" + RecordingManifest.mixFile)
         try RecordingFile.replace(path(RecordingManifest.fileName), with: manifest.encoded())
     }
 
     private func path(_ file: String) -> String { settings.directory + "/" + file }
 
-    private static func tags(_ settings: RecordingSettings, member: String?) -> OpusTags {
+    static func tags(_ settings: RecordingSettings, member: String?) -> OpusTags {
         var comments = ["PARLOR_RECORDING=\(settings.recordingID)", "PARLOR_ROOM=\(settings.roomID)"]
         if let member { comments.append("PARLOR_MEMBER=\(member)") }
         return OpusTags(comments: comments)
     }
 
-    func run(_ queue: RecorderQueue, onStop: @Sendable (RecordingManifest) -> Void) {
+    func run(_ queue: RecorderQueue, mix: RecordingMix, onStop: @Sendable (RecordingManifest) -> Void) {
         let tick = UInt64(nanoseconds(RoomRecorder.tick))
         let limit = settings.maxDuration.map { maximum in
             let (end, overflow) = startedAt.addingReportingOverflow(UInt64(max(0, nanoseconds(maximum))))
@@ -129,7 +126,7 @@ final class RecordingSession: @unchecked Sendable {  // created on the caller's 
         }
         queue.requestStop(reason)  // appends from now on are dropped
         let end = reason == .maxDuration ? min(limit ?? .max, MonotonicTime.now()) : MonotonicTime.now()
-        onStop(finish(reason, at: end))
+        onStop(finish(reason, at: end, mix: mix))
     }
 
     private func receive(_ item: RecorderQueue.Item) {
@@ -137,11 +134,6 @@ final class RecordingSession: @unchecked Sendable {  // created on the caller's 
         let arrival = Duration.nanoseconds(item.arrival > startedAt ? Int64(item.arrival - startedAt) : 0)
         guard let track = tracks[item.member] ?? openTrack(for: item.member, at: arrival, firstPayload: packet.payload) else { return }
         track.writer.receive(sequence: packet.sequence, timestamp: packet.timestamp, payload: packet.payload, arrival: arrival)
-        do {
-            try mixer.receive(from: item.member, sequence: packet.sequence, timestamp: packet.timestamp, payload: packet.payload, arrival: arrival)
-        } catch {
-            failure = .failed
-        }
     }
 
     /// A member's first packet: its track is listed in the manifest, then its file created (a crash between the two
@@ -174,12 +166,6 @@ final class RecordingSession: @unchecked Sendable {  // created on the caller's 
             guard failure == nil, let track = tracks[member] else { return }
             write(track.writer.advance(to: elapsed), to: track.file)
         }
-        guard failure == nil else { return }
-        do {
-            write(try mixer.advance(to: elapsed), to: mix)
-        } catch {
-            failure = .failed
-        }
     }
 
     private func write(_ bytes: [UInt8], to file: RecordingFile) {
@@ -194,17 +180,15 @@ final class RecordingSession: @unchecked Sendable {  // created on the caller's 
 
     /// The last pages (unless a write failed: then the files stay as far as they were written, whole pages), the
     /// durations and the final manifest, written if the disk takes it.
-    private func finish(_ requested: RecordingStopReason, at end: UInt64) -> RecordingManifest {
+    private func finish(_ requested: RecordingStopReason, at end: UInt64, mix: RecordingMix) -> RecordingManifest {
         let elapsed = Duration.nanoseconds(Int64(end - startedAt))
         for member in order where failure == nil {
             let track = tracks[member]!
             write(track.writer.finish(at: elapsed), to: track.file)
         }
-        if failure == nil {
-            do { write(try mixer.finish(at: elapsed), to: mix) } catch { failure = .failed }
-        }
         for track in tracks.values { track.file.close() }
-        mix.close()
+        // The mix ends where the tracks do; a write it failed fails the recording as the tracks' would.
+        if let mixFailure = mix.finish(at: end, reason: requested), failure == nil { failure = mixFailure }
         let reason = failure ?? requested
         // Stopped because the server is stopping: its files are whole, but the recording did not end as asked.
         manifest.state = reason == .interrupted ? "interrupted" : "complete"

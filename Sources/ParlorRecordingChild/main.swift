@@ -4,7 +4,7 @@
 // records N speakers A, B, … (default 2, at most 26) sending libopus tones in real time (A 440 Hz from the start, the others from
 // 0.5 s at 880, 1320, … Hz), prints "started" once the recorder runs, and when it stops (after `seconds`, or by
 // itself) prints the final manifest's JSON and exits 0. `--report-cpu` also prints, on stderr, the recorder
-// thread's CPU (`parlor-record`) as a share of one core over the recording; the tones are encoded on the main
+// threads' CPU (the tracks' `parlor-record`, the mix's `parlor-mix`) as shares of one core over the recording; the tones are encoded on the main
 // thread, which that share leaves out.
 import Foundation
 import ParlorRecording
@@ -103,10 +103,10 @@ while true {
         break
     }
 }
-if reportCPU, let cpu = threadCPU(named: "parlor-record") {
+if reportCPU, let tracks = threadCPU(named: "parlor-record"), let mix = threadCPU(named: "parlor-mix") {
     let elapsed = Double(monotonicNow() - start) / 1e9
-    FileHandle.standardError.write(Data(String(format: "recorder thread: %.3f core (%.2f s of CPU in %.1f s, %d speakers)\n",
-                                               cpu / elapsed, cpu, elapsed, speakerCount).utf8))
+    FileHandle.standardError.write(Data(String(format: "recorder threads: tracks %.3f core, mix %.3f core (%.2f + %.2f s of CPU in %.1f s, %d speakers)\n",
+                                               tracks / elapsed, mix / elapsed, tracks, mix, elapsed, speakerCount).utf8))
 }
 recorder.stop()
 stopped.wait()
