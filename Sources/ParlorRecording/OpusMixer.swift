@@ -8,8 +8,16 @@ public final class OpusMixer<Speaker: Hashable> {
     final class Input {
         var timeline: RTPOpusTimeline
         let decoder: OpusDecoder
-        /// Decoded samples from the mix's position on.
+        /// Decoded samples; those from `consumed` on are from the mix's position on.
         var pcm: [Int16] = []
+        var consumed = 0
+
+        /// Drops what the mix has used once it is most of the buffer, so a frame costs no shift of the rest.
+        func compact() {
+            guard consumed >= 4 * OpusMixer.frameSamples, consumed * 2 >= pcm.count else { return }
+            pcm.removeFirst(consumed)
+            consumed = 0
+        }
 
         init(timeline: RTPOpusTimeline, decoder: OpusDecoder) {
             self.timeline = timeline
@@ -33,6 +41,9 @@ public final class OpusMixer<Speaker: Hashable> {
     public private(set) var saturatedSamples = 0
     private var wroteHeaders = false
     private var finished = false
+    /// One frame's sum and samples, reused for every frame.
+    private var sum = [Int32](repeating: 0, count: 960)
+    private var frame = [Int16](repeating: 0, count: 960)
 
     public init(serialNumber: UInt32, tags: OpusTags = OpusTags(), bitsPerSecond: Int32 = 64_000,
                 jitterWindow: Duration = .milliseconds(100), flushInterval: Duration = .seconds(1)) throws(OpusError) {
@@ -117,16 +128,28 @@ public final class OpusMixer<Speaker: Hashable> {
     }
 
     private func mixFrame(granuleLimit: Int64?) throws(OpusError) -> [UInt8] {
-        var sum = [Int32](repeating: 0, count: Self.frameSamples)
-        for input in inputs.values {
-            let count = min(Self.frameSamples, input.pcm.count)
-            for index in 0..<count { sum[index] += Int32(input.pcm[index]) }
-            input.pcm.removeFirst(count)
+        sum.withUnsafeMutableBufferPointer { sum in
+            for index in sum.indices { sum[index] = 0 }
+            for input in inputs.values {
+                let count = min(Self.frameSamples, input.pcm.count - input.consumed)
+                input.pcm.withUnsafeBufferPointer { pcm in
+                    for index in 0..<count { sum[index] &+= Int32(pcm[input.consumed + index]) }
+                }
+                input.consumed += count
+                input.compact()
+            }
         }
-        let frame = sum.map { value -> Int16 in
-            if value > Int32(Int16.max) || value < Int32(Int16.min) { saturatedSamples += 1 }
-            return Int16(clamping: value)
+        var saturated = 0
+        frame.withUnsafeMutableBufferPointer { frame in
+            sum.withUnsafeBufferPointer { sum in
+                for index in sum.indices {
+                    let value = sum[index]
+                    if value > Int32(Int16.max) || value < Int32(Int16.min) { saturated += 1 }
+                    frame[index] = Int16(clamping: value)
+                }
+            }
         }
+        saturatedSamples += saturated
         let packet = try encoder.encode(frame)
         position += Int64(Self.frameSamples)
         samplesSinceFlush += Int64(Self.frameSamples)
