@@ -20,13 +20,14 @@ VENV ?= .venv
 # Extra flags, e.g. SWIFT_BUILD_FLAGS="-Xswiftc -warnings-as-errors". Nothing here hides compiler warnings.
 SWIFT_BUILD_FLAGS ?=
 SWIFT_TEST_FLAGS ?=
-# The async tests of ParlorClientTests (ParlorClient, ParlorTesting) run in a swift test process of their own, beside
+# The async tests (ParlorClientTests: ParlorClient, ParlorTesting) run in a swift test process of their own, beside
 # the rest. In one process they shared the Swift concurrency pool, as many threads as cores (two here), with hundreds
 # of synchronous tests that block their thread on sockets and child processes: two long ones (the SIGKILL torture,
 # the recording's audio test) held both threads for ~100 s, trivial tests waited that long to start, and client tests
 # stalled between steps past a 60 s room TTL, a 1 s grace period's 5 s wait or a 15 s pong timeout (the CI failures
-# at ccb3cb5 and in a local run at eaa55c7). Their own process has a pool nothing blocks.
-CLIENT_TESTS := ParlorClientTests\.
+# at ccb3cb5 and in a local run at eaa55c7). Their own process has a pool nothing blocks; so do ParlorAppTests' two
+# suites that drive ParlorClient.
+CLIENT_TESTS := ParlorClientTests\.|ParlorAppTests\.(RecordingClientTests|LiveStreamClientTests)/
 # Extra options for `make run`, e.g. RUN_ARGS="--port 9000 --log-level debug" (see parlor serve --help).
 RUN_ARGS ?=
 
