@@ -30,10 +30,12 @@ extension LiveRoom {
         throw RoomError(.roomEncrypted, "room \(id) is end-to-end encrypted: the server cannot \(action) it")
     }
 
-    /// e2ee:key: a joined member's key message, relayed as it came to every other joined member's connections, with
-    /// `from` the sender's member id. Never stored as an event, never replayed, never logged. A member whose
-    /// connection is on another node (PostgreSQL) gets it through the cluster's signal queue, as rtc:* signalling
-    /// does: a row that node deletes when it takes it.
+    /// e2ee:key: a joined member's key message, relayed as it came, with `from` the sender's member id, to the other
+    /// joined members it is for: those its `keys` name in `to` (wrapped keys only they can open), or everyone when it
+    /// names none (an announcement of a public key). So a join costs the room messages in proportion to its size, not
+    /// to its square: each member's reply to a newcomer goes to the newcomer alone. Never stored as an event, never
+    /// replayed, never logged. A member whose connection is on another node (PostgreSQL) gets it through the
+    /// cluster's signal queue, as rtc:* signalling does: a row that node deletes when it takes it.
     func relayKey(_ body: JSONObject, for caller: Caller, _ step: inout Step) throws {
         guard let sender = member(forUser: caller.user.id), connections(of: caller.user.id).contains(caller.client.id) else {
             throw RoomError.notJoined(id)
@@ -45,13 +47,24 @@ extension LiveRoom {
                                                "from": .string(sender.id), "body": .object(body)])
         step.batch.reply(to: caller, .e2eeKey, body: .object([:]))
         let cluster = step.store as? any ClusterTransaction
-        for member in members.values where member.id != sender.id {
+        let addressed = Self.keyRecipients(body)
+        for member in members.values where member.id != sender.id && addressed.map({ $0.contains(member.id) }) ?? true {
             let receivers = connections(of: member.user.id)
             for clientID in receivers { step.batch.outbox.send(message, to: clientID) }
             if receivers.isEmpty, let cluster {
                 _ = try cluster.relaySignal(roomID: id, toMember: member.id, message: message, at: step.rules.clock.now())
             }
         }
+    }
+}
+
+extension LiveRoom {
+    /// The member ids a key message's `keys` entries name in `to` (the envelope, not the secrets), or nil when it names
+    /// none: then it is for every member.
+    static func keyRecipients(_ body: JSONObject) -> Set<String>? {
+        guard case .array(let keys)? = body["keys"] else { return nil }
+        let named = Set(keys.compactMap { $0["to"]?.stringValue })
+        return named.isEmpty ? nil : named
     }
 }
 

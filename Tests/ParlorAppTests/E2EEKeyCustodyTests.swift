@@ -23,11 +23,11 @@ import Testing
             let room = try #require(created.object["id"] as? String)
             let alice = try TestWebSocket(port: port, token: try auth(port: port, name: "alice").jwt)
             let bob = try TestWebSocket(port: port, token: try auth(port: port, name: "bob").jwt)
-            for client in [alice, bob] { _ = try client.call("conversation:join", ["cid": room, "e2ee": true]) }
+            let members = try [alice, bob].map { try #require(try $0.call("conversation:join", ["cid": room, "e2ee": true])["member_id"] as? String) }
             // Both directions, as a key exchange goes; a wrapped key and a public key both carry the marker.
-            _ = try alice.call("e2ee:key", ["cid": room, "v": 1, "public_key": marker, "keys": [["to": "MEM-b", "key_id": 1, "wrapped": marker + "-a"]]])
+            _ = try alice.call("e2ee:key", ["cid": room, "v": 1, "public_key": marker, "keys": [["to": members[1], "key_id": 1, "wrapped": marker + "-a"]]])
             #expect(((try bob.event("e2ee:key", in: room)["body"] as? [String: Any])?["public_key"] as? String) == marker)
-            _ = try bob.call("e2ee:key", ["cid": room, "v": 1, "public_key": marker + "-b", "keys": [["to": "MEM-a", "key_id": 1, "wrapped": marker + "-b"]]])
+            _ = try bob.call("e2ee:key", ["cid": room, "v": 1, "public_key": marker + "-b", "keys": [["to": members[0], "key_id": 1, "wrapped": marker + "-b"]]])
             #expect(((try alice.event("e2ee:key", in: room)["body"] as? [String: Any])?["public_key"] as? String) == marker + "-b")
             // A refused key message (too large) is not logged either.
             let oversized = marker + String(repeating: "x", count: 17 * 1024)

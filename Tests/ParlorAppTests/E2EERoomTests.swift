@@ -59,19 +59,19 @@ import Testing
         }
     }
 
-    @Test func aKeyMessageReachesEveryOtherJoinedMemberAndIsNotKept() throws {
+    /// An announcement (no wrapped keys) reaches every other joined member; wrapped keys reach only the members they
+    /// name: a member's reply to a newcomer costs one message, not one per member.
+    @Test func aKeyMessageReachesTheMembersItIsForAndIsNotKept() throws {
         try withServer { app in
             let room = try createRoom(app, "Private", properties: Self.encrypted)
             let (alice, bob, carol) = (try TestWebSocket(app, name: "alice"), try TestWebSocket(app, name: "bob"), try TestWebSocket(app, name: "carol"))
             let aliceMember = try #require(try Self.joinEncrypted(alice, room)["member_id"] as? String)
-            for client in [bob, carol] { _ = try Self.joinEncrypted(client, room) }
+            let bobMember = try #require(try Self.joinEncrypted(bob, room)["member_id"] as? String)
+            _ = try Self.joinEncrypted(carol, room)
             let watcher = try TestWebSocket(app, name: "watcher")
             _ = try watcher.call("conversation:watch", ["cid": room])
 
-            let body: [String: Any] = ["v": 1, "public_key": "BFqM", "keys": [["to": "MEM-x", "key_id": 1, "wrapped": "i02o"]]]
-            var request = body
-            request["cid"] = room
-            #expect(try alice.call("e2ee:key", request).isEmpty)
+            #expect(try alice.call("e2ee:key", ["cid": room, "v": 1, "public_key": "BFqM", "keys": [Any]()]).isEmpty)
             for client in [bob, carol] {
                 let relayed = try client.event("e2ee:key", in: room)
                 #expect(relayed["from"] as? String == aliceMember)
@@ -80,8 +80,17 @@ import Testing
                 #expect(received["cid"] as? String == room)
                 #expect(received["v"] as? Int == 1)
                 #expect(received["public_key"] as? String == "BFqM")
-                #expect((received["keys"] as? [[String: Any]])?.first?["wrapped"] as? String == "i02o")
             }
+            // Addressed to bob (and to an id that is nobody's): bob alone gets it, as sent.
+            let addressed: [String: Any] = ["cid": room, "v": 1, "public_key": "BFqM",
+                                            "keys": [["to": bobMember, "key_id": 1, "wrapped": "i02o"], ["to": "MEM-x", "key_id": 1, "wrapped": "zzzz"]]]
+            _ = try alice.call("e2ee:key", addressed)
+            let relayed = try bob.event("e2ee:key", in: room)
+            #expect(((relayed["body"] as? [String: Any])?["keys"] as? [[String: Any]])?.map { $0["wrapped"] as? String } == ["i02o", "zzzz"])
+            // Nobody but bob is named: the next announcement is the next key message carol sees.
+            _ = try alice.call("e2ee:key", ["cid": room, "v": 1, "public_key": "BFqN", "keys": [Any]()])
+            let next = try carol.event("e2ee:key", in: room)
+            #expect((next["body"] as? [String: Any])?["public_key"] as? String == "BFqN", "carol got the message addressed to bob")
             for client in [alice, watcher] {
                 try client.sync()
                 #expect(!client.log.contains { $0["type"] as? String == "e2ee:key" }, "neither the sender nor a watcher gets it")

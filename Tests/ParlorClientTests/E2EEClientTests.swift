@@ -28,9 +28,9 @@ import Testing
         }
         let aliceJoin = try await alice.join(room.id, e2ee: true)
         #expect(aliceJoin.e2ee)
-        _ = try await bob.join(room.id, e2ee: true)
+        let bobJoin = try await bob.join(room.id, e2ee: true)
 
-        try await alice.sendKey(["v": 1, "public_key": "BFqM", "keys": .array([["to": "MEM-b", "key_id": 1, "wrapped": "i02o"]])], in: room.id)
+        try await alice.sendKey(["v": 1, "public_key": "BFqM", "keys": .array([["to": .string(bobJoin.memberID), "key_id": 1, "wrapped": "i02o"]])], in: room.id)
         let key = try await bobEvents.first("alice's key") { $0.eventType == .e2eeKey }
         #expect(key.from == aliceJoin.memberID)
         #expect(key.id == nil)
