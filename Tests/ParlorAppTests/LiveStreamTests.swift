@@ -147,6 +147,8 @@ import Testing
             _ = try bob.join(room)
             let refused = try bob.request("room:stream:public", ["cid": room, "public": true])
             #expect(errorCode(refused) == "member:error:not-allowed", "\(refused)")
+            #expect(errorCode(try alice.request("room:stream:public", ["cid": room])) == "request:error:missing-field")
+            #expect(errorCode(try alice.request("room:stream:public", ["cid": room, "public": "yes"])) == "request:error:invalid-field")
             // Alice, its creator, may: everyone hears room:stream, and then anyone may listen without a token.
             let reply = try alice.call("room:stream:public", ["cid": room, "public": true])
             #expect(reply["public"] as? Bool == true)
