@@ -38,7 +38,8 @@ public enum EventType: CaseIterable, Sendable, RawRepresentable {
     case roomAudience
     /// A recording of the room started or stopped (stored).
     case roomRecording
-    /// The room's live stream went public or private, or its listener count changed (at most once a second): never stored.
+    /// The room's live stream went public or private (stored, with an id), or its listener count changed (at most once a
+    /// second; not stored).
     case roomStream
 
     public var rawValue: String {

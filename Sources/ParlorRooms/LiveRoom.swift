@@ -93,6 +93,7 @@ final class LiveRoom {
         maxMembers = record.maxMembers
         mode = record.mode
         locked = record.locked
+        stream.isPublic = record.streamPublic
         lastEventID = record.lastEventID
         self.emptySince = emptySince
     }
@@ -206,6 +207,7 @@ final class LiveRoom {
                                 ttl: ttl, maxMembers: maxMembers, memberCount: memberCount, lastEventID: lastEventID)
         record.mode = mode
         record.locked = locked
+        record.streamPublic = stream.isPublic
         return record
     }
 

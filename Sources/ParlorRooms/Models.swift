@@ -22,6 +22,8 @@ public struct RoomRecord: Sendable {
     public let lastEventID: Int64
     public var mode: RoomMode = .open
     public var locked = false
+    /// Its live stream is open to anyone with the link (room:stream:public); not in `json`.
+    public var streamPublic = false
 
     /// The tutorial app reads `id` and `display_name`; everything else is extra and ignored by it.
     public var json: JSONValue {

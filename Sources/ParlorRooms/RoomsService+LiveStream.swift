@@ -2,8 +2,8 @@ import ParlorBasics
 import ParlorProtocol
 
 /// A room's live stream as the rooms domain knows it (issue 38): who may listen, whether it is public, how many
-/// listen. The mixing and the HTTP listeners are ParlorApp's (`LiveStreams`); it reports the count here. Memory only,
-/// like presence: after a restart a stream is private again (the safe default: nobody listens unseen).
+/// listen. The mixing and the HTTP listeners are ParlorApp's (`LiveStreams`); it reports the listeners here, which are
+/// this node's memory only. Whether the stream is public is stored with the room (`rooms.stream_public`).
 struct RoomLiveStream {
     /// Anyone with the link may listen, not only members (room:stream:public).
     var isPublic = false
@@ -86,14 +86,24 @@ extension LiveRoom {
     /// room:stream:public: those who may record the room (an open room's creator, a stage room's moderators) make
     /// its live stream public or private; everyone hears room:stream.
     func serveStreamPublic(_ isPublic: Bool, for caller: Caller, _ step: inout Step) throws {
-        guard member(forUser: caller.user.id) != nil else { throw RoomError.notJoined(id) }
+        guard let member = member(forUser: caller.user.id) else { throw RoomError.notJoined(id) }
         guard mayRecord(caller.user.id) else {
             throw RoomError(.memberNotAllowed, mode == .stage ? "only a moderator of room \(id) may make its live stream public or private"
                 : "only the creator of room \(id) may make its live stream public or private")
         }
-        stream.isPublic = isPublic
-        step.context(of: self)  // changed: made private, the observer cuts off who may no longer listen
-        sendStreamStatus(&step.batch.outbox, rules: step.rules)
+        if stream.isPublic != isPublic {
+            // Stored with the room (it survives a restart) and as a room:stream event with an id, which other nodes
+            // apply when they catch the room up. The room is changed: made private, the observer cuts off who may no
+            // longer listen.
+            let context = step.context(of: self)
+            try context.store.setStreamPublic(roomID: id, isPublic)
+            stream.isPublic = isPublic
+            let now = step.rules.clock.now()
+            let event = try context.appendEvent(type: EventType.roomStream.rawValue, from: member.id, body: stream.json, at: now)
+            step.batch.broadcast(event, in: self)
+            stream.announced = (stream.isPublic, stream.listeners)
+            stream.announcedAt = now
+        }
         step.batch.reply(to: caller, .roomStreamPublic, body: stream.json)
     }
 

@@ -12,6 +12,7 @@ extension Row {
                                 lastEventID: int("last_event_id") ?? 0)
         record.mode = RoomMode(rawValue: string("mode") ?? "") ?? .open
         record.locked = int("locked") == 1
+        record.streamPublic = int("stream_public") == 1
         return record
     }
 
