@@ -13,7 +13,16 @@ final class LiveStreams: Sendable {
         /// Tells a stopped mix's last pages from a newer mix's of the same room.
         let generation: UInt64
         let mix: LiveMix
-        var listeners: Set<HTTPStreamWriter>
+        /// Each listener's response, with the user whose token opened it (nil: none, the stream was public).
+        var listeners: [HTTPStreamWriter: String?]
+
+        var report: LiveListeners {
+            var users = Set<String>(), anonymous = 0
+            for user in listeners.values {
+                if let user { users.insert(user) } else { anonymous += 1 }
+            }
+            return LiveListeners(count: listeners.count, users: users, anonymous: anonymous)
+        }
     }
 
     private struct State {
@@ -25,39 +34,48 @@ final class LiveStreams: Sendable {
     private let media: MediaServer
     private let metrics: ServerMetrics
     /// The rooms service's `liveListenersChanged`, holding the service weakly.
-    private let report: @Sendable (_ roomID: String, _ count: Int) -> Void
+    private let report: @Sendable (_ roomID: String, LiveListeners) -> Void
 
     init(media: MediaServer, metrics: ServerMetrics, rooms: RoomsService) {
         self.media = media
         self.metrics = metrics
-        report = { [weak rooms] roomID, count in rooms?.liveListenersChanged(roomID: roomID, count: count) }
-        rooms.onRoomsClosed { [weak self] roomID in self?.endAll(in: roomID) }
+        report = { [weak rooms] roomID, listeners in rooms?.liveListenersChanged(roomID: roomID, listeners: listeners) }
+        rooms.onLiveStreamCuts { [weak self] roomID, cut in self?.end(cut, in: roomID) }
     }
 
-    /// The room closed: every listener's response ends (each `ended` then removes it, and the last stops the mix).
-    func endAll(in roomID: String) {
-        let writers = state.withLock { $0.streams[roomID]?.listeners ?? [] }
+    /// The rooms domain says these listeners may no longer hear the room: their responses end (each `ended` then
+    /// removes it, and the last stops the mix).
+    func end(_ cut: LiveStreamCut, in roomID: String) {
+        let writers = state.withLock { state -> [HTTPStreamWriter] in
+            let listeners = state.streams[roomID]?.listeners ?? [:]
+            switch cut {
+            case .everyone: return Array(listeners.keys)
+            case .listeners(let users, let anonymous):
+                return listeners.filter { _, user in user.map { users.contains($0) } ?? anonymous }.map(\.key)
+            }
+        }
         for writer in writers { writer.finish() }
     }
 
     /// A listener's response has started (on its loop): it gets the headers now and the mix's pages from the next on.
-    func add(_ writer: HTTPStreamWriter, to roomID: String) {
+    /// `userID`: whose token opened it (nil: none, the stream is public).
+    func add(_ writer: HTTPStreamWriter, to roomID: String, userID: String?) {
         let added = state.withLock { state -> Bool in
             if state.streams[roomID] == nil {
                 state.lastGeneration += 1
                 let generation = state.lastGeneration
                 guard let mix = try? LiveMix(roomID: roomID, onPages: { [weak self] pages in self?.deliver(pages, roomID, generation) })
                 else { return false }
-                state.streams[roomID] = Stream(generation: generation, mix: mix, listeners: [])
+                state.streams[roomID] = Stream(generation: generation, mix: mix, listeners: [:])
                 media.setTap(group: roomID, purpose: .liveStream, LiveMixTap(mix))
                 metrics.liveMixes.add()
             }
-            state.streams[roomID]!.listeners.insert(writer)
+            state.streams[roomID]!.listeners[writer] = .some(userID)
             // Under the lock, so the headers are queued to the writer's loop before any page delivered after them.
             writer.send(state.streams[roomID]!.mix.headerPages)
             metrics.liveListeners.add()
             // Under the lock too: the rooms thread hears the counts in the order they happened.
-            report(roomID, state.streams[roomID]!.listeners.count)
+            report(roomID, state.streams[roomID]!.report)
             return true
         }
         if !added { writer.finish() }
@@ -66,7 +84,7 @@ final class LiveStreams: Sendable {
     /// A listener's response ended (on its loop), whatever ended it.
     func remove(_ writer: HTTPStreamWriter, from roomID: String) {
         state.withLock { state in
-            guard var stream = state.streams[roomID], stream.listeners.remove(writer) != nil else { return }
+            guard var stream = state.streams[roomID], stream.listeners.removeValue(forKey: writer) != nil else { return }
             metrics.liveListeners.subtract()
             if stream.listeners.isEmpty {
                 state.streams[roomID] = nil
@@ -76,7 +94,7 @@ final class LiveStreams: Sendable {
             } else {
                 state.streams[roomID] = stream
             }
-            report(roomID, stream.listeners.count)
+            report(roomID, stream.report)
         }
     }
 
@@ -84,7 +102,7 @@ final class LiveStreams: Sendable {
     private func deliver(_ pages: [UInt8], _ roomID: String, _ generation: UInt64) {
         state.withLock { state in
             guard let stream = state.streams[roomID], stream.generation == generation else { return }
-            HTTPStreamWriter.send(pages, to: stream.listeners)
+            HTTPStreamWriter.send(pages, to: stream.listeners.keys)
         }
     }
 }

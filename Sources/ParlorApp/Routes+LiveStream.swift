@@ -17,11 +17,12 @@ extension Routes {
         }
         guard case .known(let identity) = try lookUpIdentity(request, context, route: { liveStream }) else { return .pending }
         let roomID = context.parameter("id")
-        rooms.perform(.liveStreamAccess(roomID: roomID, userID: identity?.user.id)) { result in
+        let userID = identity?.user.id
+        rooms.perform(.liveStreamAccess(roomID: roomID, userID: userID)) { result in
             switch result {
             case .success:
                 context.complete {
-                    .stream(HTTPStreamResponse(headers: Self.liveHeaders, started: { liveStreams.add($0, to: roomID) },
+                    .stream(HTTPStreamResponse(headers: Self.liveHeaders, started: { liveStreams.add($0, to: roomID, userID: userID) },
                                                ended: { writer, _ in liveStreams.remove(writer, from: roomID) }))
                 }
             case .failure(let error): context.respond(Self.httpError(error))

@@ -41,7 +41,8 @@ public enum EventType: CaseIterable, Sendable, RawRepresentable {
     /// A member's key message in an encrypted room (issue 40), relayed to the room's other joined members' connections
     /// as it came: never stored, no event id. Spelled like the request.
     case e2eeKey
-    /// The room's live stream went public or private, or its listener count changed (at most once a second): never stored.
+    /// The room's live stream went public or private (stored, with an id), or its listener count changed (at most once a
+    /// second; not stored).
     case roomStream
 
     public var rawValue: String {

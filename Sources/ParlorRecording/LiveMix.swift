@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// One room's live stream (issue 38): the speakers' packets decoded, mixed and encoded once (`OpusMixer`), as Ogg
 /// pages handed to `onPages` at least every `pageInterval`, however many listen. It needs no recording; its owner
@@ -13,20 +14,27 @@ public final class LiveMix: Sendable {
     public static let tick: Duration = .milliseconds(20)
     /// Pages are cut at least this often: with the 100 ms jitter window, a listener hears a word well within 2 s.
     public static let pageInterval: Duration = .milliseconds(250)
+    /// A speaker not heard for this long leaves the mix (back at their next packet): a stream that runs for hours
+    /// does not keep decoding the silence of everyone who ever spoke.
+    public static let defaultSpeakerTimeout: Duration = .seconds(10)
 
     /// OpusHead and OpusTags: what every listener gets before the first page of audio.
     public let headerPages: [UInt8]
     private let queue: RecorderQueue
+    private let speakers: LiveMixSpeakers
 
     /// Starts its own thread (`parlor-live`). `onPages` runs on it.
-    public init(roomID: String, bitsPerSecond: Int32 = 64_000, onPages: @escaping @Sendable ([UInt8]) -> Void) throws(OpusError) {
+    public init(roomID: String, bitsPerSecond: Int32 = 64_000, speakerTimeout: Duration = defaultSpeakerTimeout,
+                onPages: @escaping @Sendable ([UInt8]) -> Void) throws(OpusError) {
         let queue = RecorderQueue(capacity: Self.queueCapacity)
         self.queue = queue
         let mixer = try OpusMixer<String>(serialNumber: UInt32.random(in: 0...UInt32.max),
                                           tags: OpusTags(comments: ["PARLOR_ROOM=\(roomID)", "PARLOR_LIVE=1"]),
                                           bitsPerSecond: bitsPerSecond, jitterWindow: .milliseconds(100), flushInterval: Self.pageInterval)
         headerPages = mixer.takeHeaderPages()
-        let session = LiveMixSession(mixer: mixer, onPages: onPages)
+        let speakers = LiveMixSpeakers()
+        self.speakers = speakers
+        let session = LiveMixSession(mixer: mixer, speakerTimeout: speakerTimeout, speakers: speakers, onPages: onPages)
         let thread = Thread {
             let comm = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
             if comm >= 0 {
@@ -48,16 +56,31 @@ public final class LiveMix: Sendable {
 
     /// Packets dropped because the queue was full.
     public var droppedPackets: Int { queue.droppedCount }
+
+    /// Speakers in the mix now, as its thread last counted them.
+    public var speakerCount: Int { speakers.count.load(ordering: .relaxed) }
+}
+
+/// The mix's speaker count, written by its thread.
+final class LiveMixSpeakers: Sendable {
+    let count = Atomic<Int>(0)
 }
 
 /// The mixer, handed to the mix's thread at start and touched only there.
 private final class LiveMixSession: @unchecked Sendable {  // created on the caller's thread, then used only on the mix's
     let mixer: OpusMixer<String>
     let onPages: @Sendable ([UInt8]) -> Void
+    let speakerTimeout: UInt64
+    let speakers: LiveMixSpeakers
     let startedAt = MonotonicTime.now()
+    /// When each speaker in the mix was last heard (monotonic ns).
+    var lastHeard: [String: UInt64] = [:]
+    var nextPrune: UInt64 = 0
 
-    init(mixer: OpusMixer<String>, onPages: @escaping @Sendable ([UInt8]) -> Void) {
+    init(mixer: OpusMixer<String>, speakerTimeout: Duration, speakers: LiveMixSpeakers, onPages: @escaping @Sendable ([UInt8]) -> Void) {
         self.mixer = mixer
+        self.speakerTimeout = UInt64(max(0, nanoseconds(speakerTimeout)))
+        self.speakers = speakers
         self.onPages = onPages
     }
 
@@ -72,13 +95,25 @@ private final class LiveMixSession: @unchecked Sendable {  // created on the cal
                 let arrival = Duration.nanoseconds(item.arrival > startedAt ? Int64(item.arrival - startedAt) : 0)
                 _ = try? mixer.receive(from: item.member, sequence: packet.sequence, timestamp: packet.timestamp,
                                        payload: packet.payload, arrival: arrival)
+                if lastHeard.updateValue(item.arrival, forKey: item.member) == nil { speakers.count.store(lastHeard.count, ordering: .relaxed) }
             }
             let now = MonotonicTime.now()
             guard now >= nextTick else { continue }
             nextTick = max(nextTick + tick, now + tick / 2)
+            if now >= nextPrune { prune(now) }
             // A frame libopus cannot encode is not worth stopping every listener for: that tick's pages are skipped.
             guard let pages = try? mixer.advance(to: .nanoseconds(Int64(now - startedAt))), !pages.isEmpty else { continue }
             onPages(pages)
         }
+    }
+
+    /// Every tenth of the timeout (at most once a second): speakers silent for `speakerTimeout` leave the mix.
+    private func prune(_ now: UInt64) {
+        nextPrune = now + min(1_000_000_000, speakerTimeout / 10)
+        for (speaker, heard) in lastHeard where now > heard && now - heard > speakerTimeout {
+            mixer.removeSpeaker(speaker)
+            lastHeard[speaker] = nil
+        }
+        speakers.count.store(lastHeard.count, ordering: .relaxed)
     }
 }

@@ -25,7 +25,8 @@ extension ClusterSync {
         switch event.type {
         case EventType.memberJoined.rawValue, EventType.memberMedia.rawValue, EventType.audioMuteOn.rawValue,
              EventType.audioMuteOff.rawValue, EventType.memberHand.rawValue, EventType.memberRole.rawValue,
-             EventType.roomLocked.rawValue, EventType.messageText.rawValue, EventType.roomRecording.rawValue:
+             EventType.roomLocked.rawValue, EventType.messageText.rawValue, EventType.roomRecording.rawValue,
+             EventType.roomStream.rawValue:
             return true
         case EventType.memberLeft.rawValue:
             let reason = event.body["reason"]?.stringValue.flatMap(LeaveReason.init(rawValue:))
@@ -53,6 +54,12 @@ extension ClusterSync {
         if event.type == EventType.roomLocked.rawValue {
             guard let locked = body["locked"]?.boolValue else { return false }
             room.locked = locked
+            return true
+        }
+        if event.type == EventType.roomStream.rawValue {
+            // The live stream made public or private on another node (its listener counts are never stored).
+            guard let isPublic = body["public"]?.boolValue else { return false }
+            room.stream.isPublic = isPublic
             return true
         }
         if event.type == EventType.roomRecording.rawValue {

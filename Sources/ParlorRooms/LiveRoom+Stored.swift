@@ -19,7 +19,10 @@ extension LiveRoom {
         if let previous {
             // The mode clients were told, and the digest less what the record says did not happen.
             presence = previous.presence
+            // The listeners and the throttle are this node's; whether it is public is the record's (any node may change it).
+            let isPublic = stream.isPublic
             stream = previous.stream
+            stream.isPublic = isPublic
             presence.digest.keep { member($0) != nil }
         }
     }

@@ -57,7 +57,8 @@ final class LiveRoom {
     var lastJoinedAt: Int64 = 0
     /// Memory only: the presence mode its members were last told and the audience digest (RoomContext+Audience.swift).
     var presence = RoomPresence()
-    /// Memory only: whether the live stream is public and how many listen (RoomsService+LiveStream.swift).
+    /// The live stream: whether it is public (stored with the room) and who listens on this node (memory only;
+    /// RoomsService+LiveStream.swift).
     var stream = RoomLiveStream()
     /// The recording running in the room, if any (RoomContext+Recording.swift).
     var recording: ActiveRecording?
@@ -96,6 +97,7 @@ final class LiveRoom {
         mode = record.mode
         e2ee = record.e2ee
         locked = record.locked
+        stream.isPublic = record.streamPublic
         lastEventID = record.lastEventID
         self.emptySince = emptySince
     }
@@ -210,6 +212,7 @@ final class LiveRoom {
         record.mode = mode
         record.e2ee = e2ee
         record.locked = locked
+        record.streamPublic = stream.isPublic
         return record
     }
 

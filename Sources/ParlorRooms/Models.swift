@@ -24,6 +24,8 @@ public struct RoomRecord: Sendable {
     public var locked = false
     /// End-to-end encrypted (issue 40): set at creation, never changed.
     public var e2ee = false
+    /// Its live stream is open to anyone with the link (room:stream:public); not in `json`.
+    public var streamPublic = false
 
     /// The tutorial app reads `id` and `display_name`; everything else is extra and ignored by it.
     public var json: JSONValue {

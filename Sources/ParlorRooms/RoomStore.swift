@@ -63,6 +63,8 @@ public protocol RoomTransaction: RoomReader, RecordingWriter {
 
     // Stage rooms
     func setLocked(roomID: String, _ locked: Bool) throws
+    /// room:stream:public: the room's live stream open to anyone with the link, or not.
+    func setStreamPublic(roomID: String, _ isPublic: Bool) throws
     /// The user's role in the room (kept after the membership ends).
     func setRole(roomID: String, userID: String, _ role: MemberRole) throws
     /// The user's hand: up since `time`, or down (nil).

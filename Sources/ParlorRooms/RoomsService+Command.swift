@@ -26,7 +26,7 @@ extension RoomsService {
         /// The engine says a recording has ended (RoomsService+Recording.swift).
         case recordingEnded(recordingID: String, reason: String, manifest: [UInt8])
         /// The room's live stream has `count` listeners on this node now (RoomsService+LiveStream.swift).
-        case liveListeners(roomID: String, count: Int)
+        case liveListeners(roomID: String, LiveListeners)
         /// The room's throttled room:stream is due.
         case sendStreamStatus(roomID: String)
     }

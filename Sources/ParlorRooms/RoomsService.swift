@@ -361,8 +361,8 @@ public final class RoomsService: @unchecked Sendable {  // live state is confine
             try mediaSessions.handle(event, &step)
         case .recordingEnded(let recordingID, let reason, let manifest):
             try endRecording(recordingID, reason: reason, manifest: manifest, &step)
-        case .liveListeners(let roomID, let count):
-            state.rooms[roomID]?.liveListenersChanged(to: count, &step.batch.outbox, rules: rules)
+        case .liveListeners(let roomID, let listeners):
+            state.rooms[roomID]?.liveListenersChanged(to: listeners, &step.batch.outbox, rules: rules)
         case .sendStreamStatus(let roomID):
             state.rooms[roomID]?.sendStreamStatus(&step.batch.outbox, rules: rules)
         case .cluster:

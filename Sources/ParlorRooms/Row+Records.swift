@@ -13,6 +13,7 @@ extension Row {
         record.mode = RoomMode(rawValue: string("mode") ?? "") ?? .open
         record.locked = int("locked") == 1
         record.e2ee = int("e2ee") == 1
+        record.streamPublic = int("stream_public") == 1
         return record
     }
 

@@ -55,6 +55,10 @@ extension SQLRoomWriting {
     }
 
     /// Flags bind as 1 and 0: SQLite stores them so, and PostgreSQL reads them into its boolean columns.
+    public func setStreamPublic(roomID: String, _ isPublic: Bool) throws {
+        try db.run("UPDATE rooms SET stream_public = $1 WHERE id = $2", [SQLValue(isPublic), .text(roomID)])
+    }
+
     public func setLocked(roomID: String, _ locked: Bool) throws {
         try db.run("UPDATE rooms SET locked = $1 WHERE id = $2", [SQLValue(locked), .text(roomID)])
     }

@@ -30,7 +30,7 @@ extension PostgresRoomReading {
     /// `last_event_id` is a column of PostgreSQL's rooms (the next event's id comes from it).
     static var roomColumns: String {
         """
-        r.id, r.name, r.display_name, r.created_by, r.created_at, r.closed_at, r.ttl, r.max_members, r.last_event_id, r.mode, r.locked, r.e2ee,
+        r.id, r.name, r.display_name, r.created_by, r.created_at, r.closed_at, r.ttl, r.max_members, r.last_event_id, r.mode, r.locked, r.e2ee, r.stream_public,
         (SELECT COUNT(*) FROM members m WHERE m.room_id = r.id AND m.state = 'JOINED') AS member_count
         """
     }

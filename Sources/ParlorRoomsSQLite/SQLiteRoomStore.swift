@@ -26,7 +26,7 @@ extension SQLiteRoomReading {
     /// through the partial index members_one_joined.
     static var roomColumns: String {
         """
-        r.id, r.name, r.display_name, r.created_by, r.created_at, r.closed_at, r.ttl, r.max_members, r.mode, r.locked, r.e2ee,
+        r.id, r.name, r.display_name, r.created_by, r.created_at, r.closed_at, r.ttl, r.max_members, r.mode, r.locked, r.e2ee, r.stream_public,
         (SELECT COALESCE(MAX(e.seq), 0) FROM events e WHERE e.room_id = r.id) AS last_event_id,
         (SELECT COUNT(*) FROM members m INDEXED BY members_one_joined WHERE m.room_id = r.id AND m.state = 'JOINED') AS member_count
         """

@@ -27,5 +27,29 @@ import Testing
         #expect((elsewhere.object["detail"] as? String)?.contains("NODE-") == true, "\(elsewhere.text)")
         #expect(nodes[1].metrics.liveMixes.load() == 0, "the other node mixes nothing")
         listener.close()
+
+        // Made public through node 1: the home, node 0, applies the stored room:stream and lets anyone listen; made
+        // private there again, node 0 cuts off the listener without a token.
+        let aliceOnB = try TestWebSocket(port: nodes[1].port, token: aliceToken)
+        _ = try aliceOnB.join(room)
+        _ = try aliceOnB.call("room:stream:public", ["cid": room, "public": true])
+        // (Node 0's own room:stream count updates come first: the listener above came and went.)
+        let event = try alice.next { message in
+            message["type"] as? String == "room:stream" && (message["body"] as? [String: Any])?["public"] as? Bool == true
+        }
+        #expect(event["id"] is Int, "the public switch is a stored event: \(event)")
+        let anonymous = try LiveReader(port: nodes[0].port, path: "/rooms/\(room)/live.ogg")
+        #expect(anonymous.status == 200, "\(anonymous.head)")
+        _ = try anonymous.readChunks(count: 1)
+        _ = try aliceOnB.call("room:stream:public", ["cid": room, "public": false])
+        #expect(try anonymous.readToLastChunk())
+        anonymous.close()
+        _ = try aliceOnB.call("room:stream:public", ["cid": room, "public": true])
+
+        // Stored with the room: a node started now reads it (its join reply says so).
+        let late = try ClusterTests.node(url)
+        defer { late.shutdown() }
+        let carol = try TestWebSocket(late, name: "carol")
+        #expect((try carol.join(room)["stream"] as? [String: Any])?["public"] as? Bool == true)
     }
 }

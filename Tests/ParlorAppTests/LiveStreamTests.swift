@@ -147,6 +147,8 @@ import Testing
             _ = try bob.join(room)
             let refused = try bob.request("room:stream:public", ["cid": room, "public": true])
             #expect(errorCode(refused) == "member:error:not-allowed", "\(refused)")
+            #expect(errorCode(try alice.request("room:stream:public", ["cid": room])) == "request:error:missing-field")
+            #expect(errorCode(try alice.request("room:stream:public", ["cid": room, "public": "yes"])) == "request:error:invalid-field")
             // Alice, its creator, may: everyone hears room:stream, and then anyone may listen without a token.
             let reply = try alice.call("room:stream:public", ["cid": room, "public": true])
             #expect(reply["public"] as? Bool == true)
@@ -157,12 +159,26 @@ import Testing
             let open = try LiveReader(port: app.port, path: path)
             #expect(open.status == 200)
             _ = try open.readChunks(count: 1)
+            let bobListens = try LiveReader(port: app.port, path: path + "?token=\(bobToken)")
+            _ = try bobListens.readChunks(count: 1)
 
-            // Closing the room ends its stream: the listener reads the last chunk, then the server closes.
-            let closed = try http(app, "DELETE", "/rooms/\(room)", headers: ["Authorization": "Bearer \(aliceToken)"])
-            #expect(closed.status < 300, "\(closed.status) \(closed.text)")
+            // Members-only again: the listener without a token is cut off (the last chunk, then the close); bob, a
+            // member, listens on until he leaves the room.
+            _ = try alice.call("room:stream:public", ["cid": room, "public": false])
             #expect(try open.readToLastChunk())
             open.close()
+            _ = try bobListens.readChunks(count: 1)
+            _ = try bob.call("conversation:leave", ["cid": room])
+            #expect(try bobListens.readToLastChunk())
+            bobListens.close()
+
+            // Closing the room ends its stream.
+            let aliceListens = try LiveReader(port: app.port, path: path, headers: ["Authorization": "Bearer \(aliceToken)"])
+            _ = try aliceListens.readChunks(count: 1)
+            let closed = try http(app, "DELETE", "/rooms/\(room)", headers: ["Authorization": "Bearer \(aliceToken)"])
+            #expect(closed.status < 300, "\(closed.status) \(closed.text)")
+            #expect(try aliceListens.readToLastChunk())
+            aliceListens.close()
             let afterClose = try http(app, "GET", path, headers: ["Authorization": "Bearer \(aliceToken)"])
             #expect(afterClose.errorCode == "room:error:closed", "\(afterClose.status) \(afterClose.text)")
         }
