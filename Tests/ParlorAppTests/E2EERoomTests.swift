@@ -168,7 +168,9 @@ import Testing
         }
     }
 
-    @Test func recordingRefusesAnEncryptedRoom() throws {
+    /// The server cannot record or stream what it cannot hear (issue 38 item 5): recording over WebSocket and REST, an
+    /// admin's included, and the live stream, public or not, are refused with room:error:encrypted.
+    @Test func recordingAndTheLiveStreamRefuseAnEncryptedRoom() throws {
         try withRecordingServer(.sqlite) { app in
             let aliceToken = try token(app, "alice")
             let created = try http(app, "POST", "/rooms", json: #"{"display_name":"Private","properties":{"e2ee":true}}"#, token: aliceToken)
@@ -176,26 +178,12 @@ import Testing
             let alice = try TestWebSocket(port: app.port, token: aliceToken)
             _ = try Self.joinEncrypted(alice, room)
             #expect(errorCode(try alice.request("room:record:start", ["cid": room])) == "room:error:encrypted")
-            let refused = try http(app, "POST", "/rooms/\(room)/recordings", token: aliceToken)
-            #expect(refused.status == 409)
-            #expect(refused.object["code"] as? String == "room:error:encrypted", "\(refused.text)")
-            let admin = try http(app, "POST", "/rooms/\(room)/recordings", token: recordingAdminToken)
-            #expect(admin.status == 409, "not even an admin: the server cannot hear the room")
-        }
-    }
-
-    /// The live stream mixes what the server hears: an encrypted room has none, public or not (issue 38 item 5).
-    @Test func theLiveStreamRefusesAnEncryptedRoom() throws {
-        try withRecordingServer(.sqlite) { app in
-            let aliceToken = try token(app, "alice")
-            let created = try http(app, "POST", "/rooms", json: #"{"display_name":"Private","properties":{"e2ee":true}}"#, token: aliceToken)
-            let room = try #require(created.object["id"] as? String)
-            let alice = try TestWebSocket(port: app.port, token: aliceToken)
-            _ = try Self.joinEncrypted(alice, room)
-            let refused = try http(app, "GET", "/rooms/\(room)/live.ogg", token: aliceToken)
-            #expect(refused.status == 409)
-            #expect(refused.object["code"] as? String == "room:error:encrypted", "\(refused.text)")
             #expect(errorCode(try alice.request("room:stream:public", ["cid": room, "public": true])) == "room:error:encrypted")
+            for (method, path, token) in [("POST", "/rooms/\(room)/recordings", aliceToken), ("POST", "/rooms/\(room)/recordings", recordingAdminToken),
+                                          ("GET", "/rooms/\(room)/live.ogg", aliceToken)] {
+                let refused = try http(app, method, path, token: token)
+                #expect(refused.status == 409 && refused.object["code"] as? String == "room:error:encrypted", "\(method) \(path): \(refused.text)")
+            }
         }
     }
 }

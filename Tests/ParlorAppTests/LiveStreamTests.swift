@@ -16,11 +16,8 @@ import Testing
             return
         }
         try withRecordingServer(.sqlite) { app in
-            let harness = try SFUTests.Harness(app)
-            let room = try createRoom(app)
-            let alice = try harness.join(room, "alice", speaker: true)
-            try alice.media.startStreaming(try RecordingAudioTests.tonePacket(hertz: 450), level: 30)
-            let jwt = try token(app, "alice")
+            let (harness, room, _, jwt) = try Self.speakingRoom(app)
+            defer { withExtendedLifetime(harness) {} }
 
             let ffmpeg = Process()
             ffmpeg.executableURL = URL(filePath: "/usr/bin/ffmpeg")
@@ -47,11 +44,8 @@ import Testing
 
     @Test func twoReadersGetTheSameStreamFromOneMixAndTheRoomHearsTheCount() throws {
         try withRecordingServer(.sqlite) { app in
-            let harness = try SFUTests.Harness(app)
-            let room = try createRoom(app)
-            let alice = try harness.join(room, "alice", speaker: true)
-            try alice.media.startStreaming(try RecordingAudioTests.tonePacket(hertz: 450), level: 30)
-            let jwt = try token(app, "alice")
+            let (harness, room, alice, jwt) = try Self.speakingRoom(app)
+            defer { withExtendedLifetime(harness) {} }
 
             let first = try LiveReader(port: app.port, path: "/rooms/\(room)/live.ogg", headers: ["Authorization": "Bearer \(jwt)"])
             let second = try LiveReader(port: app.port, path: "/rooms/\(room)/live.ogg", headers: ["Authorization": "Bearer \(jwt)"])
@@ -182,6 +176,16 @@ import Testing
             let afterClose = try http(app, "GET", path, headers: ["Authorization": "Bearer \(aliceToken)"])
             #expect(afterClose.errorCode == "room:error:closed", "\(afterClose.status) \(afterClose.text)")
         }
+    }
+
+    /// A room in which alice speaks a 450 Hz tone through the forwarding unit, and her token. The harness must outlive
+    /// the test's use of the room: it holds her peer connection.
+    static func speakingRoom(_ app: ParlorApplication) throws -> (SFUTests.Harness, String, SFUTests.Participant, String) {
+        let harness = try SFUTests.Harness(app)
+        let room = try createRoom(app)
+        let alice = try harness.join(room, "alice", speaker: true)
+        try alice.media.startStreaming(try RecordingAudioTests.tonePacket(hertz: 450), level: 30)
+        return (harness, room, alice, try token(app, "alice"))
     }
 }
 

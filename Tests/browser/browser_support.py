@@ -312,6 +312,20 @@ def silent(listener, speaker_id, timeout=10):
 
 # ---------- Scenarios ----------
 
+def join_from_list(person, room_name, ready="memberId"):
+    """person joins room_name from their lobby's list; returns their member id once the hook `ready` is truthy too."""
+    # Found and clicked in one try: the list may be drawn again (a member count changed) between finding the button
+    # and clicking it, and the stale button's exception makes wait_for find it again.
+    def click_join():
+        join = person.visible(f'#room-list button[aria-label="Join {room_name}"]')
+        if join:
+            join.click()
+        return join
+    wait_for(f"the room in {person.name}'s list", click_join, timeout=15)
+    return wait_for(f"{person.name} in the room",
+                    lambda: person.visible("#room-view") and person.hook(ready) and person.hook("memberId"))
+
+
 def enter_room(alice, bob, room_name, prefix=""):
     """alice creates a room (which joins her); bob finds it in his live-refreshing list and joins: their ids."""
     alice.find("#create-name").send_keys(room_name, Keys.ENTER)

@@ -18,6 +18,7 @@ import os
 import tempfile
 import time
 
+import browser_support
 from browser_support import MELODY, REPO, Person, audio_flows, check, run_script, wait_for
 
 SCREENSHOT = os.environ.get("PARLOR_E2EE_SCREENSHOT", os.path.join(REPO, "docs/images/private-room.png"))
@@ -94,14 +95,7 @@ def wait_tone(listener, speaker_id, pitch, timeout=25):
 
 
 def join_from_list(person):
-    def click_join():
-        join = person.visible(f'#room-list button[aria-label="Join {ROOM_NAME}"]')
-        if join:
-            join.click()
-        return join
-    wait_for(f"the room in {person.name}'s list", click_join, timeout=15)
-    return wait_for(f"{person.name} in the room",
-                    lambda: person.visible("#room-view") and person.hook("e2eeReady") and person.hook("memberId"))
+    return browser_support.join_from_list(person, ROOM_NAME, ready="e2eeReady")
 
 
 def list_shows_lock(person):

@@ -20,6 +20,7 @@ import traceback
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select
 
+import browser_support
 from browser_support import Browser, Person, Server, audio_flows, check, results, run_scenario, wait_for
 
 ROOM_NAME = "Assembly"
@@ -77,15 +78,7 @@ return (async () => {
 
 
 def join_from_list(person):
-    # Found and clicked in one try: the list may be drawn again (a member count changed) between finding the button
-    # and clicking it, and the stale button's exception makes wait_for find it again.
-    def click_join():
-        join = person.visible(f'#room-list button[aria-label="Join {ROOM_NAME}"]')
-        if join:
-            join.click()
-        return join
-    wait_for(f"the room in {person.name}'s list", click_join, timeout=15)
-    return wait_for(f"{person.name} in the room", lambda: person.visible("#room-view") and person.hook("memberId"))
+    return browser_support.join_from_list(person, ROOM_NAME)
 
 
 def outbound_rate(person):
