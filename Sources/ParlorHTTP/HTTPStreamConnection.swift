@@ -39,6 +39,7 @@ final class HTTPStreamConnection: ConnectionHandler {
         }
         connection.writeQueued()
         context.metrics?.streamBytes.add(bytes.count)
+        if response.drained != nil { connection.notifyWhenOutputDrains(below: HTTPStreamResponse.drainedBelowBytes) }
         if connection.isOpen, connection.pendingOutputBytes > context.configuration.maxStreamBacklogBytes {
             // A listener that does not read would otherwise grow our memory without bound.
             connection.discardUnsentOutput()
@@ -48,11 +49,22 @@ final class HTTPStreamConnection: ConnectionHandler {
         }
     }
 
+    /// Pull mode's first piece: asked for once the head is on its way.
+    func start() {
+        if response.drained != nil { connection.notifyWhenOutputDrains(below: HTTPStreamResponse.drainedBelowBytes) }
+    }
+
     func finish() {
         connection.loop.assertInLoop()
         guard connection.isOpen else { return }
         end = .finished
         if chunked { connection.queue(Self.lastChunk) }
+        connection.closeAfterFlush()
+    }
+
+    func abort() {
+        connection.loop.assertInLoop()
+        guard connection.isOpen else { return }
         connection.closeAfterFlush()
     }
 
@@ -68,6 +80,11 @@ final class HTTPStreamConnection: ConnectionHandler {
     func connection(_ connection: Connection, didRead bytes: UnsafeRawBufferPointer) {}
 
     func connectionDidReachEnd(_ connection: Connection) {}
+
+    func connectionOutputDidDrain(_ connection: Connection) {
+        guard connection.isOpen, end != .finished else { return }
+        response.drained?(writer)
+    }
 
     func connectionDidClose(_ connection: Connection) {
         connection.loop.assertInLoop()
