@@ -66,9 +66,25 @@ extension Routes {
             throw HTTPError(.recordingInvalidFile, title: "Bad Request",
                             detail: "a recording's files are mix.opus, track-N.opus and manifest.json")
         }
-        guard let requester = try recordingRequester(request, context, route: { recordingFile }) else { return .pending }
+        // A download another node proxies here (RecordingProxy.swift) is signed by it, not a user's; it is served
+        // only from this node's disk, never proxied on.
+        let proxied = request.head.headers[NodeProxyAuth.header] != nil
+        let requester: Requester
+        if proxied {
+            guard let auth = nodeProxyAuth, let value = request.head.headers[NodeProxyAuth.header],
+                  auth.verify(value, method: request.head.method, path: request.head.path, now: NodeProxyAuth.nowSeconds) else {
+                throw HTTPError(.recordingNodeAuthInvalid, title: "Forbidden",
+                                detail: "the node signature is forged, more than \(NodeProxyAuth.windowSeconds) s off, or not expected here")
+            }
+            requester = .admin
+        } else {
+            guard let user = try recordingRequester(request, context, route: { recordingFile }) else { return .pending }
+            requester = user
+        }
         let recordingID = context.parameter("rid")
         let range = request.head.headers["Range"]
+        let path = request.head.path
+        let (storage, auth) = (self.storage, proxied ? nil : nodeProxyAuth)
         rooms.perform(.findRecording(recordingID: recordingID, by: requester)) { result in
             switch result {
             case .success(let body):
@@ -78,15 +94,18 @@ extension Routes {
                 // here too, before any other node is asked.
                 RecordingDownload.pool.submit {
                     context.complete {
-                        guard let size = RecordingFileSource.size(of: directory + "/" + file) else {
-                            if let elsewhere {
-                                throw HTTPError(.recordingNotFound, title: "Not Found",
-                                                detail: "recording \(recordingID)'s files are on node \(elsewhere); download them there")
-                            }
+                        if let size = RecordingFileSource.size(of: directory + "/" + file) {
+                            return try Self.download(directory + "/" + file, size: size, range: range,
+                                                     headers: Self.recordingFileHeaders(recordingID: recordingID, file: file))
+                        }
+                        guard let elsewhere else {
                             throw HTTPError(.recordingNotFound, title: "Not Found", detail: "recording \(recordingID) has no file \(file) (yet)")
                         }
-                        return try Self.download(directory + "/" + file, size: size, range: range,
-                                                 headers: Self.recordingFileHeaders(recordingID: recordingID, file: file))
+                        guard let auth, let node = try? storage.node(elsewhere), node.alive, let url = node.url else {
+                            throw HTTPError(.recordingNotFound, title: "Not Found",
+                                            detail: "recording \(recordingID)'s files are on node \(elsewhere), which is not running or cannot be reached from here")
+                        }
+                        return try RecordingProxy.fetch(path: path, range: range, from: url, node: elsewhere, auth: auth)
                     }
                 }
             case .failure(let error): context.respond(Self.httpError(error))
