@@ -21,6 +21,8 @@ enum RecordingDownload {
     /// long as the process.
     static let pool = BlockingWorkPool(name: "parlor-download", threadCount: 4)
     static let pieceBytes = 64 * 1024
+    /// A client that takes nothing for this long is cut off (the file, or the other node's connection, let go).
+    static let idleLimit = TimeSpan.seconds(60)
 
     /// Streams exactly `length` bytes of `source` (a source that ends early closes the connection short of it, which
     /// a client sees as a truncated download, never as a complete one).
@@ -28,6 +30,7 @@ enum RecordingDownload {
         let remaining = Locked(length)
         var response = HTTPStreamResponse(status: status, headers: headers, started: { _ in }, ended: { _, _ in })
         response.contentLength = length
+        response.idleLimit = idleLimit
         response.drained = { writer in
             pool.submit {
                 let want = remaining.withLock { $0 }

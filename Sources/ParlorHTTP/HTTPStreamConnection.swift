@@ -12,6 +12,9 @@ final class HTTPStreamConnection: ConnectionHandler {
     private let chunked: Bool
     private let countedAddresses: ConnectionCapKeys
     private var end = HTTPStreamEnd.clientClosed
+    /// Pull mode's idle check: drains seen, and the unsent bytes at the last check.
+    private var drains = 0
+    private var idleCheck: (drains: Int, pending: Int, timer: TimerID?) = (0, 0, nil)
 
     private static let crlf: [UInt8] = [0x0D, 0x0A]
     private static let lastChunk: [UInt8] = Array("0\r\n\r\n".utf8)
@@ -51,7 +54,28 @@ final class HTTPStreamConnection: ConnectionHandler {
 
     /// Pull mode's first piece: asked for once the head is on its way.
     func start() {
-        if response.drained != nil { connection.notifyWhenOutputDrains(below: HTTPStreamResponse.drainedBelowBytes) }
+        guard response.drained != nil else { return }
+        connection.notifyWhenOutputDrains(below: HTTPStreamResponse.drainedBelowBytes)
+        armIdleCheck()
+    }
+
+    private func armIdleCheck() {
+        guard let limit = response.idleLimit, connection.isOpen else { return }
+        idleCheck = (drains, connection.pendingOutputBytes, nil)
+        idleCheck.timer = connection.loop.schedule(after: limit) { [weak self] in self?.checkIdle() }
+    }
+
+    private func checkIdle() {
+        guard connection.isOpen, end != .finished else { return }
+        let pending = connection.pendingOutputBytes
+        if pending > 0, pending == idleCheck.pending, drains == idleCheck.drains {
+            connection.discardUnsentOutput()
+            context.metrics?.streamSlowReadersClosed.add()
+            end = .slowReader
+            connection.close()
+            return
+        }
+        armIdleCheck()
     }
 
     func finish() {
@@ -83,6 +107,7 @@ final class HTTPStreamConnection: ConnectionHandler {
 
     func connectionOutputDidDrain(_ connection: Connection) {
         guard connection.isOpen, end != .finished else { return }
+        drains += 1
         response.drained?(writer)
     }
 
@@ -90,6 +115,7 @@ final class HTTPStreamConnection: ConnectionHandler {
         connection.loop.assertInLoop()
         context.metrics?.httpConnections.subtract()
         context.connectionClosed(releasing: countedAddresses)
+        if let timer = idleCheck.timer { connection.loop.cancelTimer(timer) }
         response.ended(HTTPStreamWriter(handle: connection.handle), end)
     }
 }

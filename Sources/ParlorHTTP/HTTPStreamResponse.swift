@@ -23,6 +23,11 @@ public struct HTTPStreamResponse: Sendable {
     /// bounded whatever its length, and a client that stops reading stops the producer instead of growing a backlog.
     public var drained: (@Sendable (HTTPStreamWriter) -> Void)?
 
+    /// Pull mode: a client that takes none of what is queued for this long is cut off (`.slowReader`), so a download
+    /// nobody reads does not hold its connection and file for ever. A slow producer is not the client's fault: with
+    /// nothing queued the connection waits. nil: no limit.
+    public var idleLimit: TimeSpan?
+
     /// The unsent bytes below which `drained` asks for the next piece.
     public static let drainedBelowBytes = 64 * 1024
 
