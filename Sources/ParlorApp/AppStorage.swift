@@ -76,8 +76,10 @@ public enum AppStorage: Sendable {
     }
 
     /// With PostgreSQL: writes where other nodes reach this node's HTTP API (`nodes.http_url`), for proxied downloads.
-    func registerNodeURL(_ url: String, store: any RoomStore) throws {
+    /// Now, and at every heartbeat of `link` from now on (a row deleted by a survivor and inserted again keeps it).
+    func registerNodeURL(_ url: String, store: any RoomStore, link: (any ClusterLink)?) throws {
         guard case .postgres(let database) = self, let nodeID = (store as? PostgresRoomStore)?.nodeID else { return }
+        (link as? PostgresClusterLink)?.httpURL.withLock { $0 = url }
         _ = try database.writeOnPool { try $0.run("UPDATE nodes SET http_url = $2 WHERE id = $1", [.text(nodeID), .text(url)]) }
     }
 

@@ -127,9 +127,11 @@ public final class ParlorApplication: Sendable {
         let webhooks = webhookParts?.1
         self.webhooks = webhooks
         var media: MediaServer?
+        var clusterLink: (any ClusterLink)?
         let delivery = WebSocketDelivery()
         self.delivery = delivery
         do {
+            clusterLink = storage.clusterLink(for: roomStore, lease: roomsConfiguration.nodeLease, logger: logger)
             if configuration.rooms.mediaMode == .sfu {
                 media = try MediaServer(configuration: configuration.mediaServerConfiguration(httpPort: configuration.http.port), logger: logger,
                                         metrics: metrics)
@@ -137,7 +139,7 @@ public final class ParlorApplication: Sendable {
             self.media = media
             rooms = try RoomsService(store: roomStore, thread: EventLoop(name: "parlor-rooms"), configuration: roomsConfiguration,
                                      logger: logger, delivery: delivery, observer: webhookParts?.0, metrics: metrics, media: media,
-                                     cluster: storage.clusterLink(for: roomStore, lease: roomsConfiguration.nodeLease, logger: logger),
+                                     cluster: clusterLink,
                                      // With several nodes: a user changed on another node is read afresh here (its tokens may be revoked).
                                      clusterUserChanged: { [users] userID in users.forget(userID: userID) })
         } catch {
@@ -203,7 +205,7 @@ public final class ParlorApplication: Sendable {
             }
             if nodeProxyAuth != nil {
                 try storage.registerNodeURL(configuration.nodeURL ?? Self.dialURL(host: configuration.http.host, port: server.port,
-                                                                                  tls: server.usesTLS), store: roomStore)
+                                                                                  tls: server.usesTLS), store: roomStore, link: clusterLink)
             }
         } catch {
             mainServer?.shutdown()

@@ -75,6 +75,27 @@ import Testing
         #expect(signedIdentical)
     }
 
+    /// Every node writes where it is reached; a row a survivor deleted (taking the node over) and the node's heartbeat
+    /// inserted again has it too.
+    @Test func eachNodesRowSaysWhereItIsReachedAfterATakeoverToo() throws {
+        let url = try TestPostgres.shared().makeDatabase()
+        let node = try ClusterTests.node(url, lease: 1.5)
+        defer { node.shutdown() }
+        guard case .postgres(let database) = node.storage else { throw TestFailure("PostgreSQL expected") }
+        func row() throws -> String? {
+            try database.read { try $0.queryOne("SELECT http_url FROM nodes", [])?.string("http_url") }
+        }
+        #expect(try row() == "http://127.0.0.1:\(node.port)")
+        _ = try database.writeOnPool { try $0.run("DELETE FROM nodes", []) }
+        let deadline = Date().addingTimeInterval(10)
+        var again = try row()
+        while again == nil, Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.05)  // the next heartbeat, every half second here
+            again = try row()
+        }
+        #expect(again == "http://127.0.0.1:\(node.port)")
+    }
+
     @Test func aNodeThatIsGoneOrDoesNotAnswerIsNamed() throws {
         let (nodes, recordingID, token, _, home) = try twoNodesWithARecording(size: 1000)
         defer { nodes[1].shutdown() }
