@@ -59,7 +59,9 @@ enum RecordingProxy {
     /// Headers of the holder's answer passed on to the client.
     static let passedHeaders = ["Content-Type", "Content-Disposition", "Content-Range", "Accept-Ranges", "X-Content-Type-Options"]
 
-    static func fetch(path: String, range: String?, from url: String, node: String, auth: NodeProxyAuth) throws -> RouteResult {
+    /// `method` is GET, or HEAD (asked of the holder as HEAD: the head alone, no file read).
+    static func fetch(method: String, path: String, range: String?, from url: String, node: String, auth: NodeProxyAuth) throws -> RouteResult {
+        let method = method == "HEAD" ? "HEAD" : "GET"
         func unreachable(_ why: String) -> HTTPError {
             HTTPError(.recordingNodeUnreachable, title: "Bad Gateway", detail: "the files are on node \(node), which did not answer: \(why)")
         }
@@ -71,8 +73,8 @@ enum RecordingProxy {
             throw unreachable("\(error)")
         }
         let source = UpstreamSource(fd: fd)
-        var request = "GET \(path) HTTP/1.1\r\nHost: \(target.authority)\r\nConnection: close\r\nUser-Agent: parlor-node\r\n"
-        request += "\(NodeProxyAuth.header): \(auth.sign(method: "GET", path: path, at: NodeProxyAuth.nowSeconds))\r\n"
+        var request = "\(method) \(path) HTTP/1.1\r\nHost: \(target.authority)\r\nConnection: close\r\nUser-Agent: parlor-node\r\n"
+        request += "\(NodeProxyAuth.header): \(auth.sign(method: method, path: path, at: NodeProxyAuth.nowSeconds))\r\n"
         if let range { request += "Range: \(range)\r\n" }
         guard source.sendAll(Array((request + "\r\n").utf8)) else { throw unreachable("the request could not be sent") }
         guard let head = source.readHead(limit: maxHeadBytes) else { throw unreachable("no response in time") }
@@ -82,7 +84,7 @@ enum RecordingProxy {
         var headers = HTTPHeaders()
         for name in passedHeaders { if let value = head.headers[name] { headers.add(name, value) } }
         guard head.status == 200 || head.status == 206 else {
-            guard length <= maxErrorBodyBytes, let body = source.readExactly(length) else { throw unreachable("a malformed error response") }
+            guard length <= maxErrorBodyBytes, let body = method == "HEAD" ? [] : source.readExactly(length) else { throw unreachable("a malformed error response") }
             return .response(HTTPResponse(status: head.status, headers: headers, body: body))
         }
         return .stream(RecordingDownload.response(status: head.status, headers: headers, length: length, source: source))

@@ -83,7 +83,7 @@ extension Routes {
         }
         let recordingID = context.parameter("rid")
         let range = request.head.headers["Range"]
-        let path = request.head.path
+        let (path, method) = (request.head.path, request.head.method)
         let (storage, auth) = (self.storage, proxied ? nil : nodeProxyAuth)
         rooms.perform(.findRecording(recordingID: recordingID, by: requester)) { result in
             switch result {
@@ -105,7 +105,7 @@ extension Routes {
                             throw HTTPError(.recordingNotFound, title: "Not Found",
                                             detail: "recording \(recordingID)'s files are on node \(elsewhere), which is not running or cannot be reached from here")
                         }
-                        return try RecordingProxy.fetch(path: path, range: range, from: url, node: elsewhere, auth: auth)
+                        return try RecordingProxy.fetch(method: method, path: path, range: range, from: url, node: elsewhere, auth: auth)
                     }
                 }
             case .failure(let error): context.respond(Self.httpError(error))

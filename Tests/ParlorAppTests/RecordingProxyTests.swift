@@ -43,6 +43,13 @@ import Testing
         #expect(range.header("Content-Range") == "bytes 1000-1999/\(size)")
         let rangeIdentical = range.body == Array(bytes[1000..<2000])  // a Bool: a failed == on megabytes would be diffed for minutes
         #expect(rangeIdentical)
+        let (head, _) = try rawRequest(nodes[1], "HEAD \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(aliceToken)\r\n\r\n",
+                                       headOnly: true)
+        #expect(head.status == 200, "HEAD asked of node 0 as HEAD")
+        #expect(head.header("Content-Length") == String(size))
+        let (missingHead, _) = try rawRequest(nodes[1], "HEAD /recordings/\(recordingID)/track-7.opus HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                              + "Authorization: Bearer \(aliceToken)\r\n\r\n", headOnly: true)
+        #expect(missingHead.status == 404)
         let missing = try http(nodes[1], "GET", "/recordings/\(recordingID)/track-7.opus", token: aliceToken)
         #expect(missing.status == 404, "node 0's answer passed on")
         #expect(missing.errorCode == "recording:error:not-found")
