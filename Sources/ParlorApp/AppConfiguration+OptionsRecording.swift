@@ -21,6 +21,12 @@ extension AppConfiguration {
             }
             $0.rooms.recordingsAccess = access
         },
+        option("--node-url", "PARLOR_NODE_URL", "http://<host>:<port>", "with PostgreSQL and several nodes: the http:// URL at which the other nodes reach this one, to proxy downloads of the recordings it holds (e.g. http://10.0.0.5:8080); default: the address it listens on, a wildcard as loopback") {
+            guard let target = WebhookHTTPClient.Target($1), !target.usesTLS, target.path == "/" else {
+                throw ConfigurationError(message: "--node-url must be an http:// URL without a path (e.g. http://10.0.0.5:8080), not \($1)")
+            }
+            $0.nodeURL = "http://\(target.authority)"
+        },
     ]
 
     /// The recordings' root: --recordings-dir, else `<data-dir>/recordings`.

@@ -75,6 +75,9 @@ public struct AppConfiguration: Sendable {
     public var mediaWorkers = AppConfiguration.defaultMediaWorkers
     /// --recordings-dir; nil: `<dataDirectory>/recordings` (`resolvedRecordingsDirectory`).
     public var recordingsDirectory: String?
+    /// --node-url: what other nodes dial to reach this node's HTTP API (proxied recording downloads); nil: the address
+    /// it listens on.
+    public var nodeURL: String?
     /// Makes the engine that records rooms (--media sfu only; MediaRecordingEngine.swift); nil: recording is refused
     /// with room:error:recording-unavailable.
     public var recordingEngine: RecordingEngineFactory? = .mediaRecorder

@@ -75,6 +75,24 @@ public enum AppStorage: Sendable {
         return try database.sharedSecret(named: name) { SecretFile.random() }
     }
 
+    /// With PostgreSQL: writes where other nodes reach this node's HTTP API (`nodes.http_url`), for proxied downloads.
+    /// Now, and at every heartbeat of `link` from now on (a row deleted by a survivor and inserted again keeps it).
+    func registerNodeURL(_ url: String, store: any RoomStore, link: (any ClusterLink)?) throws {
+        guard case .postgres(let database) = self, let nodeID = (store as? PostgresRoomStore)?.nodeID else { return }
+        (link as? PostgresClusterLink)?.httpURL.withLock { $0 = url }
+        _ = try database.writeOnPool { try $0.run("UPDATE nodes SET http_url = $2 WHERE id = $1", [.text(nodeID), .text(url)]) }
+    }
+
+    /// Whether node `nodeID` holds a lease now, and its `http_url`. It blocks: call it off the loops.
+    func node(_ nodeID: String) throws -> (alive: Bool, url: String?) {
+        guard case .postgres(let database) = self else { return (false, nil) }
+        let row = try database.read {
+            try $0.queryOne("SELECT http_url FROM nodes WHERE id = $1 AND lease_until >= (extract(epoch from clock_timestamp()) * 1000)::bigint",
+                            [.text(nodeID)])
+        }
+        return (row != nil, row?.string("http_url"))
+    }
+
     func close() {
         switch self {
         case .sqlite(let database): database.close()

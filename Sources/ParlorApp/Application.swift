@@ -44,6 +44,12 @@ public final class ParlorApplication: Sendable {
     public var host: String { configuration.http.host }
     /// "http://HOST:PORT", with 0.0.0.0 shown as it was bound.
     public var baseURL: String { "\(server.usesTLS ? "https" : "http")://\(host.contains(":") ? "[\(host)]" : host):\(port)" }
+    /// What other nodes dial without --node-url: the listening address, a wildcard as loopback (one machine).
+    static func dialURL(host: String, port: Int, tls: Bool) -> String {
+        let dialed = host == "0.0.0.0" || host.isEmpty ? "127.0.0.1" : host == "::" ? "::1" : host
+        return "\(tls ? "https" : "http")://\(dialed.contains(":") ? "[\(dialed)]" : dialed):\(port)"
+    }
+
     /// The media server's bound UDP port (--media sfu), or nil.
     public var mediaPort: Int? { media.map { Int($0.localAddress.port) } }
     /// "http://HOST:PORT" of the metrics listener (its bound port), or nil without --metrics-address.
@@ -121,9 +127,11 @@ public final class ParlorApplication: Sendable {
         let webhooks = webhookParts?.1
         self.webhooks = webhooks
         var media: MediaServer?
+        var clusterLink: (any ClusterLink)?
         let delivery = WebSocketDelivery()
         self.delivery = delivery
         do {
+            clusterLink = storage.clusterLink(for: roomStore, lease: roomsConfiguration.nodeLease, logger: logger)
             if configuration.rooms.mediaMode == .sfu {
                 media = try MediaServer(configuration: configuration.mediaServerConfiguration(httpPort: configuration.http.port), logger: logger,
                                         metrics: metrics)
@@ -131,7 +139,7 @@ public final class ParlorApplication: Sendable {
             self.media = media
             rooms = try RoomsService(store: roomStore, thread: EventLoop(name: "parlor-rooms"), configuration: roomsConfiguration,
                                      logger: logger, delivery: delivery, observer: webhookParts?.0, metrics: metrics, media: media,
-                                     cluster: storage.clusterLink(for: roomStore, lease: roomsConfiguration.nodeLease, logger: logger),
+                                     cluster: clusterLink,
                                      // With several nodes: a user changed on another node is read afresh here (its tokens may be revoked).
                                      clusterUserChanged: { [users] userID in users.forget(userID: userID) })
         } catch {
@@ -166,10 +174,22 @@ public final class ParlorApplication: Sendable {
             RecordingRetention.start(rooms: rooms, loop: loop, executor: executor, logger: logger)
         }
         let roomsService: RoomsService = rooms
+        // Several nodes: downloads of recordings another node holds are proxied from it, signed under this secret.
+        let nodeProxyAuth: NodeProxyAuth?
+        do {
+            nodeProxyAuth = try storage.sharedSecret(named: "node-proxy").map { NodeProxyAuth(secret: $0) }
+        } catch {
+            executor.stop()
+            group.shutdown()
+            media?.stop()
+            rooms.stop()
+            webhooks?.stop()
+            throw error
+        }
         let liveStreams = media.map { LiveStreams(media: $0, metrics: metrics, rooms: roomsService) }
         let routes = Routes(configuration: configuration, storage: storage, executor: executor, rooms: rooms, delivery: delivery,
                             users: users, tokens: tokens, logger: logger, authLimiter: authLimiter, roomCreationLimiter: roomCreationLimiter,
-                            liveStreams: liveStreams)
+                            liveStreams: liveStreams, nodeProxyAuth: nodeProxyAuth)
         let pipeline = routes.pipeline()
         self.pipeline = pipeline
         var mainServer: HTTPServer?
@@ -182,6 +202,10 @@ public final class ParlorApplication: Sendable {
                 try MetricsEndpoint.startListener(address, main: configuration.http, group: group,
                                                   router: MetricsEndpoint.listenerRouter(metrics, health: routes.health),
                                                   logger: logger)
+            }
+            if nodeProxyAuth != nil {
+                try storage.registerNodeURL(configuration.nodeURL ?? Self.dialURL(host: configuration.http.host, port: server.port,
+                                                                                  tls: server.usesTLS), store: roomStore, link: clusterLink)
             }
         } catch {
             mainServer?.shutdown()

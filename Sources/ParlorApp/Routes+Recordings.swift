@@ -57,44 +57,89 @@ extension Routes {
     }
 
     /// One of a recording's files: mix.opus, track-N.opus (audio/ogg) or manifest.json. Any other name is refused
-    /// before anything is looked up, so no request names a path of its own.
+    /// before anything is looked up, so no request names a path of its own. Streamed from disk (`RecordingDownload`):
+    /// `Content-Length` is the file's size when the response starts (a file still being written is served up to
+    /// there), and one `Range: bytes=…` is answered with 206.
     func recordingFile(_ request: HTTPRequest, _ context: RequestContext) throws -> RouteResult {
         let file = context.parameter("file")
         guard RecordingRecord.isFileName(file) else {
             throw HTTPError(.recordingInvalidFile, title: "Bad Request",
                             detail: "a recording's files are mix.opus, track-N.opus and manifest.json")
         }
-        guard let requester = try recordingRequester(request, context, route: { recordingFile }) else { return .pending }
+        // A download another node proxies here (RecordingProxy.swift) is signed by it, not a user's; it is served
+        // only from this node's disk, never proxied on.
+        let proxied = request.head.headers[NodeProxyAuth.header] != nil
+        let requester: Requester
+        if proxied {
+            guard let auth = nodeProxyAuth, let value = request.head.headers[NodeProxyAuth.header],
+                  auth.verify(value, method: request.head.method, path: request.head.path, now: NodeProxyAuth.nowSeconds) else {
+                throw HTTPError(.recordingNodeAuthInvalid, title: "Forbidden",
+                                detail: "the node signature is forged, more than \(NodeProxyAuth.windowSeconds) s off, or not expected here")
+            }
+            requester = .admin
+        } else {
+            guard let user = try recordingRequester(request, context, route: { recordingFile }) else { return .pending }
+            requester = user
+        }
         let recordingID = context.parameter("rid")
-        let executor = self.executor
+        let range = request.head.headers["Range"]
+        let (path, method) = (request.head.path, request.head.method)
+        let (storage, auth) = (self.storage, proxied ? nil : nodeProxyAuth)
         rooms.perform(.findRecording(recordingID: recordingID, by: requester)) { result in
             switch result {
             case .success(let body):
                 let directory = body["directory"]?.stringValue ?? ""
                 let elsewhere = body["here"]?.boolValue == true ? nil : body["recording"]?["node"]?.stringValue
-                // Read on a database thread, off the loop. The HTTP layer sends a response whole, so the file is read
-                // whole: a recording's file is megabytes (Opus at 32 kbit/s is 14 MB an hour). A node's id is new at
-                // each start, so the files of an earlier process of this node are looked for here too.
-                executor.read {
+                // A node's id is new at each start, so the files of an earlier process of this node are looked for
+                // here too, before any other node is asked.
+                RecordingDownload.pool.submit {
                     context.complete {
-                        guard let bytes = FileManager.default.contents(atPath: directory + "/" + file) else {
-                            if let elsewhere {
-                                throw HTTPError(.recordingNotFound, title: "Not Found",
-                                                detail: "recording \(recordingID)'s files are on node \(elsewhere); download them there")
-                            }
+                        if let size = RecordingFileSource.size(of: directory + "/" + file) {
+                            return try Self.download(directory + "/" + file, size: size, range: range,
+                                                     headers: Self.recordingFileHeaders(recordingID: recordingID, file: file))
+                        }
+                        guard let elsewhere else {
                             throw HTTPError(.recordingNotFound, title: "Not Found", detail: "recording \(recordingID) has no file \(file) (yet)")
                         }
-                        var headers = HTTPHeaders()
-                        headers.add("Content-Type", file.hasSuffix(".json") ? "application/json; charset=utf-8" : "audio/ogg")
-                        headers.add("Content-Disposition", "attachment; filename=\"\(recordingID)-\(file)\"")
-                        headers.add("X-Content-Type-Options", "nosniff")
-                        return .response(HTTPResponse(status: 200, headers: headers, body: Array(bytes)))
+                        guard let auth, let node = try? storage.node(elsewhere), node.alive, let url = node.url else {
+                            throw HTTPError(.recordingNotFound, title: "Not Found",
+                                            detail: "recording \(recordingID)'s files are on node \(elsewhere), which is not running or cannot be reached from here")
+                        }
+                        return try RecordingProxy.fetch(method: method, path: path, range: range, from: url, node: elsewhere, auth: auth)
                     }
                 }
             case .failure(let error): context.respond(Self.httpError(error))
             }
         }
         return .pending
+    }
+
+    static func recordingFileHeaders(recordingID: String, file: String) -> HTTPHeaders {
+        var headers = HTTPHeaders()
+        headers.add("Content-Type", file.hasSuffix(".json") ? "application/json; charset=utf-8" : "audio/ogg")
+        headers.add("Content-Disposition", "attachment; filename=\"\(recordingID)-\(file)\"")
+        headers.add("X-Content-Type-Options", "nosniff")
+        headers.add("Accept-Ranges", "bytes")
+        return headers
+    }
+
+    /// The file at `path`, of `size` bytes now: whole (200), the range asked for (206) or 416.
+    static func download(_ path: String, size: Int, range: String?, headers: HTTPHeaders) throws -> RouteResult {
+        var headers = headers
+        switch ByteRange(header: range, size: size) {
+        case .whole:
+            return .stream(RecordingDownload.response(status: 200, headers: headers, length: size,
+                                                      source: RecordingFileSource(path: path, offset: 0)))
+        case .part(let start, let length):
+            headers.add("Content-Range", "bytes \(start)-\(start + length - 1)/\(size)")
+            return .stream(RecordingDownload.response(status: 206, headers: headers, length: length,
+                                                      source: RecordingFileSource(path: path, offset: start)))
+        case .unsatisfiable:
+            var response = HTTPError(.recordingRangeNotSatisfiable, title: "Range Not Satisfiable",
+                                     detail: "the file has \(size) bytes").response()
+            response.headers.add("Content-Range", "bytes */\(size)")
+            return .response(response)
+        }
     }
 
     /// The admin token, or the token's user (401 without one). nil: the user is being loaded, the route runs again.

@@ -23,6 +23,8 @@ struct Routes: Sendable {
     var roomCreationLimiter: AddressRateLimiter? = nil
     /// The rooms' live streams; nil without a forwarding unit (--media mesh).
     var liveStreams: LiveStreams? = nil
+    /// Several nodes (PostgreSQL): signs the downloads this node proxies and checks those proxied to it.
+    var nodeProxyAuth: NodeProxyAuth? = nil
     let roomListCache = RoomListCache()
     let verifiedTokens = VerifiedTokens()
     let authWrites = AuthWriteQueue()

@@ -266,9 +266,9 @@ final class HTTPConnectionHandler: ConnectionHandler {
     /// Writes a streamed response's head and hands the connection to an `HTTPStreamConnection`, which writes the
     /// body as the producer sends it. A HEAD request gets the head alone and the connection goes on as before.
     private func startStream(_ request: HTTPRequest, _ stream: HTTPStreamResponse, _ flight: InFlight) {
-        let chunked = request.head.versionMinor >= 1
+        let chunked = request.head.versionMinor >= 1 && stream.contentLength == nil
         var head = HTTPResponse(status: stream.status, headers: stream.headers)
-        context.pipeline.finalizeStream(&head, flight.exchange, chunked: chunked)
+        context.pipeline.finalizeStream(&head, flight.exchange, chunked: chunked, contentLength: stream.contentLength)
         if flight.headOnly {
             head.headers.remove("Connection")
             connection.write(head.serialized(headOnly: true))
@@ -299,6 +299,7 @@ final class HTTPConnectionHandler: ConnectionHandler {
         connection.handler = handler
         connection.setReading(true)
         stream.started(handler.writer)
+        handler.start()
     }
 
     // MARK: Upgrade

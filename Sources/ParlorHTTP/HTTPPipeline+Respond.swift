@@ -39,7 +39,8 @@ extension HTTPPipeline {
         case .success(.stream(let stream)):
             // The head alone: without a connection there is no body to stream, and the producer never starts.
             var head = HTTPResponse(status: stream.status, headers: stream.headers)
-            finalizeStream(&head, exchange, chunked: request.head.versionMinor >= 1)
+            finalizeStream(&head, exchange, chunked: request.head.versionMinor >= 1 && stream.contentLength == nil,
+                           contentLength: stream.contentLength)
             responded(status: head.status, bytes: 0, exchange)
             return head
         case .failure(let error as HTTPError): response = error.response()

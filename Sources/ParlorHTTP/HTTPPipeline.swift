@@ -56,11 +56,12 @@ public struct HTTPPipeline: Sendable {
 
     /// Makes a streamed response's head what is written: as `finalize`, but with no Content-Length; the body is
     /// chunked (HTTP/1.1) or ends with the connection (HTTP/1.0), which closes after it either way.
-    func finalizeStream(_ response: inout HTTPResponse, _ exchange: HTTPExchange, chunked: Bool) {
+    func finalizeStream(_ response: inout HTTPResponse, _ exchange: HTTPExchange, chunked: Bool, contentLength: Int? = nil) {
         exchange.replacesHeaders = true
         exchange.set("Date", HTTPDateCache.current(), in: &response)
         if !response.headers.contains("Content-Type") { response.headers.add("Content-Type", "application/octet-stream") }
         response.headers.remove("Content-Length")
+        if let contentLength { exchange.set("Content-Length", String(contentLength), in: &response) }
         if chunked { exchange.set("Transfer-Encoding", "chunked", in: &response) }
         for index in middleware.indices.reversed() { middleware[index].response(&response, exchange) }
         exchange.set("Connection", "close", in: &response)

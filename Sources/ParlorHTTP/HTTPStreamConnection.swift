@@ -12,6 +12,9 @@ final class HTTPStreamConnection: ConnectionHandler {
     private let chunked: Bool
     private let countedAddresses: ConnectionCapKeys
     private var end = HTTPStreamEnd.clientClosed
+    /// Pull mode's idle check: drains seen, and the unsent bytes at the last check.
+    private var drains = 0
+    private var idleCheck: (drains: Int, pending: Int, timer: TimerID?) = (0, 0, nil)
 
     private static let crlf: [UInt8] = [0x0D, 0x0A]
     private static let lastChunk: [UInt8] = Array("0\r\n\r\n".utf8)
@@ -39,6 +42,7 @@ final class HTTPStreamConnection: ConnectionHandler {
         }
         connection.writeQueued()
         context.metrics?.streamBytes.add(bytes.count)
+        if response.drained != nil { connection.notifyWhenOutputDrains(below: HTTPStreamResponse.drainedBelowBytes) }
         if connection.isOpen, connection.pendingOutputBytes > context.configuration.maxStreamBacklogBytes {
             // A listener that does not read would otherwise grow our memory without bound.
             connection.discardUnsentOutput()
@@ -48,11 +52,43 @@ final class HTTPStreamConnection: ConnectionHandler {
         }
     }
 
+    /// Pull mode's first piece: asked for once the head is on its way.
+    func start() {
+        guard response.drained != nil else { return }
+        connection.notifyWhenOutputDrains(below: HTTPStreamResponse.drainedBelowBytes)
+        armIdleCheck()
+    }
+
+    private func armIdleCheck() {
+        guard let limit = response.idleLimit, connection.isOpen else { return }
+        idleCheck = (drains, connection.pendingOutputBytes, nil)
+        idleCheck.timer = connection.loop.schedule(after: limit) { [weak self] in self?.checkIdle() }
+    }
+
+    private func checkIdle() {
+        guard connection.isOpen, end != .finished else { return }
+        let pending = connection.pendingOutputBytes
+        if pending > 0, pending == idleCheck.pending, drains == idleCheck.drains {
+            connection.discardUnsentOutput()
+            context.metrics?.streamSlowReadersClosed.add()
+            end = .slowReader
+            connection.close()
+            return
+        }
+        armIdleCheck()
+    }
+
     func finish() {
         connection.loop.assertInLoop()
         guard connection.isOpen else { return }
         end = .finished
         if chunked { connection.queue(Self.lastChunk) }
+        connection.closeAfterFlush()
+    }
+
+    func abort() {
+        connection.loop.assertInLoop()
+        guard connection.isOpen else { return }
         connection.closeAfterFlush()
     }
 
@@ -69,10 +105,17 @@ final class HTTPStreamConnection: ConnectionHandler {
 
     func connectionDidReachEnd(_ connection: Connection) {}
 
+    func connectionOutputDidDrain(_ connection: Connection) {
+        guard connection.isOpen, end != .finished else { return }
+        drains += 1
+        response.drained?(writer)
+    }
+
     func connectionDidClose(_ connection: Connection) {
         connection.loop.assertInLoop()
         context.metrics?.httpConnections.subtract()
         context.connectionClosed(releasing: countedAddresses)
+        if let timer = idleCheck.timer { connection.loop.cancelTimer(timer) }
         response.ended(HTTPStreamWriter(handle: connection.handle), end)
     }
 }

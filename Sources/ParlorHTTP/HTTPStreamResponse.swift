@@ -14,6 +14,22 @@ public struct HTTPStreamResponse: Sendable {
     public let started: @Sendable (HTTPStreamWriter) -> Void
     /// On the connection's loop, once, when a started stream ends, whatever ended it: the producer drops `writer`.
     public let ended: @Sendable (HTTPStreamWriter, HTTPStreamEnd) -> Void
+    /// The body's length when it is known up front (a file): sent as `Content-Length`, the body unframed (no chunks);
+    /// the producer sends exactly that many bytes, then `finish`. nil: chunked (close-delimited for HTTP/1.0).
+    public var contentLength: Int?
+    /// Pull mode, for a producer that reads what it sends (a file, another server): on the connection's loop once
+    /// after the head, then once after each `send` as soon as the client has taken all but
+    /// `HTTPStreamResponse.drainedBelowBytes` of what is queued. Sending one piece per call keeps a download's memory
+    /// bounded whatever its length, and a client that stops reading stops the producer instead of growing a backlog.
+    public var drained: (@Sendable (HTTPStreamWriter) -> Void)?
+
+    /// Pull mode: a client that takes none of what is queued for this long is cut off (`.slowReader`), so a download
+    /// nobody reads does not hold its connection and file for ever. A slow producer is not the client's fault: with
+    /// nothing queued the connection waits. nil: no limit.
+    public var idleLimit: TimeSpan?
+
+    /// The unsent bytes below which `drained` asks for the next piece.
+    public static let drainedBelowBytes = 64 * 1024
 
     public init(status: Int = 200, headers: HTTPHeaders = HTTPHeaders(), started: @escaping @Sendable (HTTPStreamWriter) -> Void,
                 ended: @escaping @Sendable (HTTPStreamWriter, HTTPStreamEnd) -> Void) {
@@ -68,5 +84,11 @@ public struct HTTPStreamWriter: Sendable, Hashable {
     /// Ends the body (the last chunk) and closes the connection once it is out.
     public func finish() {
         handle.withConnection { ($0.handler as? HTTPStreamConnection)?.finish() }
+    }
+
+    /// Gives up: closes the connection once what was sent is out, without the last chunk, so a client sees a body
+    /// cut short (and with `contentLength`, fewer bytes than announced), never a complete one.
+    public func abort() {
+        handle.withConnection { ($0.handler as? HTTPStreamConnection)?.abort() }
     }
 }

@@ -51,7 +51,7 @@ extension ServerMetrics {
                    mediaPacketsHandedOff.load())
         out.single("parlor_live_listeners", "gauge", "Listeners of rooms' live streams (GET /rooms/{id}/live.ogg)", liveListeners.load())
         out.single("parlor_live_mixes", "gauge", "Live mixes running on this node: one per room with listeners, however many", liveMixes.load())
-        out.single("parlor_stream_bytes_total", "counter", "Body bytes of streamed HTTP responses (the live streams) handed to their connections",
+        out.single("parlor_stream_bytes_total", "counter", "Body bytes of streamed HTTP responses (live streams, recording downloads) handed to their connections",
                    streamBytes.load())
         out.single("parlor_stream_slow_readers_closed_total", "counter", "Streamed HTTP responses cut off because their client read too slowly",
                    streamSlowReadersClosed.load())

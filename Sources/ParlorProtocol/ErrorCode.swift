@@ -50,6 +50,12 @@ public enum ErrorCode: String, CaseIterable, Sendable {
     case recordingInvalidFile = "recording:error:invalid-file"
     /// DELETE /recordings/{rid} while it is still being recorded: stop it first.
     case recordingInProgress = "recording:error:in-progress"
+    /// GET /recordings/{rid}/{file} with a Range that starts past the file's end.
+    case recordingRangeNotSatisfiable = "recording:error:range-not-satisfiable"
+    /// The node holding a recording's files is alive but did not answer the download proxied to it.
+    case recordingNodeUnreachable = "recording:error:node-unreachable"
+    /// A download proxied between nodes whose X-Parlor-Node-Auth is forged, stale (beyond ±60 s) or unexpected.
+    case recordingNodeAuthInvalid = "recording:error:node-auth-invalid"
 
     case memberNotJoined = "member:error:not-joined"
     case memberNotFound = "member:error:not-found"
@@ -125,6 +131,9 @@ public enum ErrorCode: String, CaseIterable, Sendable {
              .roomStreamUnavailable: 409
         case .recordingNotFound: 404
         case .recordingInvalidFile: 400
+        case .recordingRangeNotSatisfiable: 416
+        case .recordingNodeUnreachable: 502
+        case .recordingNodeAuthInvalid: 403
         case .roomFull, .roomNameTaken, .mediaTooManySenders: 409
         case .roomForbidden, .memberNotJoined, .memberNotAllowed, .roomLocked, .roomBanned: 403
         case .messageRateLimited, .reactionRateLimited, .mediaTooManySessions, .mediaRateLimited: 429

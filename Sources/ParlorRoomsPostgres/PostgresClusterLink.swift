@@ -18,6 +18,9 @@ public final class PostgresClusterLink: ClusterLink, @unchecked Sendable {  // `
     private let leaseMilliseconds: Int64
     private let logger: Logger
     private var listener: PostgresListener?
+    /// Where the other nodes reach this node's HTTP API (`nodes.http_url`), known once its listener is bound: every
+    /// heartbeat writes it, so a row a survivor deleted and this node inserted again still has it.
+    public let httpURL = Locked<String?>(nil)
 
     public init(database: PostgresDatabase, nodeID: String, lease: TimeSpan, logger: Logger) {
         self.database = database
@@ -27,7 +30,7 @@ public final class PostgresClusterLink: ClusterLink, @unchecked Sendable {  // `
     }
 
     public func start(_ handler: @escaping @Sendable (ClusterSignal) -> Void) throws {
-        let nodeID = nodeID, lease = leaseMilliseconds, logger = logger
+        let nodeID = nodeID, lease = leaseMilliseconds, logger = logger, httpURL = httpURL
         let now = PostgresRoomTransaction.databaseNow
         let failing = Locked(false)
         let beats = Locked(0)
@@ -57,10 +60,12 @@ public final class PostgresClusterLink: ClusterLink, @unchecked Sendable {  // `
             },
             periodic: { connection in
                 // The heartbeat (again a row if a survivor took this node over while it was unreachable).
+                let url: SQLValue = httpURL.withLock { $0 }.map { .text($0) } ?? .null
                 let inserted = try connection.queryOne("""
-                    INSERT INTO nodes (id, started_at, lease_until) VALUES ($1, \(now), \(now) + $2)
-                    ON CONFLICT (id) DO UPDATE SET lease_until = excluded.lease_until RETURNING (xmax = 0) AS inserted
-                    """, [.text(nodeID), .integer(lease)])?.bool("inserted") == true
+                    INSERT INTO nodes (id, started_at, lease_until, http_url) VALUES ($1, \(now), \(now) + $2, $3)
+                    ON CONFLICT (id) DO UPDATE SET lease_until = excluded.lease_until, http_url = COALESCE(excluded.http_url, nodes.http_url)
+                    RETURNING (xmax = 0) AS inserted
+                    """, [.text(nodeID), .integer(lease), url])?.bool("inserted") == true
                 // The first beat may come before the rooms thread registers the node; a later insert means a survivor
                 // deleted the row, having taken this node's members.
                 let first = beats.withLock { count in

@@ -9,7 +9,8 @@ import ParlorMetrics
 import Testing
 
 /// Streamed responses (`HTTPStreamResponse`) over real sockets on 127.0.0.1: chunks in order, HTTP/1.0 and HEAD,
-/// a client that stops reading cut off at the bound, and a client that leaves heard by the producer.
+/// a client that stops reading cut off at the bound, and a client that leaves heard by the producer; pull mode (a
+/// download with a Content-Length, one piece per drain) whole, and cut off when its client takes nothing.
 @Suite struct HTTPStreamTests {
     @Test func chunksArriveInOrderAndTheLastChunkEndsTheBody() throws {
         let server = try StreamServer()
@@ -77,6 +78,31 @@ import Testing
         #expect(server.metrics.httpConnections.load() == 0)
     }
 
+    @Test func pullModeSendsOnePiecePerDrainWithTheContentLength() throws {
+        let server = try StreamServer()
+        defer { server.stop() }
+        let client = try BlockingClient(port: server.port)
+        try client.send("GET /pull/20 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        let (head, body) = try #require(split(try client.readToEnd()))
+        #expect(head.contains("Content-Length: \(20 * StreamServer.piece.count)\r\n"))
+        #expect(!head.contains("Transfer-Encoding"))
+        // Compared as a Bool: a failed == on megabytes would have the test library diff them for minutes.
+        let whole = body == Array([[UInt8]](repeating: StreamServer.piece, count: 20).joined())
+        #expect(whole, "\(body.count) bytes")
+        #expect(try server.waitForEnd() == .finished)
+    }
+
+    @Test func pullModeCutsOffAClientThatTakesNothingForTheIdleLimit() throws {
+        let server = try StreamServer()
+        defer { server.stop() }
+        let client = try BlockingClient(port: server.port, receiveBuffer: 4096)
+        try client.send("GET /pull/100000 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        // The client reads nothing: the drains stop once the kernel's buffers are full, then the idle limit cuts it.
+        #expect(try server.waitForEnd() == .slowReader)
+        #expect(server.metrics.streamBytes.load() < 16 * 1024 * 1024, "sent only what the buffers took")
+        #expect(server.metrics.httpConnections.load() == 0)
+    }
+
     @Test func aClientThatLeavesIsHeardByTheProducer() throws {
         let server = try StreamServer()
         defer { server.stop() }
@@ -110,12 +136,30 @@ private final class StreamServer: Sendable {
                 .stream(HTTPStreamResponse(headers: HTTPHeaders([("Content-Type", "audio/ogg")]),
                                            started: { box.owner?.started($0) }, ended: { box.owner?.ended($0, $1) }))
             }
+            // Pull mode: `pieces` pieces, one per drain, and an idle limit of 300 ms.
+            routes.get("/pull/{pieces}") { _, context in
+                let pieces = Int(context.parameter("pieces")) ?? 1
+                let sent = Locked(0)
+                var response = HTTPStreamResponse(started: { box.owner?.started($0) }, ended: { box.owner?.ended($0, $1) })
+                response.contentLength = pieces * Self.piece.count
+                response.idleLimit = .milliseconds(300)
+                response.drained = { writer in
+                    let more = sent.withLock { count in
+                        defer { count += 1 }
+                        return count < pieces
+                    }
+                    if more { writer.send(Self.piece) } else { writer.finish() }
+                }
+                return .stream(response)
+            }
             routes.get("/plain") { _, _ in .response(HTTPResponse(status: 200, body: Array("plain".utf8))) }
         }
         server = try HTTPServer(configuration: configuration, group: group, pipeline: HTTPPipeline(middleware: [], router: router),
                                 logger: Logger(level: .error), metrics: metrics)
         box.owner = self
     }
+
+    static let piece = (0..<64 * 1024).map { UInt8(truncatingIfNeeded: $0 &* 7) }
 
     var port: Int { server.port }
     var startedCount: Int { state.withLock { $0.started } }

@@ -76,7 +76,8 @@ enum WebhookHTTPClient {
         return status
     }
 
-    private static func connect(to target: Target, timeout: Double) throws -> Int32 {
+    /// A blocking TCP socket to `target` with every step bounded by `timeout` (also used by `RecordingProxy`).
+    static func connect(to target: Target, timeout: Double) throws -> Int32 {
         var hints = addrinfo()
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         var results: UnsafeMutablePointer<addrinfo>?
