@@ -29,16 +29,7 @@ struct NodeProxyAuth: Sendable {
     }
 
     private func mac(method: String, path: String, seconds: Int64) -> [UInt8] {
-        let message = Array("\(method)\n\(path)\n\(seconds)".utf8)
-        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-        var length: UInt32 = 0
-        _ = secret.withUnsafeBytes { key in
-            message.withUnsafeBytes { data in
-                HMAC(EVP_sha256(), key.baseAddress, Int32(key.count), data.baseAddress?.assumingMemoryBound(to: UInt8.self),
-                     data.count, &digest, &length)
-            }
-        }
-        return Array(digest.prefix(Int(length)))
+        hmacSHA256(Array("\(method)\n\(path)\n\(seconds)".utf8), key: secret)
     }
 
     static var nowSeconds: Int64 {

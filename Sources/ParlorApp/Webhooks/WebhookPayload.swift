@@ -52,14 +52,6 @@ struct WebhookPayload: Sendable {
 
     /// `sha256=<hex HMAC-SHA256 of the body>`, sent as X-Parlor-Signature so receivers can check the sender.
     static func signature(of body: [UInt8], secret: [UInt8]) -> String {
-        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-        var length: UInt32 = 0
-        _ = secret.withUnsafeBytes { key in
-            body.withUnsafeBytes { data in
-                HMAC(EVP_sha256(), key.baseAddress, Int32(key.count), data.baseAddress?.assumingMemoryBound(to: UInt8.self),
-                     data.count, &digest, &length)
-            }
-        }
-        return "sha256=" + Hex.encode(digest.prefix(Int(length)))
+        "sha256=" + Hex.encode(hmacSHA256(body, key: secret))
     }
 }
