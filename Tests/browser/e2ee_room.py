@@ -30,8 +30,10 @@ DATABASE = os.path.join(DATA, "parlor.db")
 # The sender's melody in the spectrum of what a page plays from member arguments[0], over arguments[1] ms. A frame is
 # tonal when its loudest bin between 100 Hz and 4 kHz stands 25 dB and more above the spectrum's median AND lies on
 # one of the melody's notes (the pitch times MELODY, within 1 % and a 2.9 Hz bin). The tone is heard when 5 frames
-# and more are tonal on 3 different notes: Opus decoding ciphertext makes loud, peaky noise too (30-45 dB above the median)
-# whose peaks fall anywhere, and the decoder's loss concealment goes on repeating the last note it decoded well.
+# and more are tonal, on 3 different notes, and they are at least half of the loud frames: Opus decoding ciphertext
+# makes loud, peaky noise too (30-45 dB above the median) whose peaks mostly fall elsewhere but now and then on a note
+# (7 of 42 loud frames, on 4 notes, in one run), and the decoder's loss concealment repeats the last note it decoded
+# well; a decoded tone puts nearly every loud frame on a note (16 of 17 to 28 of 29).
 TONE = """
 return (async () => {
   const [memberId, ms, pitch, melody] = arguments;
@@ -81,7 +83,8 @@ return (async () => {
 
 def hears_tone(listener, speaker_id, pitch, ms=3000):
     result = listener.js(TONE, speaker_id, ms, pitch, MELODY) or {}
-    return result.get("tonal", 0) >= 5 and result.get("notes", 0) >= 3, result
+    tonal, loud = result.get("tonal", 0), result.get("loud", 0)
+    return tonal >= 5 and result.get("notes", 0) >= 3 and tonal * 2 >= loud, result
 
 
 def wait_tone(listener, speaker_id, pitch, timeout=25):
