@@ -236,6 +236,7 @@ public final class ParlorApplication: Sendable {
         media?.stop()  // before the rooms thread: its last speaking-off events still find it running
         step("stopping the rooms and giving up the node lease")
         rooms.stop()
+        recordingEngine?.stopAll()  // again: a recording the rooms thread started after the first call is finished too
         step("stopping webhooks")
         webhooks?.stop()
         group.shutdown()

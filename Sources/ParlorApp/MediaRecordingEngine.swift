@@ -30,7 +30,18 @@ final class MediaRecordingEngine: RecordingEngine {
         let settings = RecordingSettings(recordingID: recording.recordingID, roomID: recording.roomID, directory: recording.directory,
                                          maxDuration: recording.maxDuration, node: recording.node)
         let recorder = try RoomRecorder(settings: settings) { [weak self] manifest in self?.ended(manifest) }
-        running.withLock { $0[recording.recordingID] = Running(roomID: recording.roomID, recorder: recorder) }
+        // The rooms thread starts recordings after its batch commits, so a start can come after `stopAll` took its
+        // list: it is stopped at once, interrupted, and the shutdown's second `stopAll` waits for its files.
+        let stopping = running.withLock { running -> DispatchGroup? in
+            if let group = shutdown.withLock({ $0 }) { return group }
+            running[recording.recordingID] = Running(roomID: recording.roomID, recorder: recorder)
+            return nil
+        }
+        if let stopping {
+            stopping.enter()
+            recorder.stop(reason: .interrupted)
+            return
+        }
         media.setTap(group: recording.roomID, RecorderTap(recorder))
     }
 
@@ -42,11 +53,15 @@ final class MediaRecordingEngine: RecordingEngine {
     }
 
     func stopAll() {
-        let group = DispatchGroup()
-        let stopping = running.withLock { running in
-            shutdown.withLock { $0 = group }
+        let (group, stopping) = running.withLock { running in
+            let group = shutdown.withLock { current in
+                if let current { return current }
+                let group = DispatchGroup()
+                current = group
+                return group
+            }
             defer { running.removeAll() }
-            return Array(running.values)
+            return (group, Array(running.values))
         }
         for entry in stopping {
             group.enter()

@@ -30,6 +30,7 @@ public protocol RecordingEngine: AnyObject, Sendable {
     func stop(recordingID: String)
     /// The server is stopping: every recording this engine writes is finished now (whole files, a manifest saying
     /// `interrupted`) before this returns, and its end is not reported; the next start marks its row interrupted.
+    /// Called again once the rooms thread has stopped, for a start it committed meanwhile.
     func stopAll()
 }
 
