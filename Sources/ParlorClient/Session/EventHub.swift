@@ -5,6 +5,8 @@ import Foundation
 /// Elements that arrive while nobody is subscribed are kept for the next subscriber, so a single consumer that
 /// starts reading late still sees everything from the start, as with a plain buffered stream.
 /// With `replaysLatest`, a new subscriber first gets the newest element (a state's current value) instead.
+/// An observer (`subscribe(observing: true)`) gets what arrives from then on and neither takes that backlog nor
+/// counts as a subscriber for it: what arrives while only observers listen is still kept for the next subscriber.
 final class EventHub<Element: Sendable>: Sendable {
     private let replaysLatest: Bool
 
@@ -16,23 +18,27 @@ final class EventHub<Element: Sendable>: Sendable {
         var latest: Element?
         var unclaimed: [Element] = []
         var subscribers: [Int: AsyncStream<Element>.Continuation] = [:]
+        var observers: Set<Int> = []
         var nextID = 0
         var isFinished = false
     }
 
     private let state = Locked(State())
 
-    func subscribe() -> AsyncStream<Element> {
+    func subscribe(observing: Bool = false) -> AsyncStream<Element> {
         let (stream, continuation) = AsyncStream.makeStream(of: Element.self, bufferingPolicy: .unbounded)
         let replaysLatest = self.replaysLatest
         let id: Int? = state.withLock { state in
             if replaysLatest, let latest = state.latest { continuation.yield(latest) }
-            for element in state.unclaimed { continuation.yield(element) }
-            state.unclaimed = []
+            if !observing {
+                for element in state.unclaimed { continuation.yield(element) }
+                state.unclaimed = []
+            }
             guard !state.isFinished else { return nil }
             let id = state.nextID
             state.nextID += 1
             state.subscribers[id] = continuation
+            if observing { state.observers.insert(id) }
             return id
         }
         guard let id else {
@@ -40,7 +46,10 @@ final class EventHub<Element: Sendable>: Sendable {
             return stream
         }
         continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLock { $0.subscribers.removeValue(forKey: id) }
+            self?.state.withLock { state in
+                state.subscribers[id] = nil
+                state.observers.remove(id)
+            }
         }
         return stream
     }
@@ -50,7 +59,7 @@ final class EventHub<Element: Sendable>: Sendable {
         // Yield outside the lock: a termination handler runs synchronously and takes the lock itself.
         let subscribers = state.withLock { state in
             state.latest = element
-            if state.subscribers.isEmpty && !replaysLatest { state.unclaimed.append(element) }
+            if state.subscribers.count == state.observers.count && !replaysLatest { state.unclaimed.append(element) }
             return Array(state.subscribers.values)
         }
         for subscriber in subscribers { subscriber.yield(element) }

@@ -27,6 +27,11 @@ public actor ParlorSession {
 
     /// Who this session belongs to.
     public nonisolated let user: ParlorUser
+    /// How the server carries audio, from the first `session:success`: "sfu" (its forwarding unit; `mediaSlots`
+    /// receive slots per peer connection, the most m-lines after the microphone's a `media:offer` may have) or
+    /// "mesh" (browser to browser). nil from a server that does not say.
+    public nonisolated let mediaMode: String?
+    public nonisolated let mediaSlots: Int?
     /// The server's id for the current connection; it changes with every reconnect (resume always uses the newest).
     public internal(set) var sessionID: String
     public internal(set) var state: ConnectionState
@@ -38,6 +43,10 @@ public actor ParlorSession {
     /// was subscribed go to the next subscriber, so one consumer that starts late still gets everything. Ends when
     /// the session closes.
     public nonisolated var events: AsyncStream<RoomEvent> { eventHub.subscribe() }
+    /// Like `events` from the moment you ask, for a part of a program that watches beside the main consumer (the
+    /// CLI's `join --play/--record` reads `media:slots` while `join` prints every event): it takes nothing of the
+    /// backlog `events` keeps for its next subscriber, and what arrives while only observers listen is still kept.
+    public nonisolated var observedEvents: AsyncStream<RoomEvent> { eventHub.subscribe(observing: true) }
     /// Connection changes: the current state first, then every change (`.reconnecting`/`.resumed`), `.closed` last.
     /// Like `events`, every access is a new independent subscriber.
     public nonisolated var connectionStates: AsyncStream<ConnectionState> { stateHub.subscribe() }
@@ -65,6 +74,8 @@ public actor ParlorSession {
     init(connector: SessionConnector, hello: SessionHello) {
         self.connector = connector
         user = hello.user
+        mediaMode = hello.mediaMode
+        mediaSlots = hello.mediaSlots
         sessionID = hello.sessionID
         state = .connected(sessionID: hello.sessionID)
     }

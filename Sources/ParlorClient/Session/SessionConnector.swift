@@ -23,6 +23,9 @@ struct SessionConnector: Sendable {
 struct SessionHello: Sendable {
     let sessionID: String
     let user: ParlorUser
+    /// `body.media`: how audio flows ("sfu" or "mesh") and the receive slots of an SFU peer connection.
+    let mediaMode: String?
+    let mediaSlots: Int?
 
     init(text: String) throws(ParlorError) {
         guard let message = JSONValue.parse(text) else { throw .invalidResponse("first message is not JSON: \(text)") }
@@ -33,5 +36,7 @@ struct SessionHello: Sendable {
         let body = try JSONFields(message["body"] ?? .null, "session:success body")
         sessionID = try body.string("session_id")
         user = try ParlorUser(json: body["user"] ?? .null, "session:success body.user")
+        mediaMode = body["media"]?["mode"]?.stringValue
+        mediaSlots = body["media"]?["slots"]?.intValue
     }
 }
