@@ -74,12 +74,14 @@ let package = Package(
                                                   "ParlorCodec", "ParlorMedia", "ParlorSRTP", "COpenSSL"],
                 // The web client ships inside the binary: no files to deploy, nothing fetched at run time.
                 resources: [.embedInCode("Web")]),
-        .executableTarget(name: "parlor", dependencies: ["ParlorApp", "ParlorClient", "ParlorPostgres"]),
+        // ParlorMediaClient for `join --play/--record` (our SRTP, not libsrtp2).
+        .executableTarget(name: "parlor", dependencies: ["ParlorApp", "ParlorClient", "ParlorPostgres", "ParlorMediaClient", "ParlorRecording", "ParlorLoop"]),
 
         // Load generator for bench/: the project's own event loop and codec, so it outruns a script-language client.
         .executableTarget(name: "ParlorBench", dependencies: ["ParlorLoop", "ParlorCodec"]),
-        // A WebRTC-shaped client of the forwarding unit (offer, ICE checks, DTLS client, SRTP): tests and the media bench.
-        .target(name: "ParlorMediaClient", dependencies: ["ParlorMedia", "ParlorSRTP", "ParlorLoop"]),
+        // A WebRTC-shaped client of the forwarding unit (offer, ICE checks, DTLS client, SRTP): tests, the media bench,
+        // and `parlor join --play/--record` (an Ogg Opus file as the microphone, what the member hears into Ogg Opus).
+        .target(name: "ParlorMediaClient", dependencies: ["ParlorMedia", "ParlorSRTP", "ParlorLoop", "ParlorRecording"]),
         // Media load client for bench/: speakers and listeners over real UDP, CPU per forwarded packet against the floor.
         .executableTarget(name: "ParlorMediaBench", dependencies: ["ParlorMediaClient", "ParlorMedia", "ParlorSRTP", "ParlorLoop", "ParlorCodec",
                                                           "ParlorProtocol", "CParlorSystem"]),

@@ -55,8 +55,9 @@ public final class MediaPeer: @unchecked Sendable {  // loop-thread state once c
     }
 
     /// One RTP packet: version 2, payload type 111, a one-byte header extension (0xBEDE) holding the RFC 6464 audio
-    /// level `level` (−dBov, 127 silence) as id 1, then `payload`; protected and sent. Loop thread.
-    public func sendRTP(_ payload: [UInt8], level: UInt8 = 127) throws {
+    /// level `level` (−dBov, 127 silence) as id 1, then `payload`; protected and sent. The next packet's timestamp is
+    /// `samples` (48 kHz: what `payload` decodes to) later. Loop thread.
+    public func sendRTP(_ payload: [UInt8], level: UInt8 = 127, samples: UInt32 = 960) throws {
         loop.assertInLoop()
         guard let outbound, let socket, let server else { throw MediaClientError("not connected") }
         var packet: [UInt8] = [0x90, 111, UInt8(sequence >> 8), UInt8(sequence & 0xFF)]
@@ -65,7 +66,7 @@ public final class MediaPeer: @unchecked Sendable {  // loop-thread state once c
         packet += [0xBE, 0xDE, 0x00, 0x01, 0x10, 0x80 | (level & 0x7F), 0x00, 0x00]
         packet += payload
         sequence &+= 1
-        timestamp &+= 960
+        timestamp &+= samples
         try outbound.protectRTP(&packet)
         socket.send([UDPDatagram(bytes: packet, destination: server)])
     }
