@@ -3,11 +3,12 @@ import ParlorClient
 
 /// `parlor join`: stays joined and prints events; its exit code says how it ended, for scripts.
 enum JoinCommand {
-    static let valued: Set<String> = ["--server", "--as", "--token", "--until", "--timeout", "--reconnect-attempts"]
-    static let switches: Set<String> = ["--json"]
+    static let valued = Set(["--server", "--as", "--token", "--until", "--timeout", "--reconnect-attempts"]).union(JoinAudio.valued)
+    static let switches = Set(["--json"]).union(JoinAudio.switches)
     static let help = """
         Usage: parlor join ROOM (--as NAME | --token JWT) [--json] [--until EVENT [--timeout SECONDS]]
                           [--reconnect-attempts N] [--server URL]
+                          [--play FILE.opus [--play-loop]] [--record FILE.ogg [--record-mode mixed|tracks]]
         Joins ROOM and stays joined, printing a "joined" line and then every event of the room as a JSON line.
           --as NAME          authenticate as NAME (POST /auth)
           --token JWT        use this token instead (PARLOR_TOKEN; needed for --access closed servers)
@@ -18,6 +19,7 @@ enum JoinCommand {
           --timeout SECONDS  with --until: exit 4 if it has not come by then
           --reconnect-attempts N  reconnect attempts after a drop before giving up (default 6, about 12 s)
           --server URL       the server (PARLOR_SERVER; default http://localhost:8080)
+        \(JoinAudio.help)
         Exit codes: 0 interrupted (Ctrl-C, SIGTERM: it leaves the room) or --until seen; 1 the session ended for
         good (server gone past the reconnect attempts, kicked, dropped past the grace period, room closed, server
         reset); 2 usage; 3 no such room; 4 --timeout passed.
@@ -43,6 +45,7 @@ enum JoinCommand {
             }
             configuration.reconnect.maxAttempts = attempts
         }
+        let media = try JoinAudio.prepare(options)
         // Before the "joined" line: a script may signal as soon as it reads it.
         let stop = Interrupt.wait()
         let room = options.positional[0]
@@ -67,6 +70,7 @@ enum JoinCommand {
             "members": .array(membership.members.map { .object(["member_id": .string($0.memberID), "name": .string($0.user.name)]) }),
         ]).sortingKeys().encodedString())
         flushOutput()
+        try await media?.start(session: session, room: room, membership: membership, json: json, stop: stop)
 
         let (outcomes, outcome) = AsyncStream.makeStream(of: Outcome.self)
         let tasks = [
