@@ -28,6 +28,8 @@ enum JoinAudio {
                              the speaker's member id when the name is unknown or taken)
           With --json, media events are JSON lines too: {"type":"media:connected",...} once the audio path is up,
           {"type":"record:track",...} for each track file, {"type":"play:ended",...} when FILE has been sent.
+          Exit 2 before joining when a --play FILE cannot be read or is not Ogg Opus, or --record cannot write;
+          1 after leaving when the audio path does not come up (a --media mesh server, nothing within 10 s).
         """
 
     /// Checks --play/--record and their files before the join: throws UsageError (exit 2). nil without them.
