@@ -47,7 +47,7 @@ REQUIREMENTS := Tests/interop/requirements.txt
 
 help:
 	@echo "make run      build (debug) and serve on http://localhost:8080 with data in ./data"
-	@echo "make test     swift test, the docs/testing.md consumer package and shell recipe, the Python interop test, the web unit tests and the browser tests (two users, through TURN, a stage room, an SFU audience)"
+	@echo "make test     swift test, the docs/testing.md consumer package and shell and audio recipes, the Python interop test, the web unit tests and the browser tests (two users, through TURN, a stage room, an SFU audience)"
 	@echo "make deps     install missing Debian packages: $(APT_PACKAGES)"
 	@echo "make build    swift build (debug)"
 	@echo "make venv     $(VENV) with the interop test's Python packages ($(REQUIREMENTS))"
@@ -123,6 +123,8 @@ test: test-deps venv build
 	SWIFT=$(SWIFT) bash Tests/consumer/run.sh || consumer_status=$$?; \
 	echo "== shell recipe (Tests/consumer/shell_recipe.sh: docs/testing.md's script against parlor serve --dev)"; \
 	PARLOR_BIN=$(PARLOR_BIN) bash Tests/consumer/shell_recipe.sh || recipe_status=$$?; \
+	echo "== audio recipe (Tests/consumer/audio_recipe.sh: docs/testing.md's bob-heard-alice script, join --play/--record)"; \
+	PARLOR_BIN=$(PARLOR_BIN) bash Tests/consumer/audio_recipe.sh || recipe_status=$$?; \
 	echo "== interop (Tests/interop/tutorial_flow.py)"; \
 	PARLOR_BIN=$(PARLOR_BIN) $(VENV)/bin/python Tests/interop/tutorial_flow.py || interop_status=$$?; \
 	echo "== web unit tests (node --test Tests/web)"; \
