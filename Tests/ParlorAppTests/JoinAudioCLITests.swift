@@ -6,41 +6,55 @@ import Testing
 import ParlorRecording
 
 /// `parlor join --play/--record` (issue 39, item 4): real `parlor` processes against a real `parlor serve --dev`,
-/// audio through its forwarding unit over UDP. Alice plays a 440 Hz tone made by libopus (ffmpeg's libopus encoder);
-/// bob and carol record what they hear; opusinfo must find the files clean, and decoded (libopus) they must hold the
-/// tone, not silence.
+/// audio through its forwarding unit over UDP. Alice and carol play tones made by libopus (ffmpeg's libopus encoder,
+/// 440 and 660 Hz); bob and dave record what they hear; opusinfo must find the files clean, and decoded (libopus) they
+/// must hold the tones, not silence, each track only its speaker's.
 @Suite struct JoinAudioCLITests {
     typealias Child = ExecutableTests.Child
-    static let tone = 440.0
 
-    @Test func bobHearsAliceMixedAndInTracks() throws {
+    @Test func bobHearsAliceAndCarolMixedAndDaveInTracks() throws {
         guard Self.toolsInstalled() else { return }
         try withTemporaryDirectory { directory in
             let (server, url, room) = try Self.serverWithRoom()
-            let tone = try Self.makeTone(seconds: 2, in: directory)
+            let aliceTone = try Self.makeTone(frequency: 440, seconds: 2, in: directory)
+            let carolTone = try Self.makeTone(frequency: 660, seconds: 2, in: directory)
             let bob = try Child(["join", room, "--as", "bob", "--server", url, "--json", "--record", directory + "/bob.ogg"], in: directory)
-            let carol = try Child(["join", room, "--as", "carol", "--server", url, "--json", "--record", directory + "/carol.ogg",
-                                   "--record-mode", "tracks"], in: directory)
+            let dave = try Child(["join", room, "--as", "dave", "--server", url, "--json", "--record", directory + "/dave.ogg",
+                                  "--record-mode", "tracks"], in: directory)
             _ = try Self.line(containing: "\"media:connected\"", from: bob)
-            _ = try Self.line(containing: "\"media:connected\"", from: carol)
-            let alice = try Child(["join", room, "--as", "alice", "--server", url, "--json", "--play", tone], in: directory)
-            let connected = try Self.line(containing: "\"media:connected\"", from: alice)
-            #expect(connected.contains("\"sending\":true"), "\(connected)")
-            let ended = try Self.line(containing: "\"play:ended\"", from: alice, timeout: 15)
-            let packets = (try JSONSerialization.jsonObject(with: Data(ended.utf8)) as? [String: Any])?["packets"] as? Int
-            #expect(packets.map { (100...102).contains($0) } == true, "2 s of 20 ms packets: \(ended)")
-            let track = try Self.line(containing: "\"record:track\"", from: carol)
-            #expect(track.contains("\"name\":\"alice\"") && track.contains("\"path\":\"\(directory)/carol-alice.ogg\""), "\(track)")
-            // The member stays after the file ends: bob's recording goes on until he is stopped.
-            #expect(alice.process.isRunning)
-            for child in [bob, carol, alice] { kill(child.process.processIdentifier, SIGTERM) }
-            for child in [bob, carol, alice] { #expect(child.waitForExit(timeout: 10) == 0, "stderr: \(child.errorOutput())") }
-            for file in ["bob.ogg", "carol-alice.ogg"] {
-                try Self.expectOpusinfoClean(directory + "/" + file)
-                let heard = try Self.toneSeconds(in: directory + "/" + file)
-                #expect(heard >= 1.6 && heard <= 2.3, "\(file) holds \(heard) s of the tone")
+            _ = try Self.line(containing: "\"media:connected\"", from: dave)
+            let alice = try Child(["join", room, "--as", "alice", "--server", url, "--json", "--play", aliceTone], in: directory)
+            let carol = try Child(["join", room, "--as", "carol", "--server", url, "--json", "--play", carolTone], in: directory)
+            for speaker in [alice, carol] {
+                let connected = try Self.line(containing: "\"media:connected\"", from: speaker)
+                #expect(connected.contains("\"sending\":true"), "\(connected)")
+                let ended = try Self.line(containing: "\"play:ended\"", from: speaker, timeout: 15)
+                let packets = (try JSONSerialization.jsonObject(with: Data(ended.utf8)) as? [String: Any])?["packets"] as? Int
+                #expect(packets.map { (100...102).contains($0) } == true, "2 s of 20 ms packets: \(ended)")
             }
-            #expect(try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasPrefix("carol-") } == ["carol-alice.ogg"])
+            var tracks: [String: String] = [:]
+            for _ in 0..<2 {
+                let line = try Self.line(containing: "\"record:track\"", from: dave)
+                let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+                tracks[object?["name"] as? String ?? "?"] = object?["path"] as? String
+            }
+            #expect(tracks == ["alice": directory + "/dave-alice.ogg", "carol": directory + "/dave-carol.ogg"])
+            // The speakers stay after their files end: the recordings go on until they are stopped.
+            #expect(alice.process.isRunning && carol.process.isRunning)
+            let everyone = [bob, dave, alice, carol]
+            for child in everyone { kill(child.process.processIdentifier, SIGTERM) }
+            for child in everyone { #expect(child.waitForExit(timeout: 10) == 0, "stderr: \(child.errorOutput())") }
+            for file in ["bob.ogg", "dave-alice.ogg", "dave-carol.ogg"] { try Self.expectOpusinfoClean(directory + "/" + file) }
+            // The mix holds both tones at once (each about a quarter of the energy); each track only its speaker's.
+            let mixed = try Self.toneSeconds(in: directory + "/bob.ogg", frequencies: [440, 660], share: 0.15)
+            #expect(mixed >= 1.4 && mixed <= 2.3, "bob.ogg holds both tones for \(mixed) s")
+            for (file, heard, other) in [("dave-alice.ogg", 440.0, 660.0), ("dave-carol.ogg", 660.0, 440.0)] {
+                let seconds = try Self.toneSeconds(in: directory + "/" + file, frequencies: [heard], share: 0.4)
+                #expect(seconds >= 1.6 && seconds <= 2.3, "\(file) holds \(seconds) s of \(heard) Hz")
+                #expect(try Self.toneSeconds(in: directory + "/" + file, frequencies: [other], share: 0.05) == 0, "\(file) holds \(other) Hz")
+            }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasPrefix("dave-") }.sorted()
+                    == ["dave-alice.ogg", "dave-carol.ogg"])
             _ = server
         }
     }
@@ -50,14 +64,14 @@ import ParlorRecording
         guard Self.toolsInstalled() else { return }
         try withTemporaryDirectory { directory in
             let (server, url, room) = try Self.serverWithRoom()
-            let tone = try Self.makeTone(seconds: 0.6, in: directory)
+            let tone = try Self.makeTone(frequency: 440, seconds: 0.6, in: directory)
             let alice = try Child(["join", room, "--as", "alice", "--server", url, "--json", "--play", tone, "--play-loop"], in: directory)
             _ = try Self.line(containing: "\"media:connected\"", from: alice)
             let bob = try Child(["join", room, "--as", "bob", "--server", url, "--json", "--record", directory + "/bob.ogg",
                                  "--until", "member:left", "--timeout", "3"], in: directory)
             #expect(bob.waitForExit(timeout: 15) == 4, "stderr: \(bob.errorOutput())")
             try Self.expectOpusinfoClean(directory + "/bob.ogg")
-            let heard = try Self.toneSeconds(in: directory + "/bob.ogg")
+            let heard = try Self.toneSeconds(in: directory + "/bob.ogg", frequencies: [440], share: 0.4)
             #expect(heard >= 1.8, "a 0.6 s clip looped for about 3 s: \(heard) s of the tone")
             kill(alice.process.processIdentifier, SIGTERM)
             #expect(alice.waitForExit(timeout: 10) == 0)
@@ -113,10 +127,10 @@ import ParlorRecording
         return (server, url, try #require(object?["id"] as? String))
     }
 
-    /// A mono 440 Hz sine of `seconds`, encoded by libopus into Ogg Opus (20 ms packets).
-    static func makeTone(seconds: Double, in directory: String) throws -> String {
-        let path = directory + "/tone.opus"
-        let result = try run("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "sine=frequency=\(Int(tone)):duration=\(seconds)",
+    /// A mono sine of `frequency` Hz and `seconds`, encoded by libopus into Ogg Opus (20 ms packets).
+    static func makeTone(frequency: Int, seconds: Double, in directory: String) throws -> String {
+        let path = directory + "/tone-\(frequency).opus"
+        let result = try run("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "sine=frequency=\(frequency):duration=\(seconds)",
                                                  "-c:a", "libopus", "-b:a", "48k", path])
         #expect(result.status == 0, "ffmpeg: \(result.output)")
         return path
@@ -142,9 +156,9 @@ import ParlorRecording
         #expect(!lower.contains("warning") && !lower.contains("error"), "opusinfo \(path): \(report.output)", sourceLocation: sourceLocation)
     }
 
-    /// Seconds of `path` (decoded with libopus) whose 100 ms windows are loud and carry the tone: its frequency
-    /// holds most of the window's energy.
-    static func toneSeconds(in path: String) throws -> Double {
+    /// Seconds of `path` (decoded with libopus) whose 100 ms windows are loud and carry every one of `frequencies`:
+    /// each holds at least `share` of the window's energy (a pure tone: 0.5, two mixed equally: 0.25 each).
+    static func toneSeconds(in path: String, frequencies: [Double], share: Double) throws -> Double {
         var reader = try OggOpusReader(bytes: Array(try Data(contentsOf: URL(fileURLWithPath: path))))
         let decoder = try OpusDecoder(channelCount: Int(reader.head.channelCount))
         var samples: [Int16] = []
@@ -159,7 +173,7 @@ import ParlorRecording
             let slice = samples[start..<(start + window)]
             let energy = slice.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(window)
             // A pure tone of amplitude A has energy A²/2 and Goertzel power A²/4 at its frequency.
-            if energy > 1e5, goertzel(slice, at: tone) > 0.4 * energy { toneWindows += 1 }
+            if energy > 1e5, frequencies.allSatisfy({ goertzel(slice, at: $0) > share * energy }) { toneWindows += 1 }
         }
         return Double(toneWindows) * 0.1
     }
