@@ -21,7 +21,7 @@ enum JoinCommand {
                              "session:ended",...}); without it they go to stderr as text
           --since N          print and match the room's history after event N too (start: all of it; now: the default)
         \(WaitConditions.help)
-                             member=me, by=me and from=me stand for this member
+                             (in join's conditions member=me, by=me and from=me stand for this member)
           --raise-hand       raise this member's hand once joined (a stage room's listener), before the "joined" line
           --hold-reconnects  after a drop, hold the reconnect until SIGUSR2 (so the grace period can run out)
           --reconnect-attempts N  reconnect attempts after a drop before giving up (default 6, about 12 s)

@@ -13,8 +13,9 @@ enum WatchCommand {
         Prints ROOM's events as they happen, without joining, over one WebSocket (conversation:watch). The first line
         says the watch is in place and from which event: `-  watching  ROOM  after event N` (with --json:
         {"after":N,"cid":ROOM,"last_event_id":M,"type":"watching"}, M the room's newest event then); every event
-        after N is printed after it, each once, in order. By default it starts from now: nothing older is printed or matched (earlier versions replayed
-        the whole history: use --since start for that). Reconnects and carries on from the last event printed.
+        after N follows, each once, in order. By default it starts from now: nothing older is printed or matched
+        (before issue 39 it replayed the whole history: --since start does that). Reconnects and carries on from the
+        last event printed.
           --since N          print (and match) the history after event N first; start: the whole history; now: the
                              default
           --as NAME          the name to watch as (default parlor-watch; POST /auth)
