@@ -20,6 +20,8 @@ struct UsageError: Error, CustomStringConvertible {
 /// `--name value`, `--name=value` and switches, plus positional arguments, for the subcommands.
 struct CommandLineOptions {
     private(set) var values: [String: String] = [:]
+    /// Every value of each valued option, in order (`values` keeps the last): repeated `--until`.
+    private(set) var lists: [String: [String]] = [:]
     private(set) var switches: Set<String> = []
     private(set) var positional: [String] = []
 
@@ -47,6 +49,7 @@ struct CommandLineOptions {
                     index += 1
                 }
                 values[name] = value
+                lists[name, default: []].append(value ?? "")
             } else {
                 throw UsageError(description: "unknown option \(argument)")
             }
@@ -55,6 +58,8 @@ struct CommandLineOptions {
 
     subscript(_ name: String) -> String? { values[name] }
     func has(_ name: String) -> Bool { switches.contains(name) }
+    /// Every value given for `name`, in order.
+    func all(_ name: String) -> [String] { lists[name] ?? [] }
 
     /// The server to talk to: --server, then PARLOR_SERVER, then http://localhost:8080.
     var serverURL: String {

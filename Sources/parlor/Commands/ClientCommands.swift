@@ -6,8 +6,16 @@ import Synchronization
 enum ClientCommands {
     static let roomsHelp = """
         Usage: parlor rooms list [--server URL] [--json]
-               parlor rooms create NAME [--name SLUG] [--ttl SECONDS] [--max-members N] [--token JWT] [--server URL] [--json]
-        Lists the open rooms, or creates one with display name NAME.
+               parlor rooms create NAME [--name SLUG] [--mode open|stage] [--e2ee] [--ttl SECONDS] [--max-members N]
+                                   [--token JWT] [--server URL] [--json]
+        Lists the open rooms, or creates one with display name NAME and prints its id. The room's properties:
+          --mode stage       a stage room: its creator moderates, everyone else joins as a listener (needs --token:
+                             the creator, e.g. parlor token --dev --name host); default open
+          --e2ee             end-to-end encrypted (docs/e2ee.md); members must join with e2ee
+          --ttl SECONDS      how long the room stays open once empty (server default 300)
+          --max-members N    at most N members at once
+          --name SLUG        its unique URL-friendly name (default: derived from the id)
+          --token JWT        create as this user (PARLOR_TOKEN); without one the room has no creator
         """
     static let eventsHelp = """
         Usage: parlor events ROOM [--since N] [--token JWT] [--server URL] [--json]
@@ -25,7 +33,8 @@ enum ClientCommands {
     }
 
     static func rooms(_ arguments: [String]) async throws -> Int32 {
-        let options = try CommandLineOptions(arguments, valued: ["--server", "--name", "--ttl", "--max-members", "--token"], switches: ["--json"])
+        let options = try CommandLineOptions(arguments, valued: ["--server", "--name", "--ttl", "--max-members", "--token", "--mode"],
+                                             switches: ["--json", "--e2ee"])
         let server = try server(options)
         switch options.positional.first {
         case "list":
@@ -38,13 +47,31 @@ enum ClientCommands {
             return ExitCode.success
         case "create":
             guard options.positional.count == 2 else { throw UsageError(description: "rooms create takes the display name") }
-            let properties = RoomProperties(ttl: options["--ttl"].flatMap { Int($0) }, maxMembers: options["--max-members"].flatMap { Int($0) })
+            let properties = try roomProperties(options)
             let room = try await server.createRoom(displayName: options.positional[1], name: options["--name"], properties: properties)
             if options.has("--json") { print(json(room).sortingKeys().encodedString()) } else { print(room.id) }
             return ExitCode.success
         default:
             throw UsageError(description: "rooms takes list or create")
         }
+    }
+
+    /// --mode, --e2ee, --ttl and --max-members, checked here so a typo is a usage error rather than a default.
+    private static func roomProperties(_ options: CommandLineOptions) throws(UsageError) -> RoomProperties {
+        func whole(_ flag: String) throws(UsageError) -> Int? {
+            guard let text = options[flag] else { return nil }
+            guard let value = Int(text), value > 0 else { throw UsageError(description: "\(flag) must be a positive whole number, not \(text)") }
+            return value
+        }
+        var mode: RoomMode?
+        if let text = options["--mode"] {
+            guard let chosen = RoomMode(rawValue: text) else { throw UsageError(description: "--mode must be open or stage, not \(text)") }
+            mode = chosen == .open ? nil : chosen
+        }
+        if mode == .stage, options["--token"] == nil, ProcessInfo.processInfo.environment["PARLOR_TOKEN"] == nil {
+            throw UsageError(description: "--mode stage needs --token (a stage room's creator moderates it)")
+        }
+        return RoomProperties(ttl: try whole("--ttl"), maxMembers: try whole("--max-members"), mode: mode, e2ee: options.has("--e2ee"))
     }
 
     static func events(_ arguments: [String]) async throws -> Int32 {
@@ -72,7 +99,8 @@ enum ClientCommands {
 
     static func json(_ room: Room) -> JSONValue {
         .object(["id": .string(room.id), "name": .string(room.name), "display_name": .string(room.displayName),
-                 "member_count": JSONValue(room.memberCount)])
+                 "member_count": JSONValue(room.memberCount), "mode": .string(room.mode.rawValue), "e2ee": .bool(room.e2ee),
+                 "last_event_id": JSONValue(room.lastEventID)])
     }
 }
 
