@@ -5,27 +5,53 @@ import Synchronization
 /// Subcommands that talk to a running server: rooms, events (join: JoinCommand, watch: WatchCommand).
 enum ClientCommands {
     static let roomsHelp = """
-        Usage: parlor rooms list [--server URL] [--json]
-               parlor rooms create NAME [--name SLUG] [--ttl SECONDS] [--max-members N] [--token JWT] [--server URL] [--json]
+        Usage: parlor rooms list [--server URL] [--ca-file PATH] [--json]
+               parlor rooms create NAME [--name SLUG] [--ttl SECONDS] [--max-members N] [--token JWT] [--server URL]
+                                        [--ca-file PATH] [--json]
         Lists the open rooms, or creates one with display name NAME.
+        \(caFileHelp)
         """
     static let eventsHelp = """
-        Usage: parlor events ROOM [--since N] [--token JWT] [--server URL] [--json]
+        Usage: parlor events ROOM [--since N] [--token JWT] [--server URL] [--ca-file PATH] [--json]
         Prints ROOM's history after event N (default 0). --token (or PARLOR_TOKEN) for servers whose rooms are visible
         to members only.
+        \(caFileHelp)
         """
+    /// For every client command's help; `--ca-file` is in `tlsOptions`.
+    static let caFileHelp = """
+        --ca-file PATH (or PARLOR_CA_FILE): for an https:// --server, trust the PEM certificates in PATH instead of the
+        system's CA store (a self-signed server's certificate: tls-cert.pem in `parlor serve --tls-self-signed`'s data
+        directory). The certificate is always verified; a TLS failure is client:error:tls, never a plain connection.
+        """
+    /// The valued options `server(options)` reads besides --server and --token, for each command's option set.
+    static let tlsOptions: Set<String> = ["--ca-file"]
+
+    /// The CAs an https:// server must chain to: --ca-file, then PARLOR_CA_FILE, else the system's store.
+    static func tlsTrust(_ options: CommandLineOptions) throws -> TLSTrust {
+        guard let file = options["--ca-file"] ?? ProcessInfo.processInfo.environment["PARLOR_CA_FILE"], !file.isEmpty else {
+            return TLSTrust()
+        }
+        guard FileManager.default.isReadableFile(atPath: file) else {
+            throw UsageError(description: "--ca-file (or PARLOR_CA_FILE): cannot read \(file)")
+        }
+        return TLSTrust(caFile: file)
+    }
 
     static func server(_ options: CommandLineOptions) throws -> ParlorServer {
         guard let url = URL(string: options.serverURL) else { throw UsageError(description: "--server must be a URL") }
+        var configuration = ParlorClientConfiguration()
+        configuration.tls = try tlsTrust(options)
         do {
-            return try ParlorServer(url: url, token: options["--token"] ?? ProcessInfo.processInfo.environment["PARLOR_TOKEN"])
+            return try ParlorServer(url: url, token: options["--token"] ?? ProcessInfo.processInfo.environment["PARLOR_TOKEN"],
+                                    configuration: configuration)
         } catch {
             throw UsageError(description: "--server: \(error.detail)")
         }
     }
 
     static func rooms(_ arguments: [String]) async throws -> Int32 {
-        let options = try CommandLineOptions(arguments, valued: ["--server", "--name", "--ttl", "--max-members", "--token"], switches: ["--json"])
+        let options = try CommandLineOptions(arguments, valued: tlsOptions.union(["--server", "--name", "--ttl", "--max-members", "--token"]),
+                                             switches: ["--json"])
         let server = try server(options)
         switch options.positional.first {
         case "list":
@@ -48,7 +74,7 @@ enum ClientCommands {
     }
 
     static func events(_ arguments: [String]) async throws -> Int32 {
-        let options = try CommandLineOptions(arguments, valued: ["--server", "--since", "--token"], switches: ["--json"])
+        let options = try CommandLineOptions(arguments, valued: tlsOptions.union(["--server", "--since", "--token"]), switches: ["--json"])
         guard options.positional.count == 1 else { throw UsageError(description: "events takes ROOM") }
         guard let start = Int64(options["--since"] ?? "0"), start >= 0 else { throw UsageError(description: "--since must be a whole number") }
         let server = try server(options)
