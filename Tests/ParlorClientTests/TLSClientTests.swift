@@ -43,6 +43,21 @@ import Testing
         }
     }
 
+    @Test func theIdleTimeoutHoldsOverTLSAsOverPlainSockets() async throws {
+        try await withSelfSignedServer({ $0.http.webSocket.pingInterval = .seconds(30) }) { app, certificate in
+            var configuration = ParlorClientConfiguration.fastForTests
+            configuration.tls = TLSTrust(caFile: certificate)
+            configuration.idleTimeout = .milliseconds(300)  // the server pings a silent connection only after 30 s
+            let server = try ParlorServer(url: URL(string: "wss://127.0.0.1:\(app.port)")!, configuration: configuration)
+            let alice = try await server.session("alice")
+            let states = Collector.consuming(alice.connectionStates)
+            let started = ContinuousClock.now
+            _ = try await states.first(timeout: .seconds(5), "reconnecting after the idle timeout") { $0.isReconnecting }
+            #expect(ContinuousClock.now - started >= .milliseconds(250))
+            await alice.close()
+        }
+    }
+
     @Test func aResponseSpanningManyTLSRecordsArrivesWhole() async throws {
         try await withSelfSignedServer { app, certificate in
             let server = try tlsServer("https://127.0.0.1:\(app.port)", TLSTrust(caFile: certificate))
@@ -188,11 +203,13 @@ private func tlsServer(_ url: String, _ trust: TLSTrust) throws -> ParlorServer 
 
 /// An in-process server started with --tls-self-signed semantics: the certificate made in its data directory (for
 /// localhost and 127.0.0.1), passed to `body` as a path.
-private func withSelfSignedServer(_ body: (ParlorApplication, String) async throws -> Void) async throws {
+private func withSelfSignedServer(_ configure: (inout AppConfiguration) -> Void = { _ in },
+                                  _ body: (ParlorApplication, String) async throws -> Void) async throws {
     try await withTemporaryFiles { directory in
         let (app, _) = try startServer {
             $0.tlsSelfSigned = true
             $0.dataDirectory = directory
+            configure(&$0)
         }
         defer { app.shutdown() }
         #expect(app.baseURL.hasPrefix("https://"))

@@ -159,7 +159,8 @@ final class OpenSSLStream: ByteStream {
                 var written = 0
                 ERR_clear_error()
                 let result = bytes[offset..<end].withUnsafeBytes { SSL_write_ex(current.ssl, $0.baseAddress, $0.count, &written) }
-                guard result == 1 else { return .tls(OpenSSLClientContext.openSSLErrors("TLS write failed")) }
+                // After the handshake, a write fails only on a connection that is going away, as a plain send does.
+                guard result == 1 else { return .connectionLost(OpenSSLClientContext.openSSLErrors("TLS write failed")) }
                 offset += written
                 if let failure = flush(current) { return failure }
             }
