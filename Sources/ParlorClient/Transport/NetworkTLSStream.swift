@@ -33,6 +33,8 @@ final class NetworkTLSStream: ByteStream, @unchecked Sendable {  // every `var` 
         let verdict = Locked<String?>(nil)
         let tls = NWProtocolTLS.Options()
         sec_protocol_options_set_min_tls_protocol_version(tls.securityProtocolOptions, .TLSv12)
+        // A resumed session skips the verify block; every connection is verified against this trust instead.
+        sec_protocol_options_set_tls_resumption_enabled(tls.securityProtocolOptions, false)
         sec_protocol_options_set_verify_block(tls.securityProtocolOptions, { _, secTrust, complete in
             let evaluation = sec_trust_copy_ref(secTrust).takeRetainedValue()
             SecTrustSetPolicies(evaluation, SecPolicyCreateSSL(true, host as CFString))
@@ -43,7 +45,7 @@ final class NetworkTLSStream: ByteStream, @unchecked Sendable {  // every `var` 
             }
             var error: CFError?
             let trusted = SecTrustEvaluateWithError(evaluation, &error)
-            if !trusted { verdict.withLock { $0 = verificationFailure(error, host: host, port: port) } }
+            if !trusted { verdict.withLock { $0 = NetworkTLSStream.verificationFailure(error, host: host, port: port) } }
             complete(trusted)
         }, queue)
         let tcp = NWProtocolTCP.Options()
@@ -59,7 +61,7 @@ final class NetworkTLSStream: ByteStream, @unchecked Sendable {  // every `var` 
             case .ready:
                 result = .success(())
             case .waiting(let error), .failed(let error):
-                result = .failure(parlorError(error, verdict: verdict.withLock { $0 }, host: host, port: port))
+                result = .failure(NetworkTLSStream.parlorError(error, verdict: verdict.withLock { $0 }, host: host, port: port))
             case .cancelled:
                 result = .failure(.connectionLost("the connection was cancelled"))
             default:
