@@ -25,7 +25,9 @@ struct CommandLineOptions {
     private(set) var switches: Set<String> = []
     private(set) var positional: [String] = []
 
-    init(_ arguments: [String], valued: Set<String>, switches allowedSwitches: Set<String>) throws(UsageError) {
+    /// Every command that takes `--server` also takes `--ca-file` (an https:// server's CA; ClientCommands.tlsTrust).
+    init(_ arguments: [String], valued commandValued: Set<String>, switches allowedSwitches: Set<String>) throws(UsageError) {
+        let valued = commandValued.contains("--server") ? commandValued.union(["--ca-file"]) : commandValued
         var index = 0
         while index < arguments.count {
             let argument = arguments[index]

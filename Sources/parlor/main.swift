@@ -32,7 +32,8 @@ let usage = """
       migrate        apply the database migrations, or show their status
       openapi        print the OpenAPI 3.1 document of the HTTP API
 
-    Talking to a server: --server URL (or PARLOR_SERVER; default http://localhost:8080).
+    Talking to a server: --server URL (or PARLOR_SERVER; default http://localhost:8080); for an https:// server with a
+    self-signed certificate, --ca-file PATH (or PARLOR_CA_FILE) trusts the PEM certificates in PATH.
     Waiting in scripts: parlor serve --ready-file PATH writes the URL to PATH once listening; join and watch wait
     from now (--since N|start for history) with --until 'TYPE KEY=VALUE …' (e.g. 'member:left reason=dropped
     user=bob'), --count, --any and --timeout; join --reconnect-attempts N (default 6) bounds its reconnects after a

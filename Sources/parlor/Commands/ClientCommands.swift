@@ -5,9 +5,9 @@ import Synchronization
 /// Subcommands that talk to a running server: rooms, events (join: JoinCommand, watch: WatchCommand).
 enum ClientCommands {
     static let roomsHelp = """
-        Usage: parlor rooms list [--server URL] [--json]
+        Usage: parlor rooms list [--server URL] [--ca-file PATH] [--json]
                parlor rooms create NAME [--name SLUG] [--mode open|stage] [--e2ee] [--ttl SECONDS] [--max-members N]
-                                   [--token JWT] [--server URL] [--json]
+                                   [--token JWT] [--server URL] [--ca-file PATH] [--json]
         Lists the open rooms, or creates one with display name NAME and prints its id. The room's properties:
           --mode stage       a stage room: its creator moderates, everyone else joins as a listener (needs --token:
                              the creator, e.g. parlor token --dev --name host); default open
@@ -16,17 +16,38 @@ enum ClientCommands {
           --max-members N    at most N members at once
           --name SLUG        its unique URL-friendly name (default: derived from the id)
           --token JWT        create as this user (PARLOR_TOKEN); without one the room has no creator
+        \(caFileHelp)
         """
     static let eventsHelp = """
-        Usage: parlor events ROOM [--since N] [--token JWT] [--server URL] [--json]
+        Usage: parlor events ROOM [--since N] [--token JWT] [--server URL] [--ca-file PATH] [--json]
         Prints ROOM's history after event N (default 0). --token (or PARLOR_TOKEN) for servers whose rooms are visible
         to members only.
+        \(caFileHelp)
         """
+    /// For client commands' help; every command with `--server` takes `--ca-file` (CommandLineOptions).
+    static let caFileHelp = """
+        --ca-file PATH (or PARLOR_CA_FILE): for an https:// --server, trust the PEM certificates in PATH instead of the
+        system's CA store (a self-signed server's certificate: tls-cert.pem in `parlor serve --tls-self-signed`'s data
+        directory). The certificate is always verified; a TLS failure is client:error:tls, never a plain connection.
+        """
+    /// The CAs an https:// server must chain to: --ca-file, then PARLOR_CA_FILE, else the system's store.
+    static func tlsTrust(_ options: CommandLineOptions) throws -> TLSTrust {
+        guard let file = options["--ca-file"] ?? ProcessInfo.processInfo.environment["PARLOR_CA_FILE"], !file.isEmpty else {
+            return TLSTrust()
+        }
+        guard FileManager.default.isReadableFile(atPath: file) else {
+            throw UsageError(description: "--ca-file (or PARLOR_CA_FILE): cannot read \(file)")
+        }
+        return TLSTrust(caFile: file)
+    }
 
     static func server(_ options: CommandLineOptions) throws -> ParlorServer {
         guard let url = URL(string: options.serverURL) else { throw UsageError(description: "--server must be a URL") }
+        var configuration = ParlorClientConfiguration()
+        configuration.tls = try tlsTrust(options)
         do {
-            return try ParlorServer(url: url, token: options["--token"] ?? ProcessInfo.processInfo.environment["PARLOR_TOKEN"])
+            return try ParlorServer(url: url, token: options["--token"] ?? ProcessInfo.processInfo.environment["PARLOR_TOKEN"],
+                                    configuration: configuration)
         } catch {
             throw UsageError(description: "--server: \(error.detail)")
         }

@@ -67,6 +67,7 @@ enum JoinCommand {
         let room = options.positional[0]
         let json = options.has("--json")
         guard let url = URL(string: options.serverURL) else { throw UsageError(description: "--server must be a URL") }
+        configuration.tls = try ClientCommands.tlsTrust(options)
         let server: ParlorServer
         do {
             server = try ParlorServer(url: url, configuration: configuration)
