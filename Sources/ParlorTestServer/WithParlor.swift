@@ -20,7 +20,14 @@ public final class TestParlor: Sendable {
     init(app: ParlorApplication, adminToken: String?, clientConfiguration: ParlorClientConfiguration) {
         self.app = app
         self.adminToken = adminToken
-        client = ParlorServer(host: "127.0.0.1", port: app.port, configuration: clientConfiguration)
+        var configuration = clientConfiguration
+        // A server on its self-signed certificate (`tlsSelfSigned`): the client trusts exactly that certificate.
+        let server = app.configuration
+        if server.tlsSelfSigned, server.http.tlsCertificatePath == nil, configuration.tls.usesSystemStore {
+            configuration.tls = TLSTrust(caFile: server.dataDirectory + "/tls-cert.pem")  // SelfSignedCertificate.ensure's file
+        }
+        client = (try? ParlorServer(url: app.url, configuration: configuration))
+            ?? ParlorServer(host: "127.0.0.1", port: app.port, configuration: configuration)
     }
 
     public var url: URL { app.url }

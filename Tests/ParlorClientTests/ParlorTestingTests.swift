@@ -49,6 +49,17 @@ import ParlorTestServer
         }
     }
 
+    @Test func withParlorOverTLSTrustsItsSelfSignedCertificate() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("parlor-tls-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try await withParlor({ $0.tlsSelfSigned = true; $0.dataDirectory = directory }) { parlor in
+            #expect(parlor.url.scheme == "https")
+            let room = try await parlor.createRoom()
+            let alice = try await parlor.session(name: "alice")
+            #expect(try await alice.join(room.id).members.count == 1)
+        }
+    }
+
     @Test func aStageRoomWithHandsAndRoles() async throws {
         try await withParlor { parlor in
             let room = try await parlor.createRoom("Town hall", properties: RoomProperties(mode: .stage), creator: "alice")
