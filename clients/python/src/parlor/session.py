@@ -388,6 +388,7 @@ class ParlorSession(RequestsMixin, ExpectMixin, SubscriptionsMixin):
         """Cuts the socket as a network failure would (no close frame): the session reconnects and resumes."""
         ws = self._ws
         if ws is not None and ws.transport is not None:
+            self._ready.clear()  # requests from now on wait for the resume instead of going into the dead socket
             ws.transport.abort()
 
     def hold_reconnects(self) -> None:
