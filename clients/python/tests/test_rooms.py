@@ -47,6 +47,7 @@ async def test_errors_carry_the_servers_codes(parlor_server):
     with pytest.raises(RoomError) as over_http:
         await parlor_server.client.room("RM-does-not-exist")
     assert over_http.value.code == "room:error:not-found" and over_http.value.status == 404
+    assert over_http.value.title and over_http.value.detail  # the server's {code, title, detail}
 
     with pytest.raises(RequestError) as unknown:
         await alice.request("no:such-type", {"cid": "x"})

@@ -12,7 +12,7 @@ class ParlorError(Exception):
     status for HTTP errors, `request_type` the WebSocket request that failed.
     """
 
-    def __init__(self, code: str, detail: str = "", title: str | None = None, *, status: int | None = None,
+    def __init__(self, code: str, title: str | None = None, detail: str = "", *, status: int | None = None,
                  request_type: str | None = None, body: dict[str, Any] | None = None):
         self.code = code
         self.detail = detail
@@ -39,7 +39,7 @@ class ParlorError(Exception):
         code = body.get("code") if isinstance(body.get("code"), str) else None
         if code is None:
             code = f"http:error:{status}" if status else ClientCode.INVALID_RESPONSE
-        return error_class(code)(code, str(body.get("detail") or ""), body.get("title"), status=status,
+        return error_class(code)(code, body.get("title"), str(body.get("detail") or ""), status=status,
                                  request_type=request_type or body.get("request_type"), body=body)
 
 
@@ -116,7 +116,7 @@ def error_class(code: str) -> type[ParlorError]:
 
 
 def make_error(code: str, detail: str, **extra: Any) -> ParlorError:
-    return error_class(code)(code, detail, **extra)
+    return error_class(code)(code, None, detail, **extra)
 
 
 class ClientCode:
