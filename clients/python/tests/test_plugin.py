@@ -24,6 +24,7 @@ def test_the_process_prints_its_address_and_stops_by_pid():
     finally:
         status = process.stop()
     assert status is not None and process.process.poll() is not None
+    assert not os.path.exists(process.workdir)  # its files (./data, logs) went with it
     try:
         os.kill(process.pid, 0)
         alive = True

@@ -50,11 +50,14 @@ class ParlorProcess:
                  start_timeout: float = 30.0, admin_token: str = DEV_ADMIN_TOKEN):
         self.binary = binary or find_parlor_binary()
         self.admin_token = admin_token
-        self._stdout = tempfile.NamedTemporaryFile(prefix="parlor-stdout-", delete=False)
-        self._stderr = tempfile.NamedTemporaryFile(prefix="parlor-stderr-", delete=False)
+        # Its own working directory (recordings and other files go to ./data), removed by stop().
+        self.workdir = tempfile.mkdtemp(prefix="parlor-test-")
+        self._stdout = open(os.path.join(self.workdir, "stdout.log"), "wb")
+        self._stderr = open(os.path.join(self.workdir, "stderr.log"), "wb")
         command = [self.binary, "serve", "--dev", "--port", "0", *(extra_args or [])]
         # Files, not pipes: a server writing more than a pipe holds would block on a reader nobody runs.
-        self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=self._stdout, stderr=self._stderr)
+        self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=self._stdout, stderr=self._stderr,
+                                        cwd=self.workdir)
         self.pid = self.process.pid
         try:
             self.url = self._wait_for_address(start_timeout)
@@ -103,12 +106,15 @@ class ParlorProcess:
             raise RuntimeError(f"parlor (pid {self.pid}) exited with {status}; stderr:\n" + self.log_tail())
 
     def log_tail(self, lines: int = 40) -> str:
-        with open(self._stderr.name, "rb") as stderr:
-            text = stderr.read().decode("utf-8", "replace").splitlines()
+        try:
+            with open(self._stderr.name, "rb") as stderr:
+                text = stderr.read().decode("utf-8", "replace").splitlines()
+        except FileNotFoundError:
+            return "(the server's log is gone: it was stopped)"
         return "\n".join(text[-lines:])
 
     def stop(self, timeout: float = 15.0) -> int | None:
-        """SIGTERM by PID, then SIGKILL if it does not exit in time; removes the log files."""
+        """SIGTERM by PID, then SIGKILL if it does not exit in time; removes its working directory and logs."""
         if self.process.poll() is None:
             os.kill(self.pid, signal.SIGTERM)
             try:
@@ -116,12 +122,9 @@ class ParlorProcess:
             except subprocess.TimeoutExpired:
                 os.kill(self.pid, signal.SIGKILL)
                 self.process.wait(5)
-        for log in (self._stdout, self._stderr):
-            log.close()
-            try:
-                os.unlink(log.name)
-            except FileNotFoundError:
-                pass
+        self._stdout.close()
+        self._stderr.close()
+        shutil.rmtree(self.workdir, ignore_errors=True)
         return self.process.returncode
 
 
