@@ -76,3 +76,13 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
 
     asyncio.run(run())
     return True
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
+    """A failed test that used the server gets the end of the server's log in its report."""
+    outcome = yield
+    report = outcome.get_result()
+    parlor = getattr(item, "funcargs", {}).get("parlor_server")
+    if report.failed and isinstance(parlor, TestParlor):
+        report.sections.append(("parlor server stderr (last 40 lines)", parlor.log_tail(40)))
