@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from .models import Membership, Room
-
-RoomRef = "str | Room | Membership"
+from .models import Membership
 
 
 def room_id(room: Any) -> str:
