@@ -1,6 +1,6 @@
 """Drops, resume, the grace period, the claim, and the close codes that end a session."""
 
-from parlor import ParlorServer, member_left, message
+from parlor import ParlorServer, member_joined, member_left, message
 
 
 async def test_a_dropped_connection_resumes_and_replays_what_it_missed(parlor_server):
@@ -81,3 +81,25 @@ async def test_a_second_connection_resuming_takes_the_session_over(parlor_server
     assert [item["cid"] for item in reply["resumed"]] == [room.id]
     closed = await alice.expect_state("closed")
     assert closed.error.code == "session:error:taken-over"
+
+
+async def test_a_watch_is_restored_after_a_resume_with_what_it_missed(parlor_server):
+    room = await parlor_server.create_room()
+    watcher = await parlor_server.session("watcher")
+    alice = await parlor_server.session("alice")
+    await watcher.watch(room)
+    await alice.join(room)
+    await watcher.expect(member_joined(name="alice"))
+
+    watcher.hold_reconnects()
+    watcher.drop_connection()
+    await watcher.expect_state("reconnecting")
+    await alice.send_message(room, "missed while away")
+    watcher.release_reconnects()
+    state = await watcher.expect_state("resumed")
+    assert state.watches_lost == []
+    await watcher.expect(message(text="missed while away"))  # read from the history after watching again
+    await alice.send_message(room, "live again")
+    await watcher.expect(message(text="live again"))
+    ids = [event.id for event in watcher.received if event.id is not None]
+    assert ids == sorted(set(ids))  # each event once, in order

@@ -139,7 +139,8 @@ class Membership:
 @dataclass(frozen=True)
 class ConnectionState:
     """Where the session's connection is: `connected`, `reconnecting` (attempt N after `error`), `resumed` (which
-    rooms came back and which were lost, with the server's reasons) or `closed` (`error`: why; None after close())."""
+    rooms came back and which were lost, with the server's reasons; watches are restored by then) or `closed`
+    (`error`: why; None after close())."""
 
     kind: str
     session_id: str | None = None
@@ -148,12 +149,15 @@ class ConnectionState:
     resumed: list[str] = field(default_factory=list)
     lost: list[str] = field(default_factory=list)
     lost_reasons: dict[str, str] = field(default_factory=dict)
+    watches_lost: list[str] = field(default_factory=list)  # watched rooms that could not be watched again
 
     def summary(self) -> str:
         if self.kind == "reconnecting":
             return f"reconnecting (attempt {self.attempt}, after {self.error})"
         if self.kind == "resumed":
-            return f"resumed (resumed {self.resumed}, lost {self.lost} {self.lost_reasons or ''})".rstrip()
+            reasons = f" {self.lost_reasons}" if self.lost_reasons else ""
+            watches = f", watches lost {self.watches_lost}" if self.watches_lost else ""
+            return f"resumed (resumed {self.resumed}, lost {self.lost}{reasons}{watches})"
         if self.kind == "closed":
             return f"closed ({self.error or 'by close()'})"
         return self.kind

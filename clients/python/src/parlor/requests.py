@@ -25,6 +25,10 @@ class _Requester(Protocol):
 
     def _forget_room(self, room: str) -> None: ...
 
+    def _remember_watch(self, room: str) -> None: ...
+
+    def _forget_watch(self, room: str) -> None: ...
+
 
 class RequestsMixin:
     """Typed helpers over `request(type, body)`."""
@@ -64,11 +68,18 @@ class RequestsMixin:
         return await self.request("conversation:events", _fields(cid=room_id(room), since=since, page_size=page_size))
 
     async def watch(self: _Requester, room: Any) -> dict[str, Any]:
-        """conversation:watch: the room's live events without joining (not restored by a resume)."""
-        return await self.request("conversation:watch", {"cid": room_id(room)})
+        """conversation:watch: the room's live events without joining. After a resume the session watches again
+        and hands out the events it missed (the server does not restore watches)."""
+        cid = room_id(room)
+        reply = await self.request("conversation:watch", {"cid": cid})
+        self._remember_watch(cid)
+        return reply
 
     async def unwatch(self: _Requester, room: Any) -> dict[str, Any]:
-        return await self.request("conversation:unwatch", {"cid": room_id(room)})
+        cid = room_id(room)
+        reply = await self.request("conversation:unwatch", {"cid": cid})
+        self._forget_watch(cid)
+        return reply
 
     # ------------------------------------------------------------------ media state
 

@@ -16,6 +16,7 @@ from .expect import ExpectMixin
 from .models import ConnectionState, Event, ReconnectPolicy
 from .requests import RequestsMixin
 from .subscriptions import SubscriptionsMixin
+from .watches import WatchesMixin
 
 TokenProvider = Callable[[], Awaitable[str]]
 
@@ -45,7 +46,7 @@ class _Signal:
             pass
 
 
-class ParlorSession(RequestsMixin, ExpectMixin, SubscriptionsMixin):
+class ParlorSession(RequestsMixin, ExpectMixin, SubscriptionsMixin, WatchesMixin):
     """Made by `ParlorServer.connect()`. Every event from the moment of connecting is kept in `received` (the newest
     `keep_events`), so `expect()` never misses one; `events()` gives independent live subscribers."""
 
@@ -71,6 +72,8 @@ class ParlorSession(RequestsMixin, ExpectMixin, SubscriptionsMixin):
         self._joined: dict[str, int] = {}   # room id -> newest event id known from join/resume replies
         self._member_ids: dict[str, str] = {}
         self._delivered: dict[str, int] = {}  # room id -> newest event id handed out (dedupes a resume's replay)
+        self._watched: set[str] = set()
+        self._filling: dict[str, list[Event]] = {}  # watched rooms whose missed history is being read after a resume
         self._subscribers: list[asyncio.Queue[Event | None]] = []
         self._state_subscribers: list[asyncio.Queue[ConnectionState | None]] = []
         self._arrived = _Signal()
@@ -153,6 +156,10 @@ class ParlorSession(RequestsMixin, ExpectMixin, SubscriptionsMixin):
             self._deliver(Event.from_message(message))
 
     def _deliver(self, event: Event) -> None:
+        if not self._hold_back(event):
+            self._deliver_now(event)
+
+    def _deliver_now(self, event: Event) -> None:
         if event.id is not None:
             if event.id <= self._delivered.get(event.room, 0):
                 return  # replayed by a resume: already handed out
@@ -255,7 +262,7 @@ class ParlorSession(RequestsMixin, ExpectMixin, SubscriptionsMixin):
         self._ws = None
         self._ready.clear()
         self._fail_pending(make_error(ClientCode.CONNECTION_LOST,
-                                      f"the connection dropped before the reply arrived (close {close_code})"))
+                                      "the connection dropped before the reply arrived"))
         if self._closed or (self._reconnect_task is not None and not self._reconnect_task.done()):
             return
         if close_code in _FINAL_CLOSES:
@@ -269,7 +276,8 @@ class ParlorSession(RequestsMixin, ExpectMixin, SubscriptionsMixin):
         if self.reconnect_policy.max_attempts <= 0:
             self._finish(make_error(ClientCode.CONNECTION_LOST, f"the connection closed ({close_code}); reconnects are off"))
             return
-        error = make_error(ClientCode.CONNECTION_LOST, f"the connection closed (close code {close_code})")
+        how = "with no close frame" if close_code is None else f"with close code {close_code}"
+        error = make_error(ClientCode.CONNECTION_LOST, f"the connection ended {how}")
         self._reconnect_task = asyncio.get_running_loop().create_task(self._reconnect(error, needs_token))
 
     async def _reconnect(self, error: ParlorError, needs_token: bool) -> None:
@@ -327,8 +335,9 @@ class ParlorSession(RequestsMixin, ExpectMixin, SubscriptionsMixin):
             reasons = {room: "session-not-found" for room in lost}
         for room in lost:
             self._forget_room(room)
+        watches_lost = await self._restore_watches()
         self._set_state(ConnectionState("resumed", session_id=self.session_id, resumed=sorted(resumed),
-                                        lost=sorted(lost), lost_reasons=reasons))
+                                        lost=sorted(lost), lost_reasons=reasons, watches_lost=watches_lost))
         self._ready.set()
 
     def _set_state(self, state: ConnectionState) -> None:
