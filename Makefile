@@ -43,7 +43,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 VENV_STAMP := $(VENV)/.installed
 REQUIREMENTS := Tests/interop/requirements.txt
 
-.PHONY: help deps test-deps build run test venv interop web web-chromium consumer browser browser-srtp fuzz fuzz-check asan tsan readme-options clean
+.PHONY: help deps test-deps build run test venv interop python-client web web-chromium consumer browser browser-srtp fuzz fuzz-check asan tsan readme-options clean
 
 help:
 	@echo "make run      build (debug) and serve on http://localhost:8080 with data in ./data"
@@ -53,6 +53,7 @@ help:
 	@echo "make venv     $(VENV) with the interop test's Python packages ($(REQUIREMENTS))"
 	@echo "make consumer only the scratch package written from docs/testing.md (builds Parlor again in a temp dir)"
 	@echo "make interop  only the Python interop test (builds first)"
+	@echo "make python-client  install clients/python into $(VENV) and run its pytest suite and docs/testing.md's Python recipes (builds first)"
 	@echo "make web      only the web client's unit tests (node --test Tests/web: the end-to-end encryption library)"
 	@echo "make web-chromium  the encryption library in a real headless Chromium: a tone through two peer connections in one page (not part of make test)"
 	@echo "make browser  only the browser WebRTC tests: two users, through coturn, a stage room, an SFU audience (headless Chromium in a loopback-only namespace; root)"
@@ -99,6 +100,12 @@ venv: $(VENV_STAMP)
 
 interop: venv build
 	PARLOR_BIN=$(PARLOR_BIN) $(VENV)/bin/python Tests/interop/tutorial_flow.py
+
+# The Python package (clients/python) installed as a team would, then its own tests, which also run
+# docs/testing.md's Python recipes, against the built binary.
+python-client: venv build
+	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check ./clients/python
+	cd clients/python && PARLOR_BIN=$(abspath $(PARLOR_BIN)) $(abspath $(VENV))/bin/python -m pytest -q -p no:cacheprovider tests
 
 web:
 	node --test Tests/web/
