@@ -129,6 +129,7 @@ class ClientCode:
     TIMEOUT = "client:error:timeout"
     INVALID_RESPONSE = "client:error:invalid-response"
     HANDSHAKE_FAILED = "client:error:handshake-failed"
+    TLS = "client:error:tls"
     INVALID_URL = "client:error:invalid-url"
     SERVER_RESET = "session:error:server-reset"
     TAKEN_OVER = "session:error:taken-over"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ssl
 import urllib.parse
 from typing import Any
 
@@ -22,14 +23,25 @@ class ParlorServer:
     """
 
     def __init__(self, url: str, *, token: str | None = None, request_timeout: float = 10.0,
-                 reconnect: ReconnectPolicy | None = None, keep_events: int = 10_000):
+                 reconnect: ReconnectPolicy | None = None, keep_events: int = 10_000,
+                 ca_file: str | None = None, ssl_context: ssl.SSLContext | None = None):
         parsed = urllib.parse.urlsplit(url)
-        if parsed.scheme not in ("http", "ws") or not parsed.hostname:
-            raise make_error(ClientCode.INVALID_URL, f"the server URL must be http://host:port or ws://host:port, not {url!r}")
+        if parsed.scheme not in ("http", "ws", "https", "wss") or not parsed.hostname:
+            raise make_error(ClientCode.INVALID_URL,
+                             f"the server URL must be http(s)://host:port or ws(s)://host:port, not {url!r}")
         netloc = parsed.netloc
         prefix = parsed.path.rstrip("/")
-        self.url = f"http://{netloc}{prefix}"
-        self.ws_url = f"ws://{netloc}{prefix}"
+        secure = parsed.scheme in ("https", "wss")
+        self.url = f"{'https' if secure else 'http'}://{netloc}{prefix}"
+        self.ws_url = f"{'wss' if secure else 'ws'}://{netloc}{prefix}"
+        # TLS: the certificate is always verified, against `ca_file` alone when given (a self-signed LAN server's
+        # certificate, as curl --cacert), else the system's store; never a silent fall back to plain.
+        self.ssl: ssl.SSLContext | None = None
+        if secure:
+            try:
+                self.ssl = ssl_context or ssl.create_default_context(cafile=ca_file)
+            except (OSError, ssl.SSLError) as unreadable:
+                raise make_error(ClientCode.TLS, f"cannot use the CA file {ca_file!r}: {unreadable}") from None
         self.token = token
         self.request_timeout = request_timeout
         self.reconnect = reconnect or ReconnectPolicy()
@@ -49,9 +61,12 @@ class ParlorServer:
         query = {key: str(value).lower() if isinstance(value, bool) else str(value)
                  for key, value in (params or {}).items() if value is not None}
         try:
-            async with self._http.request(method, self.url + path, json=json, headers=headers, params=query) as response:
+            async with self._http.request(method, self.url + path, json=json, headers=headers, params=query,
+                                          ssl=self.ssl if self.ssl is not None else True) as response:
                 text = await response.text()
                 status = response.status
+        except aiohttp.ClientSSLError as failed:
+            raise make_error(ClientCode.TLS, f"{method} {path}: TLS with {self.url} failed: {failed}") from None
         except aiohttp.ClientConnectionError as failed:
             raise make_error(ClientCode.CONNECTION_FAILED, f"{method} {path}: cannot reach {self.url}: {failed}") from None
         except TimeoutError:
@@ -166,7 +181,7 @@ class ParlorServer:
                 raise make_error("auth:error:missing-token", "pass token= or name=, or set ParlorServer.token")
         session = ParlorSession(self.ws_url, token, label=name or "token", token_provider=provider,
                                 reconnect=reconnect or self.reconnect, request_timeout=self.request_timeout,
-                                open_timeout=open_timeout, keep_events=self.keep_events)
+                                open_timeout=open_timeout, keep_events=self.keep_events, ssl_context=self.ssl)
         await session._open()
         self._sessions.append(session)
         return session

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import ssl
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -51,8 +52,10 @@ class ParlorSession(RequestsMixin, ExpectMixin, SubscriptionsMixin, WatchesMixin
     `keep_events`), so `expect()` never misses one; `events()` gives independent live subscribers."""
 
     def __init__(self, ws_url: str, token: str, *, label: str, token_provider: TokenProvider | None,
-                 reconnect: ReconnectPolicy, request_timeout: float, open_timeout: float, keep_events: int):
+                 reconnect: ReconnectPolicy, request_timeout: float, open_timeout: float, keep_events: int,
+                 ssl_context: ssl.SSLContext | None = None):
         self._ws_url = ws_url
+        self._ssl = ssl_context
         self._token = token
         self._token_provider = token_provider
         self.label = label
@@ -97,10 +100,12 @@ class ParlorSession(RequestsMixin, ExpectMixin, SubscriptionsMixin, WatchesMixin
         url = f"{self._ws_url}/ws?token={self._token}"
         try:
             ws = await connect(url, open_timeout=self._open_timeout, proxy=None, max_size=1 << 22,
-                               close_timeout=2)
+                               close_timeout=2, ssl=self._ssl)
         except InvalidStatus as refused:
             body = _json_or_none(refused.response.body)
             raise ParlorError.from_body(body, status=refused.response.status_code) from None
+        except ssl.SSLError as failed:
+            raise make_error(ClientCode.TLS, f"TLS with {self._ws_url} failed: {failed}") from None
         except InvalidHandshake as bad:
             raise make_error(ClientCode.HANDSHAKE_FAILED, f"WebSocket upgrade failed: {bad}") from None
         except (OSError, TimeoutError) as failed:

@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import signal
+import ssl
 import subprocess
 import tempfile
 import time
@@ -64,6 +65,10 @@ class ParlorProcess:
         except BaseException:
             self.stop()
             raise
+        # With --tls-self-signed the certificate is made in ./data: the one CA a client of this server trusts.
+        self.ca_file = os.path.join(self.workdir, "data", "tls-cert.pem") if self.url.startswith("https:") else None
+        self._opener = _NO_PROXY if self.ca_file is None else urllib.request.build_opener(
+            urllib.request.ProxyHandler({}), urllib.request.HTTPSHandler(context=ssl.create_default_context(cafile=self.ca_file)))
 
     def _wait_for_address(self, timeout: float) -> str:
         deadline = time.monotonic() + timeout
@@ -72,7 +77,7 @@ class ParlorProcess:
                 first = stdout.read(4096)
             if b"\n" in first:
                 line = first.split(b"\n", 1)[0].decode("utf-8", "replace").strip()
-                if not line.startswith(_LISTENING + "http://"):
+                if not line.startswith((_LISTENING + "http://", _LISTENING + "https://")):
                     raise RuntimeError(f"parlor printed {line!r} instead of 'listening on http://…'; stderr:\n"
                                        + self.log_tail())
                 return line[len(_LISTENING):]
@@ -89,7 +94,7 @@ class ParlorProcess:
         request = urllib.request.Request(self.url + path, data=b"{}", method="POST", headers={
             "Authorization": f"Bearer {self.admin_token}", "Content-Type": "application/json"})
         try:
-            with _NO_PROXY.open(request, timeout=10) as response:
+            with self._opener.open(request, timeout=10) as response:
                 raw = response.read()
         except urllib.error.HTTPError as refused:
             body = refused.read()
@@ -140,7 +145,7 @@ class TestParlor:
         self.process = process
         self.url = process.url
         self.admin_token = process.admin_token
-        self.client = ParlorServer(process.url)
+        self.client = ParlorServer(process.url, ca_file=process.ca_file)
 
     async def session(self, name: str, **options: Any) -> ParlorSession:
         """Log in as `name` (claim kept) and open a live session."""
