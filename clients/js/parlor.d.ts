@@ -112,6 +112,8 @@ export declare class Session {
   /** Why the session went offline: client:error:reconnect-failed, session:error:server-reset (4004), session:error:taken-over (4005), auth:error:invalid-token (4003). */
   readonly endError: ParlorError | null;
   readonly received: ParlorEvent[];
+  /** The close code of the last socket lost (4000: dropped by the client itself). */
+  readonly lastCloseCode?: number;
   readonly resumes: (ResumeResult & { afterDrop: number })[];
 
   on(kind: 'event', listener: (event: ParlorEvent) => void): () => void;

@@ -235,6 +235,7 @@ export class Session {
   }
 
   lost(code) {
+    this.lastCloseCode = code;  // 4000: dropped by us (a ping unanswered, a simulated drop)
     this.socket = null;
     clearInterval(this.pingTimer);
     this.failPending(new ParlorError('client:error:connection-lost', 'The connection to the server was lost.'));
@@ -292,6 +293,7 @@ export class Session {
       return;
     }
     if (message.type === 'error') { this.emit('error', new ParlorError(message.body?.code, message.body?.detail)); return; }
+    if (message.tid != null) return;  // the reply to a request that timed out: not an event
     this.note(message);
     this.received.push(message);
     if (this.received.length > this.options.maxRecorded) {
