@@ -218,7 +218,9 @@ export class Session {
     this.server.sessions.delete(this);
     const socket = this.socket;
     this.socket = null;
-    this.failPending(new ParlorError('client:error:closed', 'The session was closed.'));
+    const closed = new ParlorError('client:error:closed', 'The session was closed.');
+    this.failPending(closed);
+    if (this.opening) { this.opening.reject(closed); this.opening = null; }
     this.setState('closed');
     if (!socket || socket.readyState > OPEN) return Promise.resolve();
     return new Promise((resolve) => {
