@@ -37,13 +37,14 @@ APT_PACKAGES := libsqlite3-dev libssl-dev libjwt-dev libpq-dev libopus-dev pkg-c
 # loopback-only network namespace, and PostgreSQL (`swift test` starts a private cluster of its own: initdb and
 # pg_ctl in a temporary directory, on a free loopback port, as the postgres user when run as root), and opus-tools
 # (opusinfo) and ffmpeg, the independent readers the recording files are checked with; nodejs runs the web client's
-# unit tests (Tests/web: `node --test`, WebCrypto built in).
-TEST_APT_PACKAGES := chromium chromium-driver coturn iproute2 postgresql nginx-light opus-tools ffmpeg nodejs
+# unit tests (Tests/web: `node --test`, WebCrypto built in); node-ws is the WebSocket the JavaScript client loads on a
+# Node without one (clients/js, NODE_PATH=/usr/share/nodejs).
+TEST_APT_PACKAGES := chromium chromium-driver coturn iproute2 postgresql nginx-light opus-tools ffmpeg nodejs node-ws
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 VENV_STAMP := $(VENV)/.installed
 REQUIREMENTS := Tests/interop/requirements.txt
 
-.PHONY: help deps test-deps build run test venv interop web web-chromium consumer browser browser-srtp fuzz fuzz-check asan tsan readme-options clean
+.PHONY: help deps test-deps build run test venv interop python-client web web-chromium js-client consumer browser browser-srtp fuzz fuzz-check asan tsan readme-options clean
 
 help:
 	@echo "make run      build (debug) and serve on http://localhost:8080 with data in ./data"
@@ -53,7 +54,9 @@ help:
 	@echo "make venv     $(VENV) with the interop test's Python packages ($(REQUIREMENTS))"
 	@echo "make consumer only the scratch package written from docs/testing.md (builds Parlor again in a temp dir)"
 	@echo "make interop  only the Python interop test (builds first)"
+	@echo "make python-client  install clients/python into $(VENV) and run its pytest suite and docs/testing.md's Python recipes (builds first)"
 	@echo "make web      only the web client's unit tests (node --test Tests/web: the end-to-end encryption library)"
+	@echo "make js-client  the JavaScript client's tests (node --test clients/js/test: against the built parlor, and docs/testing.md's JavaScript recipe)"
 	@echo "make web-chromium  the encryption library in a real headless Chromium: a tone through two peer connections in one page (not part of make test)"
 	@echo "make browser  only the browser WebRTC tests: two users, through coturn, a stage room, an SFU audience (headless Chromium in a loopback-only namespace; root)"
 	@echo "make browser-srtp  the browser tests twice, with each SRTP profile forced in turn (--srtp-profiles)"
@@ -100,11 +103,22 @@ venv: $(VENV_STAMP)
 interop: venv build
 	PARLOR_BIN=$(PARLOR_BIN) $(VENV)/bin/python Tests/interop/tutorial_flow.py
 
+# The Python package (clients/python) installed as a team would, then its own tests, which also run
+# docs/testing.md's Python recipes, against the built binary.
+python-client: venv build
+	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check ./clients/python
+	cd clients/python && PARLOR_BIN=$(abspath $(PARLOR_BIN)) $(abspath $(VENV))/bin/python -m pytest -q -p no:cacheprovider tests
+
 web:
 	node --test Tests/web/
 
 web-chromium:
 	bash Tests/web/chromium/run.sh
+
+# The JavaScript client (clients/js) against the built binary. Node 20 has no WebSocket of its own: Debian's node-ws
+# (make test-deps installs it).
+js-client: build
+	PARLOR_BIN=$(PARLOR_BIN) NODE_PATH=/usr/share/nodejs node --test clients/js/test/
 
 # Every suite runs even if an earlier one fails, so one run shows every failure; the exit status is nonzero if any did.
 # The fuzz check builds and runs in the background meanwhile (its own compiler runs, no shared build directory).

@@ -90,7 +90,8 @@ let package = Package(
         .executableTarget(name: "ParlorSRTPProbe", dependencies: ["ParlorSRTP", "COpenSSL"]),
 
         // Client library: Foundation and the project's own codec and protocol, so it builds on Apple platforms too.
-        // SHA-1 for the handshake's check comes from CryptoKit on Apple platforms and from OpenSSL's libcrypto on Linux.
+        // SHA-1 for the handshake's check comes from CryptoKit on Apple platforms and from OpenSSL's libcrypto on Linux;
+        // TLS (https, wss) from Network.framework on Apple platforms and from OpenSSL's libssl on Linux.
         .target(name: "ParlorClient", dependencies: ["ParlorCodec", "ParlorProtocol",
                                                      .target(name: "COpenSSL", condition: .when(platforms: [.linux]))]),
         .target(name: "ParlorTesting", dependencies: ["ParlorClient"]),

@@ -8,7 +8,8 @@ enum WebClientFiles {
         let contentType: String
     }
 
-    /// Every file of Web/, by the path it is served at. A new file in Web/ needs a line here.
+    /// Every file of Web/, by the path it is served at. A new file in Web/ needs a line here. Web/sdk holds
+    /// symlinks to clients/js: the JavaScript client, which the web client imports as its protocol layer.
     static let files: [String: File] = [
         "/": File(bytes: PackageResources.index_html, contentType: "text/html; charset=utf-8"),
         "/index.html": File(bytes: PackageResources.index_html, contentType: "text/html; charset=utf-8"),
@@ -31,10 +32,11 @@ enum WebClientFiles {
         "/intents.js": script(PackageResources.intents_js),
         "/lobby.js": script(PackageResources.lobby_js),
         "/moderation.js": script(PackageResources.moderation_js),
-        "/protocol.js": script(PackageResources.protocol_js),
         "/room.js": script(PackageResources.room_js),
         "/rtc.js": script(PackageResources.rtc_js),
         "/session.js": script(PackageResources.session_js),
+        "/sdk/parlor.js": script(PackageResources.parlor_js),
+        "/sdk/parlor.d.ts": File(bytes: PackageResources.parlor_d_ts, contentType: "text/plain; charset=utf-8"),
         "/sfu.js": script(PackageResources.sfu_js),
         "/speaking.js": script(PackageResources.speaking_js),
         "/state.js": script(PackageResources.state_js),

@@ -10,8 +10,32 @@ public struct ParlorClientConfiguration: Sendable {
     /// Largest WebSocket message accepted from the server (a join reply lists every member of the room).
     public var maxMessageBytes = 16 << 20
     public var reconnect = ReconnectPolicy()
+    /// Which certificates an https:// or wss:// server may present (the system's CA store unless set).
+    public var tls = TLSTrust()
 
     public init() {}
+}
+
+/// The certificate authorities an https:// or wss:// server's certificate must chain to. The certificate must also
+/// name the host connected to (a DNS name, or an IP address for a URL with one). Verification is always on.
+///
+/// With neither `caFile` nor `caPEM`, the system's CA store decides (on Linux, OpenSSL's default paths, e.g.
+/// /etc/ssl/certs). With either, only the certificates given are trusted, as curl's `--cacert` does: for a LAN server
+/// with a self-signed certificate, pass that certificate (`parlor serve --tls-self-signed` writes it to
+/// `tls-cert.pem` in its data directory).
+public struct TLSTrust: Sendable, Hashable {
+    /// A PEM file with one or more CA (or self-signed) certificates.
+    public var caFile: String?
+    /// PEM text with one or more certificates, for apps that carry the certificate rather than a file.
+    public var caPEM: [UInt8]?
+
+    public init(caFile: String? = nil, caPEM: [UInt8]? = nil) {
+        self.caFile = caFile
+        self.caPEM = caPEM
+    }
+
+    /// Whether the system's CA store is used (no custom CA given).
+    public var usesSystemStore: Bool { caFile == nil && caPEM == nil }
 }
 
 /// How a session reconnects after its connection drops unexpectedly.

@@ -1,19 +1,23 @@
 import Foundation
 
-/// Where the server is: host, port and an optional path prefix (for a server behind a path-routing proxy).
+/// Where the server is: host, port, whether it speaks TLS, and an optional path prefix (for a server behind a
+/// path-routing proxy).
 struct ServerEndpoint: Sendable, Hashable {
     let host: String
     let port: Int
     /// "" or "/prefix", never ending in "/".
     let basePath: String
+    /// https:// or wss://: every HTTP call and the WebSocket go over verified TLS, never plain.
+    var usesTLS = false
 
     var hostHeader: String { (host.contains(":") ? "[\(host)]" : host) + ":\(port)" }
 }
 
 /// A Parlor server: the HTTP routes (auth, rooms) and `connect` for the live WebSocket session.
 ///
-/// Plain `http://` and `ws://` only for now; put Parlor behind a TLS-terminating proxy on the same network,
-/// or wait for TLS support in this client.
+/// `https://` and `wss://` URLs use TLS with the certificate verified against the system's CA store, or against the
+/// CA in `configuration.tls` (a LAN server's self-signed certificate); a TLS failure is `client:error:tls`, never
+/// a fallback to plain. `http://` and `ws://` are plain.
 public struct ParlorServer: Sendable {
     let endpoint: ServerEndpoint
     public var configuration: ParlorClientConfiguration
@@ -25,14 +29,17 @@ public struct ParlorServer: Sendable {
     public var host: String { endpoint.host }
     public var port: Int { endpoint.port }
 
-    /// `http://host:port` or `ws://host:port` (a path becomes a prefix of every route).
+    /// Whether the server is reached over TLS (an https:// or wss:// URL, or `tls: true`).
+    public var usesTLS: Bool { endpoint.usesTLS }
+
+    /// `http://host:port`, `ws://host:port`, or with TLS `https://…` and `wss://…` (a path becomes a prefix of every
+    /// route). Without a port: 80 plain, 443 with TLS.
     public init(url: URL, token: String? = nil, configuration: ParlorClientConfiguration = .init()) throws(ParlorError) {
         let scheme = url.scheme?.lowercased() ?? ""
-        guard scheme == "http" || scheme == "ws" else {
-            let detail = scheme == "https" || scheme == "wss"
-                ? "TLS (\(scheme)://) is not supported yet; use http:// or ws://"
-                : "the URL must start with http:// or ws://, not \(url.absoluteString)"
-            throw ParlorError(code: ParlorError.Code.invalidURL, detail: detail)
+        let tls = scheme == "https" || scheme == "wss"
+        guard tls || scheme == "http" || scheme == "ws" else {
+            throw ParlorError(code: ParlorError.Code.invalidURL,
+                              detail: "the URL must start with http://, https://, ws:// or wss://, not \(url.absoluteString)")
         }
         guard let host = url.host, !host.isEmpty else {
             throw ParlorError(code: ParlorError.Code.invalidURL, detail: "no host in \(url.absoluteString)")
@@ -40,18 +47,20 @@ public struct ParlorServer: Sendable {
         var path = url.path
         while path.hasSuffix("/") { path.removeLast() }
         let bareHost = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
-        endpoint = ServerEndpoint(host: bareHost, port: url.port ?? 80, basePath: path)
+        endpoint = ServerEndpoint(host: bareHost, port: url.port ?? (tls ? 443 : 80), basePath: path, usesTLS: tls)
         self.token = token
         self.configuration = configuration
     }
 
-    public init(host: String, port: Int = 8080, token: String? = nil, configuration: ParlorClientConfiguration = .init()) {
-        endpoint = ServerEndpoint(host: host, port: port, basePath: "")
+    /// `tls`: as an https:// URL (verified against `configuration.tls`).
+    public init(host: String, port: Int = 8080, tls: Bool = false, token: String? = nil,
+                configuration: ParlorClientConfiguration = .init()) {
+        endpoint = ServerEndpoint(host: host, port: port, basePath: "", usesTLS: tls)
         self.token = token
         self.configuration = configuration
     }
 
-    var http: HTTPExchange { HTTPExchange(endpoint: endpoint, timeout: configuration.requestTimeout) }
+    var http: HTTPExchange { HTTPExchange(endpoint: endpoint, timeout: configuration.requestTimeout, trust: configuration.tls) }
 
     // MARK: HTTP
 

@@ -180,8 +180,11 @@ public enum ClientErrorCode: String, CaseIterable, Sendable {
     case invalidResponse = "client:error:invalid-response"
     /// The WebSocket upgrade did not complete as RFC 6455 requires.
     case handshakeFailed = "client:error:handshake-failed"
-    /// The server URL cannot be used (not http:// or ws://, no host).
+    /// The server URL cannot be used (not http(s):// or ws(s)://, no host).
     case invalidURL = "client:error:invalid-url"
+    /// https:// or wss:// failed: the certificate is untrusted or names another host, the handshake failed, or the
+    /// CA given could not be loaded. Never followed by a plain connection.
+    case tls = "client:error:tls"
     /// The calling task was cancelled while waiting.
     case cancelled = "client:error:cancelled"
     /// The server was reset (close code 4004, test mode): the session and its rooms are gone; connect again.

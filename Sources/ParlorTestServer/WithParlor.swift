@@ -20,7 +20,14 @@ public final class TestParlor: Sendable {
     init(app: ParlorApplication, adminToken: String?, clientConfiguration: ParlorClientConfiguration) {
         self.app = app
         self.adminToken = adminToken
-        client = ParlorServer(host: "127.0.0.1", port: app.port, configuration: clientConfiguration)
+        var configuration = clientConfiguration
+        // A server on its self-signed certificate (`tlsSelfSigned`): the client trusts exactly that certificate.
+        let server = app.configuration
+        if server.tlsSelfSigned, server.http.tlsCertificatePath == nil, configuration.tls.usesSystemStore {
+            configuration.tls = TLSTrust(caFile: server.dataDirectory + "/tls-cert.pem")  // SelfSignedCertificate.ensure's file
+        }
+        client = (try? ParlorServer(url: app.url, configuration: configuration))
+            ?? ParlorServer(host: "127.0.0.1", port: app.port, configuration: configuration)
     }
 
     public var url: URL { app.url }
@@ -32,14 +39,26 @@ public final class TestParlor: Sendable {
         return session
     }
 
-    /// POST /rooms.
-    public func createRoom(_ displayName: String = "Test room", name: String? = nil) async throws -> Room {
-        try await client.createRoom(displayName: displayName, name: name)
+    /// POST /rooms, with the room's properties if given. A stage room needs a creator, who moderates it:
+    /// `createRoom("Town hall", properties: RoomProperties(mode: .stage), creator: "alice")` logs in as alice, and
+    /// `session(name: "alice")` is then that same user (the claim is kept), a moderator once joined. Others join as
+    /// listeners; `setRole(_:roomID:memberID:)` moves them on and off the stage as the admin.
+    public func createRoom(_ displayName: String = "Test room", name: String? = nil, properties: RoomProperties? = nil,
+                           creator: String? = nil) async throws -> Room {
+        var server = client
+        if let creator { server.token = try await client.auth(name: creator).jwt }
+        return try await server.createRoom(displayName: displayName, name: name, properties: properties)
     }
 
     /// The server cuts the member's connections (as a network failure would); see `ParlorServer.dropMember`.
     public func drop(roomID: String, memberID: String) async throws {
         try await client.dropMember(roomID: roomID, memberID: memberID, adminToken: adminToken ?? "")
+    }
+
+    /// Puts a member of a stage room on the stage (`.speaker`, `.moderator`) or back in the audience (`.listener`),
+    /// as the admin: member:role.
+    public func setRole(_ role: MemberRole, roomID: String, memberID: String) async throws {
+        try await client.setRole(role, memberID: memberID, roomID: roomID, adminToken: adminToken ?? "")
     }
 
     /// The member is kicked (member:left reason "kicked").

@@ -37,11 +37,13 @@ public actor EventRecorder {
 
     /// The first event after the previous match that fits `matcher`, already received or arriving within
     /// `timeout`. Events in between stay in `received` but are passed over. Throws `EventTimeout` listing what
-    /// did arrive.
+    /// did arrive and naming the line of this call (a test framework reports a thrown error at the test's own line).
     @discardableResult
-    public func expect(_ matcher: EventMatcher, within timeout: Duration = .seconds(5)) async throws(EventTimeout) -> RoomEvent {
+    public func expect(_ matcher: EventMatcher, within timeout: Duration = .seconds(5),
+                       fileID: String = #fileID, line: Int = #line) async throws(EventTimeout) -> RoomEvent {
+        let location = "\(fileID):\(line)"
         if let index = firstMatch(matcher, from: cursor) { return take(index) }
-        guard !isFinished else { throw failure(matcher, timeout, ended: true) }
+        guard !isFinished else { throw failure(matcher, timeout, ended: true, at: location) }
         let id = nextWaiterID
         nextWaiterID += 1
         let index = await withCheckedContinuation { continuation in
@@ -51,14 +53,16 @@ public actor EventRecorder {
                 await self?.expire(id)
             }
         }
-        guard let index else { throw failure(matcher, timeout, ended: isFinished) }
+        guard let index else { throw failure(matcher, timeout, ended: isFinished, at: location) }
         return take(index)
     }
 
-    /// Fails if an event fitting `matcher` arrives (or arrived since the previous match) within `duration`.
-    public func expectNone(_ matcher: EventMatcher, within duration: Duration) async throws(UnexpectedEvent) {
+    /// Fails if an event fitting `matcher` arrives (or arrived since the previous match) within `duration`; the
+    /// error names the line of this call.
+    public func expectNone(_ matcher: EventMatcher, within duration: Duration,
+                           fileID: String = #fileID, line: Int = #line) async throws(UnexpectedEvent) {
         if let found = try? await expect(matcher, within: duration) {
-            throw UnexpectedEvent(description: "did not expect \(matcher) but got \(found.summary)")
+            throw UnexpectedEvent(description: "\(fileID):\(line): did not expect \(matcher) but got \(found.summary)")
         }
     }
 
@@ -98,8 +102,9 @@ public actor EventRecorder {
         waiters.removeValue(forKey: id)?.continuation.resume(returning: nil)
     }
 
-    private func failure(_ matcher: EventMatcher, _ timeout: Duration, ended: Bool) -> EventTimeout {
-        EventTimeout(expected: matcher.description, timeout: timeout, sessionEnded: ended, received: received.map(\.summary))
+    private func failure(_ matcher: EventMatcher, _ timeout: Duration, ended: Bool, at location: String) -> EventTimeout {
+        EventTimeout(expected: matcher.description, timeout: timeout, sessionEnded: ended, received: received.map(\.summary),
+                     location: location)
     }
 }
 
@@ -110,11 +115,13 @@ public struct EventTimeout: Error, CustomStringConvertible {
     public let sessionEnded: Bool
     /// One line per event the recorder did receive.
     public let received: [String]
+    /// The `expect` call that waited, as FILE:LINE (`#fileID`).
+    public let location: String
 
     public var description: String {
         let why = sessionEnded ? "the session ended without" : "no"
         let list = received.isEmpty ? "nothing" : "\n  " + received.joined(separator: "\n  ")
-        return "\(why) \(expected) within \(timeout); received \(received.count) event(s): \(list)"
+        return "\(location): \(why) \(expected) within \(timeout); received \(received.count) event(s): \(list)"
     }
 }
 

@@ -20,10 +20,14 @@ struct UsageError: Error, CustomStringConvertible {
 /// `--name value`, `--name=value` and switches, plus positional arguments, for the subcommands.
 struct CommandLineOptions {
     private(set) var values: [String: String] = [:]
+    /// Every value of each valued option, in order (`values` keeps the last): repeated `--until`.
+    private(set) var lists: [String: [String]] = [:]
     private(set) var switches: Set<String> = []
     private(set) var positional: [String] = []
 
-    init(_ arguments: [String], valued: Set<String>, switches allowedSwitches: Set<String>) throws(UsageError) {
+    /// Every command that takes `--server` also takes `--ca-file` (an https:// server's CA; ClientCommands.tlsTrust).
+    init(_ arguments: [String], valued commandValued: Set<String>, switches allowedSwitches: Set<String>) throws(UsageError) {
+        let valued = commandValued.contains("--server") ? commandValued.union(["--ca-file"]) : commandValued
         var index = 0
         while index < arguments.count {
             let argument = arguments[index]
@@ -47,6 +51,7 @@ struct CommandLineOptions {
                     index += 1
                 }
                 values[name] = value
+                lists[name, default: []].append(value ?? "")
             } else {
                 throw UsageError(description: "unknown option \(argument)")
             }
@@ -55,6 +60,8 @@ struct CommandLineOptions {
 
     subscript(_ name: String) -> String? { values[name] }
     func has(_ name: String) -> Bool { switches.contains(name) }
+    /// Every value given for `name`, in order.
+    func all(_ name: String) -> [String] { lists[name] ?? [] }
 
     /// The server to talk to: --server, then PARLOR_SERVER, then http://localhost:8080.
     var serverURL: String {

@@ -6,14 +6,25 @@ import Foundation
 import ParlorApp
 
 enum Server {
+    /// `--ready-file`, in the shape of AppConfiguration's options so the README's table lists it too.
+    static let helpText = """
+          --ready-file          PARLOR_READY_FILE         default unset
+              once listening, write the server's URL and a newline to this file (atomically: a temporary file renamed into place; removed at start and at a clean stop), for scripts that wait on a file with a deadline
+
+        """
+
     /// Starts Parlor, prints the listening line first on stdout, and shuts down cleanly on SIGTERM or SIGINT.
-    static func run(options: [String]) -> Never {
+    static func run(options arguments: [String]) -> Never {
+        let environment = ProcessInfo.processInfo.environment
+        let (options, readyFile) = splitReadyFile(arguments, environment: environment)
         let configuration: AppConfiguration
         do {
-            configuration = try AppConfiguration.parse(arguments: options, environment: ProcessInfo.processInfo.environment)
+            configuration = try AppConfiguration.parse(arguments: options, environment: environment)
         } catch {
             fail("\(error)")
         }
+        // A file left by an earlier run must not announce this one before it listens.
+        if let readyFile { try? FileManager.default.removeItem(atPath: readyFile) }
         // Handle the signals on a queue rather than in an async signal handler, where little is safe to call.
         signal(SIGTERM, SIG_IGN)
         signal(SIGINT, SIG_IGN)
@@ -50,13 +61,59 @@ enum Server {
             FileHandle.standardError.write(Data(configuration.devBanner.utf8))
         }
         app.logger.info("parlor started", ["address": app.baseURL, "database": configuration.databaseDescription])
+        if let readyFile {
+            do {
+                try writeAtomically(app.baseURL + "\n", to: readyFile)
+            } catch {
+                app.logger.error("cannot write --ready-file: stopping", ["path": readyFile, "error": "\(error)"])
+                app.shutdown(step: { _ in })
+                fail("cannot write --ready-file \(readyFile): \(error)", code: ExitCode.failure)
+            }
+        }
 
         // The signal sources must outlive the wait: an optimized build would otherwise release them early.
         withExtendedLifetime(sources) { stop.wait() }
         app.logger.info("shutting down")
         let deadline = ShutdownDeadline(seconds: configuration.http.shutdownTimeout.seconds, signals: stop, logger: app.logger)
+        if let readyFile { try? FileManager.default.removeItem(atPath: readyFile) }
         withExtendedLifetime(sources) { app.shutdown(step: deadline.enter) }
         app.logger.info("stopped")
         exit(0)
+    }
+
+    /// Takes `--ready-file PATH` (or `=PATH`, or PARLOR_READY_FILE) out of the arguments: it is this command's
+    /// option, not the server configuration's.
+    private static func splitReadyFile(_ arguments: [String], environment: [String: String]) -> ([String], String?) {
+        var rest: [String] = []
+        var path = environment["PARLOR_READY_FILE"].flatMap { $0.isEmpty ? nil : $0 }
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if argument == "--ready-file" {
+                guard index < arguments.count else { fail("--ready-file needs a value; see parlor serve --help") }
+                path = arguments[index]
+                index += 1
+            } else if argument.hasPrefix("--ready-file=") {
+                path = String(argument.dropFirst("--ready-file=".count))
+            } else {
+                rest.append(argument)
+                continue
+            }
+            guard let given = path, !given.isEmpty else { fail("--ready-file needs a path; see parlor serve --help") }
+        }
+        return (rest, path)
+    }
+
+    /// Writes `text` to a temporary file beside `path` and renames it into place: a reader sees all of it or nothing.
+    private static func writeAtomically(_ text: String, to path: String) throws {
+        let temporary = path + ".tmp-\(getpid())"
+        do {
+            try Data(text.utf8).write(to: URL(fileURLWithPath: temporary))
+            guard rename(temporary, path) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        } catch {
+            try? FileManager.default.removeItem(atPath: temporary)
+            throw error
+        }
     }
 }

@@ -18,11 +18,13 @@ let usage = """
       serve          run the server (parlor serve --help lists its options)
       token          mint a token offline with the server's secret
       rooms          list or create rooms on a running server
-      join           join a room and print its events until interrupted or the session ends
-      watch          print a room's events as they happen, without joining
+      join           join a room and print its events until interrupted, --until met, or the session ends
+      watch          print a room's events from now on (--since for history), without joining
       events         print a room's history
       members        list a room's joined members (--hands: raised hands, in order)
       room           moderate a room: lock, unlock, mute-all (its creator or an admin)
+      hand           raise or lower a hand in a stage room (yours, or as moderator a member's)
+      role           set a member's role in a room: moderator, speaker, listener (its creator or an admin)
       say            send a chat message to a room
       record         record a room: start, stop, list its recordings, get a recording's file
       drop           cut a member's connections as a network failure would (test mode, admin)
@@ -30,7 +32,12 @@ let usage = """
       migrate        apply the database migrations, or show their status
       openapi        print the OpenAPI 3.1 document of the HTTP API
 
-    Talking to a server: --server URL (or PARLOR_SERVER; default http://localhost:8080).
+    Talking to a server: --server URL (or PARLOR_SERVER; default http://localhost:8080); for an https:// server with a
+    self-signed certificate, --ca-file PATH (or PARLOR_CA_FILE) trusts the PEM certificates in PATH.
+    Waiting in scripts: parlor serve --ready-file PATH writes the URL to PATH once listening; join and watch wait
+    from now (--since N|start for history) with --until 'TYPE KEY=VALUE …' (e.g. 'member:left reason=dropped
+    user=bob'), --count, --any and --timeout; join --reconnect-attempts N (default 6) bounds its reconnects after a
+    drop, --hold-reconnects or SIGUSR1/SIGUSR2 hold them (see parlor join --help).
     Output: tables for people, --json for scripts.
     Local development and tests: parlor serve --dev (never in production; see parlor serve --help).
     Exit codes: 0 success (join/watch --until: the event was seen), 1 the server or database failed or refused,
@@ -58,13 +65,13 @@ let helps: [String: String] = [
     "token": LocalCommands.tokenHelp, "migrate": LocalCommands.migrateHelp, "rooms": ClientCommands.roomsHelp,
     "join": JoinCommand.help, "watch": WatchCommand.help, "events": ClientCommands.eventsHelp,
     "members": AdminCommands.membersHelp, "drop": AdminCommands.dropHelp, "reset": AdminCommands.resetHelp,
-    "room": StageCommands.roomHelp, "say": StageCommands.sayHelp,
+    "room": StageCommands.roomHelp, "say": StageCommands.sayHelp, "hand": HandCommands.handHelp, "role": HandCommands.roleHelp,
     "record": RecordCommand.help,
     "openapi": "Usage: parlor openapi\nPrints the OpenAPI document (docs/openapi.json is this output).",
 ]
 if rest.contains("--help") || rest.contains("-h") {
     if command == "serve" {
-        print(AppConfiguration.helpText(), terminator: "")
+        print(AppConfiguration.helpText() + Server.helpText, terminator: "")
         exit(ExitCode.success)
     }
     if let help = helps[command] {
@@ -88,6 +95,8 @@ do {
     case "reset": status = try await AdminCommands.reset(rest)
     case "room": status = try await StageCommands.room(rest)
     case "say": status = try await StageCommands.say(rest)
+    case "hand": status = try await HandCommands.hand(rest)
+    case "role": status = try await HandCommands.role(rest)
     case "record": status = try await RecordCommand.run(rest)
     case "--version", "version":
         print(parlorVersion)

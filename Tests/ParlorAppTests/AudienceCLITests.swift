@@ -23,8 +23,8 @@ import ParlorApp
             _ = try alice.join(room)
             let watcher = try withTemporaryDirectory { try CLITests.Child(["watch", room, "--server", server], in: $0) }
             defer { if watcher.process.isRunning { watcher.process.terminate() } }
-            // The watch is in place once alice's join (history) is printed.
-            #expect(try watcher.readLine().contains("member:joined"))
+            // The watch is in place once its first line says so; it prints what happens from then on.
+            #expect(try watcher.readLine().hasPrefix("-  watching  \(room)  after event "))
 
             // Four listeners: the fourth member takes the room past the limit of 3, the fourth listener is summarised.
             var listeners: [TestWebSocket] = []

@@ -47,9 +47,11 @@ import ParlorRooms
             let members = try CLITests.run(["members", room, "--json", "--server", server])
             let list = try JSONSerialization.jsonObject(with: Data(members.output.utf8)) as? [[String: Any]]
             #expect(list?.map { $0["member_id"] as? String } == [aliceMember])
-            let seen = try CLITests.run(["watch", room, "--json", "--until", "member:joined", "--timeout", "5", "--server", server])
+            // alice's join is history: --since start finds it, a watch from now does not.
+            let seen = try CLITests.run(["watch", room, "--json", "--since", "start", "--until", "member:joined", "--timeout", "5", "--server", server])
             #expect(seen.status == 0)
             #expect(seen.output.contains(#""type":"member:joined""#))
+            #expect(try CLITests.run(["watch", room, "--until", "member:joined", "--timeout", "0.3", "--server", server]).status == 4)
             #expect(try CLITests.run(["watch", room, "--until", "member:left", "--timeout", "0.3", "--server", server]).status == 4)
             #expect(try CLITests.run(["members", "RM-nope", "--server", server]).status == 3)
         }
@@ -60,9 +62,12 @@ import ParlorRooms
         let accepted: [String: [String]] = [
             "token": ["--name", "--ttl", "--jwt-secret", "--data-dir", "--json", "--dev"],
             "migrate": ["--status", "--database", "--data-dir", "--json"],
-            "rooms": ["--server", "--name", "--ttl", "--max-members", "--token", "--json"],
-            "join": ["--server", "--as", "--token", "--until", "--timeout", "--reconnect-attempts", "--json"],
-            "watch": ["--server", "--since", "--as", "--token", "--until", "--timeout", "--json"],
+            "rooms": ["--server", "--name", "--ttl", "--max-members", "--token", "--json", "--mode", "--e2ee"],
+            "join": ["--server", "--as", "--token", "--until", "--count", "--any", "--timeout", "--since", "--reconnect-attempts",
+                     "--raise-hand", "--hold-reconnects", "--json", "SIGUSR1", "SIGUSR2"],
+            "watch": ["--server", "--since", "--as", "--token", "--until", "--count", "--any", "--timeout", "--json"],
+            "hand": ["--server", "--token", "--admin-token", "--dev", "--json"],
+            "role": ["--server", "--token", "--admin-token", "--dev", "--json"],
             "events": ["--server", "--since", "--token", "--json"],
             "members": ["--server", "--token", "--json"],
             "drop": ["--server", "--admin-token", "--dev", "--json"],
@@ -72,5 +77,6 @@ import ParlorRooms
         let top = try CLITests.run(["--help"]).output
         for command in accepted.keys { #expect(top.contains(command), "parlor --help lacks \(command)") }
         #expect(top.contains("4 timed out"))
+        #expect(top.contains("--reconnect-attempts") && top.contains("--ready-file") && top.contains("--since"))
     }
 }

@@ -88,8 +88,9 @@ import ParlorRooms
             _ = try carol.join(room)
             var line = try joiner.readLine()
             while !line.contains("member:joined") || !line.contains("carol") { line = try joiner.readLine() }
-            let watcher = try withTemporaryDirectory { try Child(["watch", room, "--server", server], in: $0) }
-            #expect(try watcher.readLine().contains("member:joined"))
+            let watcher = try withTemporaryDirectory { try Child(["watch", room, "--since", "start", "--server", server], in: $0) }
+            #expect(try watcher.readLine() == "-  watching  \(room)  after event 0")
+            #expect(try watcher.readLine().contains("member:joined"), "the history after --since")
 
             kill(joiner.process.processIdentifier, SIGINT)
             #expect(joiner.waitForExit(timeout: 10) == 0)
@@ -115,7 +116,7 @@ import ParlorRooms
     @Test func usageErrorsAndHelp() throws {
         #expect(try Self.run(["frobnicate"]).status == 2)
         #expect(try Self.run(["rooms", "list", "--server", "http://127.0.0.1:1"]).status == 1)
-        for command in ["serve", "token", "rooms", "join", "watch", "events", "migrate", "openapi"] {
+        for command in ["serve", "token", "rooms", "join", "watch", "events", "migrate", "openapi", "hand", "role"] {
             let help = try Self.run([command, "--help"])
             #expect(help.status == 0, "\(command) --help")
             #expect(help.output.contains("Usage: parlor"), "\(command) --help")

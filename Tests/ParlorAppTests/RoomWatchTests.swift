@@ -79,11 +79,13 @@ import ParlorApp
             let alice = try TestWebSocket(first, name: "alice")
             _ = try alice.join(room)
             let watcher = try withTemporaryDirectory {
-                try ExecutableTests.Child(["watch", room, "--json", "--server", "http://127.0.0.1:\(port)"], in: $0)
+                try ExecutableTests.Child(["watch", room, "--json", "--since", "start", "--server", "http://127.0.0.1:\(port)"], in: $0)
             }
             func nextEvent() throws -> [String: Any] {
                 try JSONSerialization.jsonObject(with: Data(try watcher.readLine().utf8)) as? [String: Any] ?? [:]
             }
+            let watching = try nextEvent()
+            #expect(watching["type"] as? String == "watching" && watching["after"] as? Int == 0 && watching["last_event_id"] as? Int == 1)
             #expect(try nextEvent()["id"] as? Int == 1, "the history first")
             let bob = try TestWebSocket(first, name: "bob")
             _ = try bob.join(room)

@@ -9,28 +9,48 @@ import Testing
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Sources/ParlorApp/Web")
 
+    /// Web's files by their path there: the page's own, and sdk/ (symlinks to clients/js, the JavaScript client).
     static func sourceFiles() throws -> [String] {
-        try FileManager.default.contentsOfDirectory(atPath: webDirectory.path).filter { !$0.hasPrefix(".") }.sorted()
+        let top = try FileManager.default.contentsOfDirectory(atPath: webDirectory.path).filter { !$0.hasPrefix(".") && $0 != "sdk" }
+        let sdk = try FileManager.default.contentsOfDirectory(atPath: webDirectory.appendingPathComponent("sdk").path)
+            .filter { !$0.hasPrefix(".") }.map { "sdk/\($0)" }
+        return (top + sdk).sorted()
     }
 
     @Test func everyFileInWebIsServedAsItIsOnDisk() throws {
         let names = try Self.sourceFiles()
-        #expect(names.contains("sfu.js") && names.contains("rtc.js") && names.contains("app.js"))
+        #expect(names.contains("sfu.js") && names.contains("rtc.js") && names.contains("app.js") && names.contains("sdk/parlor.js"))
         try withServer { app in
             for name in names {
                 let response = try routed(app, "GET", "/\(name)")
                 let onDisk = try [UInt8](Data(contentsOf: Self.webDirectory.appendingPathComponent(name)))
                 #expect(response.status == 200, "/\(name) is not served: add it to WebClientFiles")
                 #expect(response.body == onDisk, "/\(name) differs from the file")
-                let type = name.hasSuffix(".js") ? "text/javascript" : name.hasSuffix(".css") ? "text/css" : "text/html"
+                let type = name.hasSuffix(".js") ? "text/javascript" : name.hasSuffix(".css") ? "text/css"
+                    : name.hasSuffix(".d.ts") ? "text/plain" : "text/html"
                 #expect(response.header("Content-Type")?.hasPrefix(type) == true, "/\(name): \(response.header("Content-Type") ?? "none")")
             }
         }
     }
 
+    /// One copy of the JavaScript client in git: Web/sdk links to clients/js, and the server serves that file.
+    @Test func theJavaScriptClientIsServedFromClientsJS() throws {
+        let clients = Self.webDirectory.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("clients/js")
+        try withServer { app in
+            for name in ["parlor.js", "parlor.d.ts"] {
+                let response = try routed(app, "GET", "/sdk/\(name)")
+                let onDisk = try [UInt8](Data(contentsOf: clients.appendingPathComponent(name)))
+                #expect(response.status == 200 && response.body == onDisk, "/sdk/\(name) is not clients/js/\(name)")
+            }
+        }
+        let link = try FileManager.default.destinationOfSymbolicLink(atPath: Self.webDirectory.appendingPathComponent("sdk/parlor.js").path)
+        #expect(link == "../../../../clients/js/parlor.js")
+    }
+
     @Test func everyModuleImportNamesAServedFile() throws {
         let served = Set(WebClientFiles.files.keys)
-        let pattern = try NSRegularExpression(pattern: #"from '\./([A-Za-z0-9_-]+\.js)'"#)
+        let pattern = try NSRegularExpression(pattern: #"from '\./((?:sdk/)?[A-Za-z0-9_-]+\.js)'"#)
         var imports = 0
         for name in try Self.sourceFiles() where name.hasSuffix(".js") {
             let text = try String(contentsOf: Self.webDirectory.appendingPathComponent(name), encoding: .utf8)
@@ -46,7 +66,7 @@ import Testing
     /// The modules import one way only: a circle (as events → room → lobby → session → events once was) makes
     /// evaluation order decide which binding is still undefined, and ties every view to every other.
     @Test func moduleImportsHaveNoCircle() throws {
-        let pattern = try NSRegularExpression(pattern: #"^import [^;]*?'\./([A-Za-z0-9_-]+\.js)'"#, options: [.anchorsMatchLines])
+        let pattern = try NSRegularExpression(pattern: #"^import [^;]*?'\./((?:sdk/)?[A-Za-z0-9_-]+\.js)'"#, options: [.anchorsMatchLines])
         var imports: [String: [String]] = [:]
         for name in try Self.sourceFiles() where name.hasSuffix(".js") {
             let text = try String(contentsOf: Self.webDirectory.appendingPathComponent(name), encoding: .utf8)

@@ -84,8 +84,10 @@ import Testing
         let error = await parlorError { _ = try await gone.auth(name: "alice") }
         #expect(error?.code == ParlorError.Code.connectionFailed)
 
-        let tls = await parlorError { _ = try ParlorServer(url: URL(string: "https://example.com")!) }
-        #expect(tls?.code == ParlorError.Code.invalidURL)
+        let unsupported = await parlorError { _ = try ParlorServer(url: URL(string: "ftp://example.com")!) }
+        #expect(unsupported?.code == ParlorError.Code.invalidURL)
+        let noHost = await parlorError { _ = try ParlorServer(url: URL(string: "https:///rooms")!) }
+        #expect(noHost?.code == ParlorError.Code.invalidURL)
         let ws = try ParlorServer(url: URL(string: "ws://127.0.0.1:9000/parlor/")!)
         #expect(ws.host == "127.0.0.1")
         #expect(ws.port == 9000)

@@ -35,6 +35,7 @@ import ParlorTestServer
             let recorder = EventRecorder(bob)
             _ = try await bob.join(room.id)
             try await recorder.expect(.memberJoined(name: "bob"))
+            let line = #line + 2  // the expect below: its failure names that line, not the @Test's
             do {
                 try await recorder.expect(.memberLeft(reason: .kicked), within: .milliseconds(200))
                 Issue.record("expect should have timed out")
@@ -42,7 +43,38 @@ import ParlorTestServer
                 #expect(error.expected == "member:left (reason: kicked)")
                 #expect(error.received.count == 1 && error.received[0].contains("member:joined #1"))
                 #expect(error.description.contains("(bob)"))
+                #expect(error.location == "ParlorClientTests/ParlorTestingTests.swift:\(line)")
+                #expect(error.description.hasPrefix("ParlorClientTests/ParlorTestingTests.swift:\(line): no member:left"))
             }
+        }
+    }
+
+    @Test func withParlorOverTLSTrustsItsSelfSignedCertificate() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("parlor-tls-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try await withParlor({ $0.tlsSelfSigned = true; $0.dataDirectory = directory }) { parlor in
+            #expect(parlor.url.scheme == "https")
+            let room = try await parlor.createRoom()
+            let alice = try await parlor.session(name: "alice")
+            #expect(try await alice.join(room.id).members.count == 1)
+        }
+    }
+
+    @Test func aStageRoomWithHandsAndRoles() async throws {
+        try await withParlor { parlor in
+            let room = try await parlor.createRoom("Town hall", properties: RoomProperties(mode: .stage), creator: "alice")
+            #expect(room.mode == .stage)
+            let alice = try await parlor.session(name: "alice")
+            let bob = try await parlor.session(name: "bob")
+            #expect(try await alice.join(room.id).role == .moderator)
+            let membership = try await bob.join(room.id)
+            #expect(membership.role == .listener)
+            let aliceSees = EventRecorder(alice)
+            try await bob.raiseHand(room.id)
+            try await aliceSees.expect(.memberHand(raised: true, name: "bob"))
+            #expect(try await alice.allRaisedHands(in: room.id).map(\.user.name) == ["bob"])
+            try await parlor.setRole(.speaker, roomID: room.id, memberID: membership.memberID)
+            try await aliceSees.expect(.memberRole(.speaker, name: "bob"))
         }
     }
 
@@ -109,10 +141,8 @@ import ParlorTestServer
 
     @Test func stageRoomMatchers() async throws {
         try await withParlor { parlor in
-            // A stage room needs its creator's token; the session below gets the same identity (the client keeps its claim).
-            var creator = parlor.client
-            creator.token = try await parlor.client.auth(name: "host").jwt
-            let room = try await creator.createRoom(displayName: "Stage", properties: RoomProperties(mode: .stage))
+            // The creator's session below is the same identity (the client keeps its claim): the room's moderator.
+            let room = try await parlor.createRoom("Stage", properties: RoomProperties(mode: .stage), creator: "host")
             let host = try await parlor.session(name: "host")
             let guest = try await parlor.session(name: "guest")
             let recorder = EventRecorder(host)

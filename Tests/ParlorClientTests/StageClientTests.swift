@@ -29,6 +29,7 @@ import Testing
         let hands = try await alice.raisedHands(in: room.id)
         #expect(hands.members.map(\.user.name) == ["bob"])
         #expect(hands.members.first?.handRaised == true)
+        #expect(try await alice.allRaisedHands(in: room.id).map(\.user.name) == ["bob"])
         #expect(try await server.raisedHands(roomID: room.id).members.count == 1)
 
         try await alice.setRole(.speaker, of: bobJoin.memberID, in: room.id)

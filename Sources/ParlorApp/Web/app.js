@@ -5,8 +5,7 @@
 // This file wires the page's controls to the modules: session.js (sign-in, connection, resume), lobby.js (room
 // list, shared links), room.js (joining, microphone, mute, leaving), tiles.js, moderation.js, chat.js, events.js
 // (server events), and the audio: sfu.js (one connection to the server) or rtc.js (the mesh).
-import { api } from './protocol.js';
-import { state, saved } from './state.js';
+import { state, saved, server } from './state.js';
 import { $, show, announce } from './ui.js';
 import { handle } from './intents.js';
 import { signIn, signOut, startSession, renewToken } from './session.js';
@@ -52,8 +51,9 @@ $('create-form').addEventListener('submit', async (event) => {
       ...(mode === 'stage' ? { mode } : {}),
       ...($('create-e2ee').checked ? { e2ee: true } : {}),
     };
-    const body = Object.keys(properties).length ? { display_name: displayName, properties } : { display_name: displayName };
-    const created = await api('POST', '/rooms', { token: saved.token, body });
+    const created = await server.createRoom(displayName, {
+      token: saved.token, properties: Object.keys(properties).length ? properties : undefined,
+    });
     input.value = '';
     await refreshRooms();
     await joinRoom(created.id, created.display_name, { e2ee: isEncrypted(created) });

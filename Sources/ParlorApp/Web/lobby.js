@@ -1,6 +1,6 @@
 // The lobby: the live list of open rooms, and a shared link (/#RM-…) offered before anything is joined.
-import { api, ApiError } from './protocol.js';
-import { saved } from './state.js';
+import { ParlorError } from './sdk/parlor.js';
+import { saved, server } from './state.js';
 import { $, show, announce } from './ui.js';
 import { request } from './intents.js';
 
@@ -28,7 +28,7 @@ export async function refreshRooms() {
   if (!saved.token) return;
   let rooms;
   try {
-    rooms = await api('GET', '/rooms', { token: saved.token });
+    rooms = await server.rooms({ token: saved.token });
   } catch (error) {
     if (error.status === 401) request('renew-token');
     return;
@@ -82,8 +82,8 @@ export async function offerSharedRoom(cid) {
   let displayName = cid;
   let encrypted = false;
   try {
-    const shared = await api('GET', `/rooms/${encodeURIComponent(cid)}`, { token: saved.token });
-    if (shared.closed_at) throw new ApiError('room:error:closed', 'that room has closed');
+    const shared = await server.room(cid, { token: saved.token });
+    if (shared.closed_at) throw new ParlorError('room:error:closed', 'that room has closed');
     displayName = shared.display_name || cid;
     encrypted = isEncrypted(shared);
   } catch (error) {

@@ -1,8 +1,8 @@
 // The joined room: joining (members, media, microphone), sending or listening, mute, role changes that start or
 // stop the microphone, and leaving. The audio itself goes through `room.media`: the server's forwarding unit
 // (sfu.js) or, when the server says so in session:success, the browser mesh (rtc.js).
-import { api, ApiError } from './protocol.js';
-import { state, saved } from './state.js';
+import { ParlorError } from './sdk/parlor.js';
+import { state, saved, server } from './state.js';
 import { $, show, plural, announce, describeError } from './ui.js';
 import { enterLobby, stopRoomsPolling } from './lobby.js';
 import { renderTiles, renderTile } from './tiles.js';
@@ -48,12 +48,12 @@ function createMedia(current) {
  * says it must be: a shared link does not tell.
  */
 async function requestJoin(connection, cid, encrypted) {
-  if (encrypted && !canEncrypt()) throw new ApiError('room:error:encryption-required', CANNOT_ENCRYPT);
+  if (encrypted && !canEncrypt()) throw new ParlorError('room:error:encryption-required', CANNOT_ENCRYPT);
   try {
     return await connection.request('conversation:join', encrypted ? { cid, e2ee: true } : { cid });
   } catch (error) {
     if (error.code !== 'room:error:encryption-required' || encrypted) throw error;
-    if (!canEncrypt()) throw new ApiError(error.code, CANNOT_ENCRYPT);
+    if (!canEncrypt()) throw new ParlorError(error.code, CANNOT_ENCRYPT);
     return connection.request('conversation:join', { cid, e2ee: true });
   }
 }
@@ -129,7 +129,7 @@ export async function joinRoom(cid, displayName, { e2ee: encrypted = false } = {
   updateRoomHead();
   show('room-view');
   // The room's name when we came by id (and its mode from a server whose join reply does not say).
-  if (!displayName || reply.mode === undefined) api('GET', `/rooms/${encodeURIComponent(cid)}`, { token: saved.token })
+  if (!displayName || reply.mode === undefined) server.room(cid, { token: saved.token })
     .then((r) => {
       if (state.room !== current) return;
       if (!displayName) $('room-title').textContent = current.displayName = r.display_name;

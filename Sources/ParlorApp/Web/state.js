@@ -1,8 +1,10 @@
-// What the modules of the web client share: the connection, the session, the joined room, and this browser's
-// saved sign-in. Modules read and write `state.*` (an ES module cannot assign another module's bindings).
+// What the modules of the web client share: the server and its connection (the JavaScript client, sdk/parlor.js),
+// the session, the joined room, and this browser's saved sign-in. Modules read and write `state.*` (an ES module
+// cannot assign another module's bindings).
+import { Parlor } from './sdk/parlor.js';
 
 export const state = {
-  connection: null,   // the Connection to /ws (protocol.js), null when signed out
+  connection: null,   // the Session on /ws (sdk/parlor.js), null when signed out
   session: { id: null, iceServers: [], maxSenders: null, media: { mode: 'mesh' } },
   room: null,         // the joined room, see room.js joinRoom
   resumes: 0,         // rooms resumed after a dropped socket (for the test hook)
@@ -14,18 +16,20 @@ export const state = {
 export const saved = {
   get name() { return sessionStorage.getItem('parlor.name'); },
   get token() { return sessionStorage.getItem('parlor.jwt'); },
-  set(name, token, claim) {
+  set(name, token) {
     sessionStorage.setItem('parlor.name', name);
     sessionStorage.setItem('parlor.jwt', token);
-    if (claim) localStorage.setItem(`parlor.claim.${name}`, claim);
   },
   clear() { sessionStorage.removeItem('parlor.name'); sessionStorage.removeItem('parlor.jwt'); },
-  /** The /auth body for a name: with its claim when this browser has one (the server trims and NFC-normalises names). */
-  authBody(name, code) {
-    const claim = localStorage.getItem(`parlor.claim.${name.trim().normalize('NFC')}`);
-    return { name, ...(code ? { code } : {}), ...(claim ? { claim } : {}) };
-  },
 };
+
+/** This page's server; /auth sends the claim kept for the name (localStorage) and keeps the one returned. */
+export const server = new Parlor(location.origin, {
+  claims: {
+    get: (name) => localStorage.getItem(`parlor.claim.${name}`),
+    set: (name, claim) => localStorage.setItem(`parlor.claim.${name}`, claim),
+  },
+});
 
 export function isStage() { return state.room?.mode === 'stage'; }
 export function amModerator() { return state.room?.members.get(state.room.memberId)?.role === 'moderator'; }

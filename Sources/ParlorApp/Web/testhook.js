@@ -11,7 +11,10 @@ window.parlor = {
   get resumes() { return state.resumes; },
   get sessionId() { return state.session.id; },
   /** Why the server ended the session (close 4004/4005), or null. */
-  get endReason() { return state.connection?.endReason || null; },
+  get endReason() {
+    const error = state.connection?.endError;
+    return error && !error.code.startsWith('client:') ? error.message : null;
+  },
   get iceServers() { return state.session.iceServers; },
   /** 'sfu' or 'mesh', as session:success said. */
   get mediaMode() { return state.session.media.mode; },
@@ -35,7 +38,7 @@ window.parlor = {
   /** Media offers answered by the server so far (the SFU re-offers on microphone changes and after a resume). */
   get offers() { return state.room?.media?.offers || 0; },
   /** Drops the socket as a network failure would, to exercise session:resume. */
-  dropConnection() { state.connection?.socket?.close(4001, 'test drop'); },
+  dropConnection() { state.connection?.simulateNetworkDrop(); },
   /** A protocol request on the page's connection, as a misbehaving client could send it. */
   request(type, body) { return state.connection.request(type, body); },
   async inboundAudioStats() { return state.room?.media ? state.room.media.inboundAudioStats() : []; },

@@ -63,8 +63,10 @@ public struct ParlorError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let invalidResponse = ClientErrorCode.invalidResponse.rawValue
         /// The WebSocket upgrade did not complete as RFC 6455 requires.
         public static let handshakeFailed = ClientErrorCode.handshakeFailed.rawValue
-        /// The server URL cannot be used (not http:// or ws://, no host).
+        /// The server URL cannot be used (not http(s):// or ws(s)://, no host).
         public static let invalidURL = ClientErrorCode.invalidURL.rawValue
+        /// https:// or wss:// failed (untrusted certificate, name mismatch, handshake, CA not loadable); `detail` says which.
+        public static let tls = ClientErrorCode.tls.rawValue
         /// The calling task was cancelled while waiting.
         public static let cancelled = ClientErrorCode.cancelled.rawValue
         /// The server was reset (close code 4004, test mode): the session and its rooms are gone; connect again.
@@ -78,6 +80,7 @@ public struct ParlorError: Error, Sendable, Hashable, CustomStringConvertible {
     static func invalidResponse(_ detail: String) -> ParlorError { ParlorError(code: Code.invalidResponse, detail: detail) }
     static func handshakeFailed(_ detail: String) -> ParlorError { ParlorError(code: Code.handshakeFailed, detail: detail) }
     static func timedOut(_ detail: String) -> ParlorError { ParlorError(code: Code.timedOut, detail: detail) }
+    static func tls(_ detail: String) -> ParlorError { ParlorError(code: Code.tls, detail: detail) }
     static let closedByClient = ParlorError(code: Code.closed, detail: "the session was closed")
     static let cancelled = ParlorError(code: Code.cancelled, detail: "the waiting task was cancelled")
 

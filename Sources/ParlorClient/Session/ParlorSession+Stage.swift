@@ -79,7 +79,21 @@ extension ParlorSession {
         _ = try await request(.reactionSend, ["cid": .string(roomID), "emoji": .string(emoji)])
     }
 
-    /// conversation:members with `hands`: the joined members whose hand is up, in the order they raised it.
+    /// Every joined member whose hand is up, in the order they raised it: `raisedHands(in:pageSize:cursor:)` read
+    /// page by page to the end.
+    public func allRaisedHands(in roomID: String) async throws(ParlorError) -> [Member] {
+        var hands: [Member] = []
+        var cursor: String?
+        repeat {
+            let page = try await raisedHands(in: roomID, cursor: cursor)
+            hands += page.members
+            cursor = page.cursor
+        } while cursor != nil
+        return hands
+    }
+
+    /// conversation:members with `hands`: one page of the joined members whose hand is up, in the order they raised
+    /// it (`cursor` for the next; `allRaisedHands(in:)` reads them all).
     public func raisedHands(in roomID: String, pageSize: Int? = nil, cursor: String? = nil) async throws(ParlorError) -> MembersPage {
         var body: [String: JSONValue] = ["cid": .string(roomID), "hands": .bool(true)]
         if let pageSize { body["page_size"] = JSONValue(pageSize) }

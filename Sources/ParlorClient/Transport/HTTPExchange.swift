@@ -9,13 +9,14 @@ struct HTTPClientResponse: Sendable {
     var json: JSONValue? { JSONValue.parse(body) }
 }
 
-/// Plain HTTP/1.1 over `TCPSocket`: one request per connection (`Connection: close`), the response framed by
-/// Content-Length (Parlor always sends it) or, failing that, by the end of the connection.
+/// HTTP/1.1 over a `ByteStream` (plain, or TLS for https://): one request per connection (`Connection: close`), the
+/// response framed by Content-Length (Parlor always sends it) or, failing that, by the end of the connection.
 struct HTTPExchange: Sendable {
     static let maxBodyBytes = 16 << 20
 
     let endpoint: ServerEndpoint
     let timeout: Duration
+    let trust: TLSTrust
 
     func send(_ method: String, _ path: String, token: String?, json: JSONValue? = nil) async throws(ParlorError) -> HTTPClientResponse {
         var request = "\(method) \(endpoint.basePath)\(path) HTTP/1.1\r\nHost: \(endpoint.hostHeader)\r\n"
@@ -30,9 +31,9 @@ struct HTTPExchange: Sendable {
             request += "\r\n"
             message = Array(request.utf8)
         }
-        let endpoint = self.endpoint, timeout = self.timeout
+        let endpoint = self.endpoint, timeout = self.timeout, trust = self.trust
         return try await Blocking.run("ParlorClient HTTP \(method) \(path)") { () throws(ParlorError) -> HTTPClientResponse in
-            let socket = try TCPSocket.connect(host: endpoint.host, port: endpoint.port, timeout: timeout)
+            let socket = try endpoint.openStream(trust: trust, timeout: timeout)
             defer { socket.close() }
             socket.setReceiveTimeout(timeout)
             socket.setSendTimeout(timeout)
@@ -41,7 +42,7 @@ struct HTTPExchange: Sendable {
         }
     }
 
-    private static func readResponse(from socket: TCPSocket, timeout: Duration) throws(ParlorError) -> HTTPClientResponse {
+    private static func readResponse(from socket: any ByteStream, timeout: Duration) throws(ParlorError) -> HTTPClientResponse {
         var buffer: [UInt8] = []
         var head: (head: HTTPResponseHead, length: Int)?
         var ended = false

@@ -124,12 +124,6 @@ final class TCPSocket: Sendable {
         if let failure { throw ParlorError.connectionLost(failure) }
     }
 
-    enum ReceiveResult {
-        case bytes(Int)
-        case endOfStream
-        case timedOut
-    }
-
     /// Blocks for the next bytes, stored at the start of `chunk` (at most `chunk.count` of them; `.bytes(n)` says
     /// how many). Only one thread may receive at a time.
     func receive(into chunk: inout [UInt8]) throws(ParlorError) -> ReceiveResult {

@@ -8,9 +8,9 @@ enum TransportInput: Sendable {
     case closed(ParlorError)
 }
 
-/// One client WebSocket (RFC 6455) over `TCPSocket`: the upgrade handshake, masked frames out, and a reader thread
+/// One client WebSocket (RFC 6455) over a `ByteStream` (plain for ws://, TLS for wss://): the upgrade handshake, masked frames out, and a reader thread
 /// that answers pings itself and hands text messages on. Sends may come from any thread; frames never interleave
-/// because `TCPSocket.send` writes each one whole under its lock.
+/// because the stream's `send` writes each one whole under its lock.
 final class WebSocketTransport: Sendable {
     /// A connection whose handshake is done and whose first message (session:success) has been read.
     struct Opened: Sendable {
@@ -20,16 +20,16 @@ final class WebSocketTransport: Sendable {
         let hello: String
     }
 
-    private let socket: TCPSocket
+    private let socket: any ByteStream
     private let closeSent = Locked(false)
 
-    private init(socket: TCPSocket) {
+    private init(socket: any ByteStream) {
         self.socket = socket
     }
 
     /// Connects, upgrades `GET /ws` with the token as a bearer header, and reads the server's first message.
     static func open(_ endpoint: ServerEndpoint, token: String, configuration: ParlorClientConfiguration) throws(ParlorError) -> Opened {
-        let socket = try TCPSocket.connect(host: endpoint.host, port: endpoint.port, timeout: configuration.connectTimeout)
+        let socket = try endpoint.openStream(trust: configuration.tls, timeout: configuration.connectTimeout)
         do throws(ParlorError) {
             socket.setReceiveTimeout(configuration.connectTimeout)
             socket.setSendTimeout(configuration.requestTimeout)
@@ -89,7 +89,7 @@ final class WebSocketTransport: Sendable {
     }
 
     /// The server's refusal of the upgrade as the error it carries (401 with auth:error:*, …).
-    private static func refusal(_ head: HTTPResponseHead, buffer: [UInt8], headLength: Int, socket: TCPSocket,
+    private static func refusal(_ head: HTTPResponseHead, buffer: [UInt8], headLength: Int, socket: any ByteStream,
                                 timeout: Duration) -> ParlorError {
         var buffer = buffer
         let length = min((try? head.contentLength()) ?? 0, 1 << 20)
@@ -100,7 +100,7 @@ final class WebSocketTransport: Sendable {
         return ParlorError(body: body, status: head.status)
     }
 
-    private static func receive(from socket: TCPSocket, into buffer: inout [UInt8], waiting timeout: Duration) throws(ParlorError) {
+    private static func receive(from socket: any ByteStream, into buffer: inout [UInt8], waiting timeout: Duration) throws(ParlorError) {
         var chunk = [UInt8](repeating: 0, count: 16384)
         switch try socket.receive(into: &chunk) {
         case .bytes(let count): buffer += chunk[..<count]
@@ -151,7 +151,7 @@ final class WebSocketTransport: Sendable {
                 _ = sendClose(code: error.closeCode, reason: error.reason)
                 return .connectionLost("protocol error from the server: \(error.reason)")
             }
-            let received: TCPSocket.ReceiveResult
+            let received: ReceiveResult
             do throws(ParlorError) {
                 received = try socket.receive(into: &chunk)
             } catch {

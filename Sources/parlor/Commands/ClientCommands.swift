@@ -5,27 +5,57 @@ import Synchronization
 /// Subcommands that talk to a running server: rooms, events (join: JoinCommand, watch: WatchCommand).
 enum ClientCommands {
     static let roomsHelp = """
-        Usage: parlor rooms list [--server URL] [--json]
-               parlor rooms create NAME [--name SLUG] [--ttl SECONDS] [--max-members N] [--token JWT] [--server URL] [--json]
-        Lists the open rooms, or creates one with display name NAME.
+        Usage: parlor rooms list [--server URL] [--ca-file PATH] [--json]
+               parlor rooms create NAME [--name SLUG] [--mode open|stage] [--e2ee] [--ttl SECONDS] [--max-members N]
+                                   [--token JWT] [--server URL] [--ca-file PATH] [--json]
+        Lists the open rooms, or creates one with display name NAME and prints its id. The room's properties:
+          --mode stage       a stage room: its creator moderates, everyone else joins as a listener (needs --token:
+                             the creator, e.g. parlor token --dev --name host); default open
+          --e2ee             end-to-end encrypted (docs/e2ee.md); members must join with e2ee
+          --ttl SECONDS      how long the room stays open once empty (server default 300)
+          --max-members N    at most N members at once
+          --name SLUG        its unique URL-friendly name (default: derived from the id)
+          --token JWT        create as this user (PARLOR_TOKEN); without one the room has no creator
+        \(caFileHelp)
         """
     static let eventsHelp = """
-        Usage: parlor events ROOM [--since N] [--token JWT] [--server URL] [--json]
+        Usage: parlor events ROOM [--since N] [--token JWT] [--server URL] [--ca-file PATH] [--json]
         Prints ROOM's history after event N (default 0). --token (or PARLOR_TOKEN) for servers whose rooms are visible
         to members only.
+        \(caFileHelp)
         """
+    /// For client commands' help; every command with `--server` takes `--ca-file` (CommandLineOptions).
+    static let caFileHelp = """
+        --ca-file PATH (or PARLOR_CA_FILE): for an https:// --server, trust the PEM certificates in PATH instead of the
+        system's CA store (a self-signed server's certificate: tls-cert.pem in `parlor serve --tls-self-signed`'s data
+        directory). The certificate is always verified; a TLS failure is client:error:tls, never a plain connection.
+        """
+    /// The CAs an https:// server must chain to: --ca-file, then PARLOR_CA_FILE, else the system's store.
+    static func tlsTrust(_ options: CommandLineOptions) throws -> TLSTrust {
+        guard let file = options["--ca-file"] ?? ProcessInfo.processInfo.environment["PARLOR_CA_FILE"], !file.isEmpty else {
+            return TLSTrust()
+        }
+        guard FileManager.default.isReadableFile(atPath: file) else {
+            throw UsageError(description: "--ca-file (or PARLOR_CA_FILE): cannot read \(file)")
+        }
+        return TLSTrust(caFile: file)
+    }
 
     static func server(_ options: CommandLineOptions) throws -> ParlorServer {
         guard let url = URL(string: options.serverURL) else { throw UsageError(description: "--server must be a URL") }
+        var configuration = ParlorClientConfiguration()
+        configuration.tls = try tlsTrust(options)
         do {
-            return try ParlorServer(url: url, token: options["--token"] ?? ProcessInfo.processInfo.environment["PARLOR_TOKEN"])
+            return try ParlorServer(url: url, token: options["--token"] ?? ProcessInfo.processInfo.environment["PARLOR_TOKEN"],
+                                    configuration: configuration)
         } catch {
             throw UsageError(description: "--server: \(error.detail)")
         }
     }
 
     static func rooms(_ arguments: [String]) async throws -> Int32 {
-        let options = try CommandLineOptions(arguments, valued: ["--server", "--name", "--ttl", "--max-members", "--token"], switches: ["--json"])
+        let options = try CommandLineOptions(arguments, valued: ["--server", "--name", "--ttl", "--max-members", "--token", "--mode"],
+                                             switches: ["--json", "--e2ee"])
         let server = try server(options)
         switch options.positional.first {
         case "list":
@@ -38,13 +68,31 @@ enum ClientCommands {
             return ExitCode.success
         case "create":
             guard options.positional.count == 2 else { throw UsageError(description: "rooms create takes the display name") }
-            let properties = RoomProperties(ttl: options["--ttl"].flatMap { Int($0) }, maxMembers: options["--max-members"].flatMap { Int($0) })
+            let properties = try roomProperties(options)
             let room = try await server.createRoom(displayName: options.positional[1], name: options["--name"], properties: properties)
             if options.has("--json") { print(json(room).sortingKeys().encodedString()) } else { print(room.id) }
             return ExitCode.success
         default:
             throw UsageError(description: "rooms takes list or create")
         }
+    }
+
+    /// --mode, --e2ee, --ttl and --max-members, checked here so a typo is a usage error rather than a default.
+    private static func roomProperties(_ options: CommandLineOptions) throws(UsageError) -> RoomProperties {
+        func whole(_ flag: String) throws(UsageError) -> Int? {
+            guard let text = options[flag] else { return nil }
+            guard let value = Int(text), value > 0 else { throw UsageError(description: "\(flag) must be a positive whole number, not \(text)") }
+            return value
+        }
+        var mode: RoomMode?
+        if let text = options["--mode"] {
+            guard let chosen = RoomMode(rawValue: text) else { throw UsageError(description: "--mode must be open or stage, not \(text)") }
+            mode = chosen == .open ? nil : chosen
+        }
+        if mode == .stage, options["--token"] == nil, ProcessInfo.processInfo.environment["PARLOR_TOKEN"] == nil {
+            throw UsageError(description: "--mode stage needs --token (a stage room's creator moderates it)")
+        }
+        return RoomProperties(ttl: try whole("--ttl"), maxMembers: try whole("--max-members"), mode: mode, e2ee: options.has("--e2ee"))
     }
 
     static func events(_ arguments: [String]) async throws -> Int32 {
@@ -72,7 +120,8 @@ enum ClientCommands {
 
     static func json(_ room: Room) -> JSONValue {
         .object(["id": .string(room.id), "name": .string(room.name), "display_name": .string(room.displayName),
-                 "member_count": JSONValue(room.memberCount)])
+                 "member_count": JSONValue(room.memberCount), "mode": .string(room.mode.rawValue), "e2ee": .bool(room.e2ee),
+                 "last_event_id": JSONValue(room.lastEventID)])
     }
 }
 
