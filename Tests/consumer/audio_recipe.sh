@@ -1,23 +1,26 @@
 #!/usr/bin/env bash
-# Runs docs/testing.md's audio recipe (the block after `<!-- recipe: audio -->`) exactly as written, against the
-# built parlor (PARLOR_BIN's folder first on PATH), in a temporary directory. Exit 0 when every step of it held.
+# Runs docs/testing.md's audio recipe, "bob heard alice" (every block after a `<!-- recipe: audio -->` line, in order,
+# as one script) exactly as written, against the built parlor (PARLOR_BIN's folder first on PATH), in a temporary directory, within
+# 180 s. Exit 0 when every step of it held.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 bin="$(cd "$(dirname "${PARLOR_BIN:-$root/.build/debug/parlor}")" && pwd)"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-awk '/^<!-- recipe: audio -->$/ { found = 1; next }
+awk '/^<!-- recipe: audio -->$/ { found = 1; blocks++; next }
      found && /^```/ && !inside { inside = 1; next }
-     inside && /^```$/ { exit }
-     inside { print }' "$root/docs/testing.md" > "$work/recipe.sh"
-[ -s "$work/recipe.sh" ] || { echo "audio recipe: docs/testing.md has no <!-- recipe: audio --> block" >&2; exit 1; }
+     inside && /^```$/ { inside = 0; found = 0; next }
+     inside { print }
+     END { if (blocks == 0) exit 1 }' "$root/docs/testing.md" > "$work/recipe.sh" \
+    && [ -s "$work/recipe.sh" ] || { echo "audio recipe: docs/testing.md has no <!-- recipe: audio --> block" >&2; exit 1; }
 cd "$work"
 start=$SECONDS
-if PATH="$bin:$PATH" bash -euo pipefail recipe.sh; then
+# The recipe's own waits have deadlines; this one bounds the whole run should a step hang anyway.
+if PATH="$bin:$PATH" timeout 180 bash -euo pipefail recipe.sh; then
     echo "audio recipe: 1 passed, 0 failed ($((SECONDS - start)) s)"
 else
     status=$?
-    echo "audio recipe: 0 passed, 1 failed (exit $status); server stderr:" >&2
+    echo "audio recipe: 0 passed, 1 failed (exit $status$([ $status = 124 ] && echo ': timed out after 180 s')); server stderr:" >&2
     cat server.err >&2 || true
     exit 1
 fi
