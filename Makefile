@@ -2,7 +2,8 @@
 #
 #   make run    install missing system packages, build (debug) and serve on http://localhost:8080, data in ./data
 #   make test   install missing system packages, build, run `swift test`, the docs/testing.md consumer package,
-#               its shell recipe, the Python interop test, the web client's unit tests (node --test Tests/web) and
+#               its shell recipe, the Python interop test, the web client's unit tests (node --test Tests/web), the
+#               Python and JavaScript clients' suites (clients/python, clients/js) and
 #               the browser tests (direct and through TURN; the audience test once more with the AES_CM SRTP profile
 #               forced), and build every fuzz target and run each for FUZZ_CHECK_SECONDS (so a target that stops
 #               building fails)
@@ -48,7 +49,7 @@ REQUIREMENTS := Tests/interop/requirements.txt
 
 help:
 	@echo "make run      build (debug) and serve on http://localhost:8080 with data in ./data"
-	@echo "make test     swift test, the docs/testing.md consumer package and shell and audio recipes, the Python interop test, the web unit tests and the browser tests (two users, through TURN, a stage room, an SFU audience)"
+	@echo "make test     swift test, the docs/testing.md consumer package and shell and audio recipes, the Python interop test, the web unit tests, the Python and JavaScript clients' suites (with docs/testing.md's recipes) and the browser tests (two users, through TURN, a stage room, an SFU audience)"
 	@echo "make deps     install missing Debian packages: $(APT_PACKAGES)"
 	@echo "make build    swift build (debug)"
 	@echo "make venv     $(VENV) with the interop test's Python packages ($(REQUIREMENTS))"
@@ -123,7 +124,7 @@ js-client: build
 # Every suite runs even if an earlier one fails, so one run shows every failure; the exit status is nonzero if any did.
 # The fuzz check builds and runs in the background meanwhile (its own compiler runs, no shared build directory).
 test: test-deps venv build
-	@swift_status=0; consumer_status=0; recipe_status=0; interop_status=0; web_status=0; browser_status=0; fuzz_status=0; \
+	@swift_status=0; consumer_status=0; recipe_status=0; interop_status=0; web_status=0; python_status=0; js_status=0; browser_status=0; fuzz_status=0; \
 	mkdir -p .build; \
 	FUZZ_JOBS=2 bash Tests/Fuzz/run.sh $(FUZZ_CHECK_SECONDS) >.build/fuzz-check.log 2>&1 & fuzz_pid=$$!; \
 	echo "== swift test (ParlorClientTests in a second process alongside: .build/swift-test-client.log, shown after)"; \
@@ -143,6 +144,11 @@ test: test-deps venv build
 	PARLOR_BIN=$(PARLOR_BIN) $(VENV)/bin/python Tests/interop/tutorial_flow.py || interop_status=$$?; \
 	echo "== web unit tests (node --test Tests/web)"; \
 	node --test Tests/web/ || web_status=$$?; \
+	echo "== Python client (clients/python: its pytest suite and docs/testing.md's Python recipes)"; \
+	{ $(VENV)/bin/python -m pip install --quiet --disable-pip-version-check ./clients/python && \
+	  (cd clients/python && PARLOR_BIN=$(abspath $(PARLOR_BIN)) $(abspath $(VENV))/bin/python -m pytest -q -p no:cacheprovider tests); } || python_status=$$?; \
+	echo "== JavaScript client (node --test clients/js/test: its suite and docs/testing.md's JavaScript recipe)"; \
+	PARLOR_BIN=$(PARLOR_BIN) NODE_PATH=/usr/share/nodejs node --test clients/js/test/ || js_status=$$?; \
 	echo "== browser (Tests/browser/run.sh)"; \
 	PARLOR_BIN=$(PARLOR_BIN) BROWSER_PYTHON=$(VENV)/bin/python PARLOR_SCREENSHOT=.build/screenshot-room.png PARLOR_STAGE_SCREENSHOT=.build/screenshot-stage.png PARLOR_RECORDING_SCREENSHOT=.build/screenshot-recording.png PARLOR_E2EE_SCREENSHOT=.build/screenshot-e2ee.png $(SUDO) bash Tests/browser/run.sh || browser_status=$$?; \
 	echo "== browser, the other SRTP profile (sfu_audience.py with AES_CM_128_HMAC_SHA1_80 forced; the run above negotiates GCM)"; \
@@ -150,8 +156,8 @@ test: test-deps venv build
 	echo "== fuzz check (Tests/Fuzz/run.sh $(FUZZ_CHECK_SECONDS): every target builds and runs; log .build/fuzz-check.log)"; \
 	wait $$fuzz_pid || fuzz_status=$$?; \
 	grep -E '^(build of|[a-z-]+ +(ok|FAILED) )|^    ' .build/fuzz-check.log || tail -20 .build/fuzz-check.log; \
-	if [ $$swift_status -ne 0 ] || [ $$consumer_status -ne 0 ] || [ $$recipe_status -ne 0 ] || [ $$interop_status -ne 0 ] || [ $$web_status -ne 0 ] || [ $$browser_status -ne 0 ] || [ $$fuzz_status -ne 0 ]; then \
-		echo "make test: FAILED (swift test exit $$swift_status, consumer exit $$consumer_status, shell recipe exit $$recipe_status, interop exit $$interop_status, web unit tests exit $$web_status, browser exit $$browser_status, fuzz check exit $$fuzz_status)" >&2; \
+	if [ $$swift_status -ne 0 ] || [ $$consumer_status -ne 0 ] || [ $$recipe_status -ne 0 ] || [ $$interop_status -ne 0 ] || [ $$web_status -ne 0 ] || [ $$python_status -ne 0 ] || [ $$js_status -ne 0 ] || [ $$browser_status -ne 0 ] || [ $$fuzz_status -ne 0 ]; then \
+		echo "make test: FAILED (swift test exit $$swift_status, consumer exit $$consumer_status, shell recipe exit $$recipe_status, interop exit $$interop_status, web unit tests exit $$web_status, Python client exit $$python_status, JavaScript client exit $$js_status, browser exit $$browser_status, fuzz check exit $$fuzz_status)" >&2; \
 		exit 1; \
 	fi
 

@@ -88,6 +88,14 @@ def stage(server):
               and wait_for("alice sending", lambda: alice.hook("sending")) and alice.visible("#moderator-tools"),
               f"mode {alice.hook('mode')}, role {alice.hook('role')}, sending {alice.hook('sending')}")
 
+        # The lobby marks a stage room as such (GET /rooms has the mode in properties).
+        badge = wait_for("the stage badge in bob's list", lambda: bob.js(
+            """const join = document.querySelector(`#room-list button[aria-label="Join ${arguments[0]}"]`);
+               const badge = join?.closest('li')?.querySelector('.badge:not(.e2ee)');
+               return badge && !badge.hidden && badge.textContent.includes('stage') ? badge.textContent : null;""",
+            ROOM_NAME), timeout=15)
+        check("stage: the room list marks the room as a stage", bool(badge), f"badge {badge!r}")
+
         # bob and carol join as the audience, without a microphone.
         bob_id, carol_id = join_from_list(bob), join_from_list(carol)
         if not (alice_id and bob_id and carol_id):

@@ -33,7 +33,7 @@ export async function refreshRooms() {
     if (error.status === 401) request('renew-token');
     return;
   }
-  const json = JSON.stringify(rooms.map((r) => [r.id, r.display_name, r.member_count, r.mode, r.locked, isEncrypted(r)]));
+  const json = JSON.stringify(rooms.map((r) => [r.id, r.display_name, r.member_count, roomMode(r), r.locked, isEncrypted(r)]));
   if (json === lastRoomsJSON) return;  // unchanged: keep the DOM (and the keyboard focus) as it is
   lastRoomsJSON = json;
   const focusedId = document.activeElement?.dataset?.roomId;
@@ -49,7 +49,7 @@ export async function refreshRooms() {
     count.textContent = r.member_count === 1 ? '1 person' : `${r.member_count} people`;
     const kind = document.createElement('span');
     kind.className = 'badge';
-    kind.textContent = [r.mode === 'stage' ? 'stage' : '', r.locked ? 'locked' : ''].filter(Boolean).join(', ');
+    kind.textContent = [roomMode(r) === 'stage' ? 'stage' : '', r.locked ? 'locked' : ''].filter(Boolean).join(', ');
     kind.hidden = !kind.textContent;
     const lock = document.createElement('span');
     lock.className = 'badge e2ee';
@@ -70,6 +70,11 @@ export async function refreshRooms() {
 }
 
 /** A room as GET /rooms lists it, or as POST /rooms returns it, is end-to-end encrypted. */
+// GET /rooms carries the mode in `properties` (a join reply has it at the top).
+function roomMode(room) {
+  return room?.properties?.mode ?? room?.mode;
+}
+
 export function isEncrypted(room) {
   return !!(room?.e2ee ?? room?.properties?.e2ee);
 }
