@@ -129,30 +129,55 @@ enum ClientCommands {
 enum Interrupt {
     private static let flag = Atomic<Bool>(false)
     static var received: Bool { flag.load(ordering: .acquiring) }
-    private static let sources = LockedSources()
+    private static let waiters = Waiters()
 
-    /// A task that finishes when SIGINT or SIGTERM arrives.
+    /// A task that finishes when SIGINT or SIGTERM arrives. Every call gets its own task; the signal sources are
+    /// installed once (a second SIG_IGN + signal source pair for the same signal left neither firing on Linux).
     static func wait() -> Task<Void, Never> {
         let (stream, continuation) = AsyncStream<Void>.makeStream()
-        sources.install {
+        waiters.add(continuation) {
             flag.store(true, ordering: .releasing)
-            continuation.yield()
-            continuation.finish()
+            waiters.fire()
         }
         return Task {
             for await _ in stream { return }
         }
     }
 
-    final class LockedSources: @unchecked Sendable {  // written once on the main thread before any signal can fire
-        private var sources: [DispatchSourceSignal] = []
-        func install(_ handler: @escaping @Sendable () -> Void) {
-            for number in [SIGINT, SIGTERM] {
-                signal(number, SIG_IGN)
-                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-                source.setEventHandler(handler: handler)
-                source.resume()
-                sources.append(source)
+    final class Waiters: Sendable {
+        private struct State {
+            var sources: [DispatchSourceSignal] = []
+            var continuations: [AsyncStream<Void>.Continuation] = []
+            var fired = false
+        }
+        private let state = Mutex(State())
+
+        func add(_ continuation: AsyncStream<Void>.Continuation, installing handler: @escaping @Sendable () -> Void) {
+            let alreadyFired = state.withLock { state in
+                if state.sources.isEmpty {
+                    for number in [SIGINT, SIGTERM] {
+                        signal(number, SIG_IGN)
+                        let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+                        source.setEventHandler(handler: handler)
+                        source.resume()
+                        state.sources.append(source)
+                    }
+                }
+                if !state.fired { state.continuations.append(continuation) }
+                return state.fired
+            }
+            if alreadyFired { continuation.finish() }
+        }
+
+        func fire() {
+            let waiting = state.withLock { state in
+                state.fired = true
+                defer { state.continuations = [] }
+                return state.continuations
+            }
+            for continuation in waiting {
+                continuation.yield()
+                continuation.finish()
             }
         }
     }
