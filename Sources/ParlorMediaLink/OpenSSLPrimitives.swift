@@ -14,7 +14,10 @@ enum HMACSHA256 {
                      data.count, &digest, &length)
             }
         }
-        guard result != nil, length == UInt32(digestLength) else { return nil }
+        guard result != nil, length == UInt32(digestLength) else {
+            ERR_clear_error()
+            return nil
+        }
         return Array(digest.prefix(digestLength))
     }
 }
@@ -26,6 +29,14 @@ enum HKDFSHA256 {
     /// At most 255 × 32 bytes (RFC 5869 §2.3).
     static func derive(inputKeyingMaterial: [UInt8], salt: [UInt8], info: [UInt8], length: Int) -> [UInt8]? {
         guard length > 0, length <= 255 * 32, !inputKeyingMaterial.isEmpty else { return nil }
+        guard let output = openSSLDerive(inputKeyingMaterial: inputKeyingMaterial, salt: salt, info: info, length: length) else {
+            ERR_clear_error() // a stale entry would mislead the next SSL_get_error on this thread
+            return nil
+        }
+        return output
+    }
+
+    private static func openSSLDerive(inputKeyingMaterial: [UInt8], salt: [UInt8], info: [UInt8], length: Int) -> [UInt8]? {
         guard let context = EVP_PKEY_CTX_new_id(EVP_PKEY_HKDF, nil) else { return nil }
         defer { EVP_PKEY_CTX_free(context) }
         guard EVP_PKEY_derive_init(context) == 1 else { return nil }

@@ -52,6 +52,21 @@ import Testing
             == [0xFF, 0xFF, 0xFF, 0xFF, 0xFE, 0xFD, 0xFC, 0xFB, 0xFA, 0xF9, 0xF8, 0xF7])
     }
 
+    /// A known answer for the documented format, made outside Swift (Python's `cryptography` AESGCM with the
+    /// layout of `MediaLinkPacketFormat`): key 00…0f, salt 10…1b, epoch 0a0b0c0d, sequence 0102030405060708.
+    @Test func knownAnswerFromTheDocumentedFormat() throws {
+        let direction = MediaLinkDirectionKeys(key: (0..<16).map { UInt8($0) }, nonceSalt: (0x10..<0x1C).map { UInt8($0) })
+        let sender = try MediaLinkSender(direction: direction, epoch: 0x0A0B_0C0D, firstSequence: 0x0102_0304_0506_0708)
+        let rtp = rtpPacket(sequence: 7, payloadLength: 8)
+        let expected = hexBytes("""
+            010a0b0c0d0102030405060708b8f885a102f4a728d04d89a4390a31499800c8
+            e7a47158b5213bc31adbebad7f19b84445577ce70ef8d60b9af7c54a8d7280ae
+            """)
+        #expect(try sender.seal(room: "room-1", speaker: "alice", rtp: rtp) == expected)
+        let receiver = try MediaLinkReceiver(direction: direction, epoch: 0x0A0B_0C0D)
+        #expect(try receiver.open(expected) == MediaLinkPacket(room: "room-1", speaker: "alice", rtp: rtp, sequence: 0x0102_0304_0506_0708))
+    }
+
     /// Any changed bit of header, body or tag is refused, and moves no state: the original still opens afterwards.
     @Test func forgedTagHeaderOrBodyIsRefused() throws {
         let link = try Link()
