@@ -1,7 +1,7 @@
 /// The sequence numbers accepted within `size` (1024) below the highest one accepted, as a bitmap (RFC 6479's
 /// shape: bits kept by absolute sequence in a ring of 64-bit words, so sliding forward clears words instead of
-/// shifting them). A link carries every speaker of a room, hundreds of packets a second, so 1024 is about a second
-/// of reordering at the busiest; SRTP's 128 per stream would be too few.
+/// shifting them). One link carries every speaker of every room two nodes share, each 50 packets a second, so
+/// 1024 is a second of reordering with 20 speakers; SRTP's 128 per stream would be far too few.
 ///
 /// The ring has 17 words: the 1024 numbers from highest - 1023 to highest touch at most 17 blocks of 64, so no two
 /// of them share a bit.
