@@ -42,6 +42,10 @@ let package = Package(
         // SRTP and SRTCP (RFC 3711, RFC 7714) over OpenSSL's libcrypto: our packet transform, index and replay
         // bookkeeping around OpenSSL's AES-CTR, AES-GCM and HMAC-SHA1. Knows packets and keys, not DTLS or sockets.
         .target(name: "ParlorSRTP", dependencies: ["COpenSSL"]),
+        // Node-to-node media links (issue 41), their pure layer: ephemeral X25519 keys, HMAC-signed link offers,
+        // HKDF per-direction keys, and the AES-GCM packet with its replay window, all on OpenSSL's libcrypto. Bytes in,
+        // bytes out: no sockets, rooms or database (not wired into the server yet).
+        .target(name: "ParlorMediaLink", dependencies: ["COpenSSL"]),
         // Recordings' files: Ogg pages (RFC 3533), Ogg Opus tracks written from RTP packets without transcoding and
         // read back (RFC 7845), and the mix, decoded and encoded with Debian's libopus. Pure: bytes in, bytes out, no
         // files, sockets or rooms; RTP arrives as sequence, timestamp and payload, so it needs no ParlorMedia.
@@ -104,6 +108,8 @@ let package = Package(
         // RFC 3711 and RFC 7714 vectors, the index, replay and stream rules, and the cross-check against libsrtp
         // (pylibsrtp, through Tests/interop/srtp_crosscheck.py).
         .testTarget(name: "ParlorSRTPTests", dependencies: ["ParlorSRTP", "COpenSSL"]),
+        // RFC 7748, RFC 5869 and RFC 4231 vectors through ParlorMediaLink's functions, offers, keys, packets and the window.
+        .testTarget(name: "ParlorMediaLinkTests", dependencies: ["ParlorMediaLink"]),
         .testTarget(name: "ParlorStoreTests", dependencies: ["ParlorStore"]),
         // Ogg and Ogg Opus units, libopus-made tones through the track writer and the mixer, and the files checked by
         // opusinfo (opus-tools) and ffmpeg.

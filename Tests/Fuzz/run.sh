@@ -3,8 +3,8 @@
 #
 #   Tests/Fuzz/run.sh [seconds-per-target] [target...]
 #
-# Targets: http-parser, websocket-decoder, json, jwt-claims, stun, rtp, sdp, srtp, ogg-opus (default: all nine, one
-# after the other).
+# Targets: http-parser, websocket-decoder, json, jwt-claims, stun, rtp, sdp, srtp, ogg-opus, media-link (default: all
+# ten, one after the other).
 # Environment:
 #   FUZZ_WORK   build and work directory (default: .build/fuzz, git-ignored); the corpus each target
 #               grows lives there, copied afresh from Tests/Fuzz/corpus on every run
@@ -18,7 +18,7 @@ set -euo pipefail
 seconds=${1:-60}
 [[ $seconds =~ ^[1-9][0-9]*$ ]] || { echo "usage: $0 [seconds-per-target] [target...]" >&2; exit 2; }
 shift $(( $# > 0 ? 1 : 0 ))
-all_targets=(http-parser websocket-decoder json jwt-claims stun rtp sdp srtp ogg-opus)
+all_targets=(http-parser websocket-decoder json jwt-claims stun rtp sdp srtp ogg-opus media-link)
 targets=("$@")
 (( ${#targets[@]} > 0 )) || targets=("${all_targets[@]}")
 
@@ -60,6 +60,9 @@ sources_for() {
         # ParlorRecording's reader and track writer; -I finds COpus (libopus reads packet durations and encodes the
         # silence frames), which links libopus itself.
         ogg-opus) echo "ParlorRecordingFuzz -I $root/Sources/COpus $root/Sources/ParlorRecording/*.swift $fuzz_dir/OggOpusFuzz.swift" ;;
+        # ParlorMediaLink's open and offer verify (and seal/open round trips, the replay window against a model);
+        # -I finds COpenSSL (X25519, HKDF, HMAC-SHA256, AES-GCM).
+        media-link) echo "ParlorMediaLinkFuzz -I $root/Sources/COpenSSL $root/Sources/ParlorMediaLink/*.swift $fuzz_dir/MediaLinkFuzz.swift" ;;
         *) echo "unknown target: $1 (known: ${all_targets[*]})" >&2; return 1 ;;
     esac
 }
