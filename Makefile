@@ -61,7 +61,7 @@ help:
 	@echo "make web-chromium  the encryption library in a real headless Chromium: a tone through two peer connections in one page (not part of make test)"
 	@echo "make browser  only the browser WebRTC tests: two users, through coturn, a stage room, an SFU audience (headless Chromium in a loopback-only namespace; root)"
 	@echo "make browser-srtp  the browser tests twice, with each SRTP profile forced in turn (--srtp-profiles)"
-	@echo "make fuzz     libFuzzer on the HTTP parser, WebSocket decoder, JSON decoder, JWT claims, the STUN, RTP/RTCP and SDP parsers, SRTP/SRTCP unprotect and the Ogg Opus reader and track writer, and the media link's packets and offers (FUZZ_SECONDS each, default 60)"
+	@echo "make fuzz     libFuzzer on the HTTP parser, WebSocket decoder, JSON decoder, JWT claims, the STUN, RTP/RTCP and SDP parsers, SRTP/SRTCP unprotect, the Ogg Opus reader and track writer, and the media link's packets and offers (FUZZ_SECONDS each, default 60)"
 	@echo "make fuzz-check  build every fuzz target and run each for FUZZ_CHECK_SECONDS (default 3); part of make test"
 	@echo "make asan     swift test under AddressSanitizer"
 	@echo "make tsan     swift test under ThreadSanitizer"
