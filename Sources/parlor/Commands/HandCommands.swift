@@ -45,7 +45,7 @@ enum HandCommands {
         let session = try await server.connect(token: token)
         do {
             guard let member = try await joinedMember(of: session.user, in: room, server) else {
-                throw ParlorError(code: "member:error:not-joined",
+                throw ParlorError(code: ErrorCode.memberNotJoined.rawValue,
                                   detail: "\(session.user.name) (\(session.user.id)) is not joined to \(room): join first, e.g. parlor join \(room) --token JWT --raise-hand")
             }
             _ = try await session.join(room)  // attaches to the same member (membership belongs to the user)

@@ -127,14 +127,14 @@ final class JoinMedia: @unchecked Sendable {  // `peer`, `player` and `recorder`
         // The server forwards a member's packets only once its audio is enabled, as the web client's microphone does.
         var mayEnable = clip != nil
         if clip != nil {
-            do { _ = try await session.rawRequest("audio:enable", body: ["cid": .string(room)]) } catch {
+            do { _ = try await session.rawRequest(RequestType.audioEnable.rawValue, body: ["cid": .string(room)]) } catch {
                 mayEnable = false
                 warn("audio:enable was refused (\(error.code): \(error.detail)): --play sends nothing the others hear")
             }
         }
         let slots = recorder == nil ? 0 : (session.mediaSlots ?? 8)
         let offer = peer.offer(slots: slots, sends: clip != nil)
-        let reply = try await session.rawRequest("media:offer", body: ["cid": .string(room), "sdp": .string(offer)])
+        let reply = try await session.rawRequest(RequestType.mediaOffer.rawValue, body: ["cid": .string(room), "sdp": .string(offer)])
         guard let sdp = reply["sdp"]?.stringValue else { throw MediaClientError("media:offer's reply has no sdp") }
         let answer = try MediaAnswer(parsing: sdp)
         let sending = (try? SessionDescription(parsing: sdp))?.media.first?.direction == .recvonly
@@ -194,10 +194,10 @@ final class JoinMedia: @unchecked Sendable {  // `peer`, `player` and `recorder`
             for await event in events where event.roomID == room {
                 if event.type == .memberJoined, let member = event.memberID, let name = event.user?.name {
                     loop.execute { recorder?.setName(name, of: member) }
-                } else if event.typeName == "media:slots" {
+                } else if event.eventType == .mediaSlots {
                     let slots = Self.slots(event.body["slots"])
                     loop.execute { recorder?.assign(slots) }
-                } else if event.typeName == "media:restart" {
+                } else if event.eventType == .mediaRestart {
                     warn("the node serving this room's audio stopped (media:restart): --play/--record do not move to another node")
                 }
             }
@@ -209,7 +209,7 @@ final class JoinMedia: @unchecked Sendable {  // `peer`, `player` and `recorder`
             for await state in session.connectionStates {
                 guard case .resumed(_, let resumed, _) = state, resumed.contains(room) else { continue }
                 let offer = peer.offer(slots: slotCount, sends: sends)
-                guard let reply = try? await session.rawRequest("media:offer", body: ["cid": .string(room), "sdp": .string(offer)]) else {
+                guard let reply = try? await session.rawRequest(RequestType.mediaOffer.rawValue, body: ["cid": .string(room), "sdp": .string(offer)]) else {
                     warn("media:offer after the resume failed: the audio path may be gone")
                     continue
                 }
