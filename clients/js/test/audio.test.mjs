@@ -5,8 +5,10 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile, access } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AudioMemberError, HearingError, assertHeard, assertNotHeard, makeTone, startAudioMember, toneLevel } from '../node.js';
-import { useServer } from '../support/server.mjs';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { AudioMemberError, HearingError, assertHeard, assertNotHeard, makeTone, startAudioMember, startParlor, toneLevel } from '../node.js';
+import { useServer, bin } from '../support/server.mjs';
 
 const context = useServer();
 const T = { timeout: 30000 };
@@ -74,4 +76,23 @@ test('bad arguments and a missing binary or ffmpeg are clear errors', T, async (
     if (saved === undefined) delete process.env.PARLOR_FFMPEG; else process.env.PARLOR_FFMPEG = saved;
   }
   await assert.rejects(toneLevel(join(work, 'nothing.ogg'), 440), /no recording at/);
+});
+
+test('over TLS: the audio member trusts the server through its caFile', T, async () => {
+  const server = await startParlor({ bin, args: ['--tls-self-signed'] });
+  try {
+    assert.match(server.url, /^https:/);
+    assert.ok(server.caFile);
+    // Node's fetch cannot be given a CA here, so the room comes from the CLI, trusting the same file.
+    const { stdout } = await promisify(execFile)(bin, ['rooms', 'create', 'TLS audio', '--server', server.url, '--ca-file', server.caFile]);
+    const room = stdout.trim();
+    const bob = await server.audioMember('bob-ears', room, { record: join(work, 'bob-tls.ogg') });
+    const alice = await server.audioMember('alice-mic', room, { play: tone440 });
+    await alice.playEnded({ timeout: 15000 });
+    assert.deepEqual([await alice.stop(), await bob.stop()], [0, 0]);
+    await assertHeard(join(work, 'bob-tls.ogg'), 440);
+  } finally {
+    await server.stop();
+  }
+  await assert.rejects(access(server.caFile), { code: 'ENOENT' });  // its working directory went with it
 });
