@@ -176,17 +176,3 @@ export declare class Session {
 }
 
 export declare function matcher(spec: Matcher): { test(event: ParlorEvent): boolean; description: string };
-
-export interface RunningParlor {
-  url: string;
-  /** A client with the dev admin token, for the test-mode routes. */
-  parlor: Parlor;
-  pid: number;
-  stderr(): string;
-  /** Closes the sessions made through `parlor`, then POST /admin/reset. */
-  reset(): Promise<void>;
-  /** SIGTERM by PID (SIGKILL after 5 s). */
-  stop(): Promise<void>;
-}
-/** Node only: `parlor serve --dev --port 0 ...args` (bin: PARLOR_BIN, else parlor on PATH). */
-export declare function startParlor(options?: { bin?: string; args?: string[]; timeout?: number }): Promise<RunningParlor>;

@@ -1,7 +1,8 @@
 // Parlor's JavaScript client: one ES module, no dependencies, for browsers and Node ≥ 18 (docs/clients.md).
 // HTTP for sign-in and rooms; one WebSocket per Session, replies matched to requests by tid, events to listeners,
 // reconnect with bounded backoff and session:resume after a drop; test helpers (expect, fault hooks) on top.
-// The web client uses this file as its protocol layer; the server serves it at /sdk/parlor.js.
+// The web client uses this file as its protocol layer; the server serves it at /sdk/parlor.js. What only Node can do
+// (start the server binary, audio members, ffmpeg tones) is in node.js beside it, which imports this file.
 
 // Node 20 has no global WebSocket: Debian's node-ws (NODE_PATH=/usr/share/nodejs) or npm's ws, through require,
 // which honours NODE_PATH where ESM resolution does not. Browsers never take this path.
@@ -534,46 +535,5 @@ export function matcher(spec) {
       && (name === undefined || event.body?.user?.name === name)
       && (member === undefined || (event.body?.member_id ?? event.from) === member)
       && Object.entries(body).every(([key, value]) => event.body?.[key] === value),
-  };
-}
-
-/**
- * Node only: starts `parlor serve --dev --port 0` (bin: PARLOR_BIN, else parlor on PATH), waits for its
- * "listening on URL" line (deadline `timeout` ms) and returns { url, parlor, pid, stderr(), reset(), stop() }.
- */
-export async function startParlor({ bin = globalThis.process?.env.PARLOR_BIN || 'parlor', args = [], timeout = 15000 } = {}) {
-  const { spawn } = await import('node:child_process');
-  const child = spawn(bin, ['serve', '--dev', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stderr = '';
-  child.stderr.setEncoding('utf8');
-  child.stderr.on('data', (text) => { stderr = (stderr + text).slice(-65536); });
-  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve(signal || code)));
-  const url = await new Promise((resolve, reject) => {
-    let stdout = '';
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`${bin}: no "listening on" line within ${timeout} ms; stderr:\n${stderr}`)); }, timeout);
-    child.once('error', (error) => { clearTimeout(timer); reject(new Error(`cannot start ${bin}: ${error.message} (set PARLOR_BIN)`)); });
-    exited.then((status) => { clearTimeout(timer); reject(new Error(`${bin} exited (${status}) before listening; stderr:\n${stderr}`)); });
-    child.stdout.setEncoding('utf8');
-    child.stdout.on('data', (text) => {
-      stdout += text;
-      const found = /^listening on (\S+)$/m.exec(stdout);
-      if (found) { clearTimeout(timer); resolve(found[1]); }
-    });
-  });
-  const parlor = new Parlor(url, { adminToken: DEV_ADMIN_TOKEN });
-  return {
-    url, parlor, pid: child.pid,
-    stderr: () => stderr,
-    /** Closes the sessions made through `parlor` and wipes the server (POST /admin/reset). */
-    async reset() { await parlor.closeSessions(); await parlor.reset(); },
-    /** SIGTERM by PID, SIGKILL if it has not exited within 5 s. */
-    async stop() {
-      await parlor.closeSessions();
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-      await exited;
-      clearTimeout(timer);
-    },
   };
 }

@@ -3,7 +3,7 @@
 import { before, after, afterEach } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { resolve } from 'node:path';
-import { startParlor } from '../parlor.js';
+import { startParlor } from '../node.js';
 
 export const repo = fileURLToPath(new URL('../../../', import.meta.url));
 export const bin = resolve(process.env.PARLOR_BIN || `${repo}.build/debug/parlor`);  // absolute: the recipe runs elsewhere

@@ -49,3 +49,22 @@ async def untrusted(tls_process):
         finally:
             await server.close()
 
+
+
+def test_an_audio_member_trusts_the_servers_certificate_too(tls_process, tmp_path):
+    asyncio.run(asyncio.wait_for(audio_over_tls(tls_process, tmp_path), 30))
+
+
+async def audio_over_tls(tls_process, tmp_path):
+    from parlor.audio import assert_heard, make_tone
+    parlor = TestParlor(tls_process)
+    try:
+        room = await parlor.create_room("Audio over TLS")
+        tone = make_tone(tmp_path / "alice.opus", 440, seconds=1)
+        async with parlor.audio_member("bob-ears", room, record=tmp_path / "bob.ogg") as bob:
+            async with parlor.audio_member("alice-mic", room, play=tone) as alice:
+                await alice.play_ended(timeout=15)
+        assert bob.command[bob.command.index("--ca-file") + 1] == tls_process.ca_file
+        assert_heard(tmp_path / "bob.ogg", 440)
+    finally:
+        await parlor.close()

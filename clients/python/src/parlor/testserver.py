@@ -15,6 +15,7 @@ import urllib.error
 import urllib.request
 from typing import Any
 
+from .audio import AudioMember
 from .errors import ParlorError
 from .models import Room
 from .requests import room_id
@@ -146,6 +147,7 @@ class TestParlor:
         self.url = process.url
         self.admin_token = process.admin_token
         self.client = ParlorServer(process.url, ca_file=process.ca_file)
+        self._audio_members: list[AudioMember] = []
 
     async def session(self, name: str, **options: Any) -> ParlorSession:
         """Log in as `name` (claim kept) and open a live session."""
@@ -169,11 +171,26 @@ class TestParlor:
         """POST /admin/reset mid-test (the fixture resets before every test already)."""
         await self.client.reset(admin_token=self.admin_token)
 
+    def audio_member(self, name: str, room: Any, *, play: str | os.PathLike[str] | None = None, loop: bool = False,
+                     record: str | os.PathLike[str] | None = None, record_mode: str | None = None,
+                     **options: Any) -> AudioMember:
+        """`parlor join ROOM --as NAME --json` on this server, with the fixture's binary (and CA under TLS), sending
+        `play` (Ogg Opus) and/or recording what it hears to `record`. `async with` starts it and waits for its
+        audio path (`connect_timeout`, 20 s), and stops it by PID with SIGTERM at the end (the files complete).
+        A user of its own: use a name no session of the test uses (the claim rule). parlor.audio.AudioMember."""
+        member = AudioMember(self.process.binary, self.url, room, name, play=play, loop=loop, record=record,
+                             record_mode=record_mode, ca_file=self.process.ca_file, **options)
+        self._audio_members.append(member)
+        return member
+
     def log_tail(self, lines: int = 40) -> str:
         """The last lines of the server's stderr."""
         return self.process.log_tail(lines)
 
     async def close(self) -> None:
+        for member in self._audio_members:  # started without `async with`, or left running: not past the test
+            await member.stop()
+        self._audio_members.clear()
         await self.client.close()
 
 
