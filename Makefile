@@ -138,8 +138,8 @@ test: test-deps venv build
 	SWIFT=$(SWIFT) bash Tests/consumer/run.sh || consumer_status=$$?; \
 	echo "== shell recipe (Tests/consumer/shell_recipe.sh: docs/testing.md's script against parlor serve --dev)"; \
 	PARLOR_BIN=$(PARLOR_BIN) bash Tests/consumer/shell_recipe.sh || recipe_status=$$?; \
-	echo "== audio recipe (Tests/consumer/audio_recipe.sh: docs/testing.md's bob-heard-alice script, join --play/--record)"; \
-	PARLOR_BIN=$(PARLOR_BIN) bash Tests/consumer/audio_recipe.sh || recipe_status=$$?; \
+	echo "== audio recipe (Tests/consumer/shell_recipe.sh audio: docs/testing.md's bob-heard-alice script, join --play/--record)"; \
+	PARLOR_BIN=$(PARLOR_BIN) bash Tests/consumer/shell_recipe.sh audio || recipe_status=$$?; \
 	echo "== interop (Tests/interop/tutorial_flow.py)"; \
 	PARLOR_BIN=$(PARLOR_BIN) $(VENV)/bin/python Tests/interop/tutorial_flow.py || interop_status=$$?; \
 	echo "== web unit tests (node --test Tests/web)"; \
