@@ -1,48 +1,46 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import ParlorRecording
 
-/// A file `HeardAudioRecorder` appends whole Ogg pages to with write(2). A failed append is cut back to where it
-/// began, so the file holds whole pages whatever happens; after a failure nothing more is written.
+/// A file `HeardAudioRecorder` appends whole Ogg pages to: ParlorRecording's `RecordingFile` (a failed append is cut
+/// back to where it began, so the file holds whole pages whatever happens), remembering the first failure as a
+/// sentence; after it nothing more is written.
 final class AudioOutputFile {
     let path: String
-    private var descriptor: Int32
-    private var length: Int = 0
+    private let file: RecordingFile
     private(set) var failure: String?
 
     /// Creates (or empties) `path`. Throws a sentence naming the path and the reason.
     init(path: String) throws(MediaClientError) {
         self.path = path
-        descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw MediaClientError("cannot write \(path): \(String(cString: strerror(errno)))") }
+        do {
+            file = try RecordingFile(path: path)
+        } catch {
+            throw MediaClientError(Self.sentence(error))
+        }
     }
-
-    deinit { close() }
 
     /// Appends `bytes`; false (and `failure` set) when the disk refused them.
     @discardableResult
     func append(_ bytes: [UInt8]) -> Bool {
-        guard failure == nil, descriptor >= 0 else { return false }
-        var written = 0
-        while written < bytes.count {
-            let result = bytes.withUnsafeBytes { raw in write(descriptor, raw.baseAddress! + written, raw.count - written) }
-            if result < 0 {
-                let code = errno
-                if code == EINTR { continue }
-                _ = ftruncate(descriptor, off_t(length))
-                failure = "cannot write \(path): \(String(cString: strerror(code)))"
-                return false
-            }
-            written += result
+        guard failure == nil else { return false }
+        do {
+            try file.append(bytes)
+            return true
+        } catch {
+            failure = Self.sentence(error)
+            return false
         }
-        length += bytes.count
-        return true
     }
 
-    func close() {
-        guard descriptor >= 0 else { return }
-        _ = Glibc.close(descriptor)
-        descriptor = -1
+    func close() { file.close() }
+
+    private static func sentence(_ error: RecordingFileError) -> String {
+        switch error {
+        case .full(let path): "cannot write \(path): the disk (or the file size limit) is full"
+        case .failed(let path, let code): "cannot write \(path): \(String(cString: strerror(code)))"
+        }
     }
 }
 

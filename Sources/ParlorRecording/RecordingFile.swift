@@ -10,13 +10,13 @@ public enum RecordingFileError: Error, Sendable, Equatable {
 /// One file of a recording, appended to with `write(2)`: each append is whole Ogg pages, so whatever stops the
 /// process, the file holds whole pages and perhaps part of one more. A failed append truncates the file back to
 /// where the append began (whole pages), so a full disk leaves every file playable to its last page. Owned by the
-/// recorder's thread.
-final class RecordingFile {
-    let path: String
+/// recorder's thread (and `parlor join --record`'s files, ParlorMediaClient's `AudioOutputFile`).
+public final class RecordingFile {
+    public let path: String
     private var descriptor: Int32
-    private(set) var length: Int64 = 0
+    public private(set) var length: Int64 = 0
 
-    init(path: String) throws(RecordingFileError) {
+    public init(path: String) throws(RecordingFileError) {
         self.path = path
         descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw Self.error(errno, path: path) }
@@ -24,7 +24,7 @@ final class RecordingFile {
 
     deinit { close() }
 
-    func append(_ bytes: [UInt8]) throws(RecordingFileError) {
+    public func append(_ bytes: [UInt8]) throws(RecordingFileError) {
         guard !bytes.isEmpty else { return }
         var written = 0
         while written < bytes.count {
@@ -40,7 +40,7 @@ final class RecordingFile {
         length += Int64(bytes.count)
     }
 
-    func close() {
+    public func close() {
         guard descriptor >= 0 else { return }
         _ = Glibc.close(descriptor)
         descriptor = -1
