@@ -333,6 +333,14 @@ import Testing
             let (room, alice, bob, aliceToken) = try stageRoom(app)
             let recordingID = try #require(try alice.call("room:record:start", ["cid": room])["recording_id"] as? String)
             _ = try bob.event("room:recording", in: room)
+            // The engine starts a recording after the rooms thread commits it; one that starts after the shutdown
+            // began is stopped at once (duration 0, as it should be). Wait until the recorder wrote its first
+            // manifest, and let it record a little, so the stop below interrupts a recording that ran.
+            let manifest = directory + "/recordings/\(recordingID)/manifest.json"
+            let deadline = Date().addingTimeInterval(10)
+            while !FileManager.default.fileExists(atPath: manifest), Date() < deadline { usleep(5_000) }
+            #expect(FileManager.default.fileExists(atPath: manifest), "the recorder started")
+            usleep(50_000)
             return (room, recordingID, aliceToken)
         }
         // The server stopped with the recording running: the engine finished its files (manifest `interrupted`), and the
