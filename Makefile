@@ -122,7 +122,9 @@ js-client: build
 	PARLOR_BIN=$(PARLOR_BIN) NODE_PATH=/usr/share/nodejs node --test clients/js/test/
 
 # Every suite runs even if an earlier one fails, so one run shows every failure; the exit status is nonzero if any did.
-# The fuzz check builds and runs in the background meanwhile (its own compiler runs, no shared build directory).
+# The fuzz check builds and runs in the background meanwhile (its own compiler runs, no shared build directory), and
+# the Python and JavaScript clients' suites (seconds of mostly waiting on sockets) run beside the consumer package's
+# build, their logs shown after it.
 test: test-deps venv build
 	@swift_status=0; consumer_status=0; recipe_status=0; interop_status=0; web_status=0; python_status=0; js_status=0; browser_status=0; fuzz_status=0; \
 	mkdir -p .build; \
@@ -134,7 +136,11 @@ test: test-deps venv build
 	wait $$client_pid || swift_status=$$?; \
 	echo "== swift test, ParlorClientTests (its own process)"; \
 	grep -E '✘|Test run with|error:' .build/swift-test-client.log || tail -20 .build/swift-test-client.log; \
-	echo "== consumer (Tests/consumer/run.sh: a package written from docs/testing.md)"; \
+	{ $(VENV)/bin/python -m pip install --quiet --disable-pip-version-check ./clients/python && \
+	  (cd clients/python && PARLOR_BIN=$(abspath $(PARLOR_BIN)) $(abspath $(VENV))/bin/python -m pytest -q -p no:cacheprovider tests); } \
+	  >.build/python-client.log 2>&1 & python_pid=$$!; \
+	PARLOR_BIN=$(PARLOR_BIN) NODE_PATH=/usr/share/nodejs node --test clients/js/test/ >.build/js-client.log 2>&1 & js_pid=$$!; \
+	echo "== consumer (Tests/consumer/run.sh: a package written from docs/testing.md; the Python and JavaScript clients' suites run alongside)"; \
 	SWIFT=$(SWIFT) bash Tests/consumer/run.sh || consumer_status=$$?; \
 	echo "== shell recipe (Tests/consumer/shell_recipe.sh: docs/testing.md's script against parlor serve --dev)"; \
 	PARLOR_BIN=$(PARLOR_BIN) bash Tests/consumer/shell_recipe.sh || recipe_status=$$?; \
@@ -144,11 +150,12 @@ test: test-deps venv build
 	PARLOR_BIN=$(PARLOR_BIN) $(VENV)/bin/python Tests/interop/tutorial_flow.py || interop_status=$$?; \
 	echo "== web unit tests (node --test Tests/web)"; \
 	node --test Tests/web/ || web_status=$$?; \
-	echo "== Python client (clients/python: its pytest suite and docs/testing.md's Python recipes)"; \
-	{ $(VENV)/bin/python -m pip install --quiet --disable-pip-version-check ./clients/python && \
-	  (cd clients/python && PARLOR_BIN=$(abspath $(PARLOR_BIN)) $(abspath $(VENV))/bin/python -m pytest -q -p no:cacheprovider tests); } || python_status=$$?; \
-	echo "== JavaScript client (node --test clients/js/test: its suite and docs/testing.md's JavaScript recipe)"; \
-	PARLOR_BIN=$(PARLOR_BIN) NODE_PATH=/usr/share/nodejs node --test clients/js/test/ || js_status=$$?; \
+	wait $$python_pid || python_status=$$?; \
+	echo "== Python client (clients/python: its pytest suite and docs/testing.md's Python recipes; ran beside the consumer build)"; \
+	if [ $$python_status -eq 0 ]; then tail -1 .build/python-client.log; else cat .build/python-client.log; fi; \
+	wait $$js_pid || js_status=$$?; \
+	echo "== JavaScript client (node --test clients/js/test: its suite and docs/testing.md's JavaScript recipe; ran beside the consumer build)"; \
+	if [ $$js_status -eq 0 ]; then grep -E '^# (tests|pass|fail|duration)' .build/js-client.log; else cat .build/js-client.log; fi; \
 	echo "== browser (Tests/browser/run.sh)"; \
 	PARLOR_BIN=$(PARLOR_BIN) BROWSER_PYTHON=$(VENV)/bin/python PARLOR_SCREENSHOT=.build/screenshot-room.png PARLOR_STAGE_SCREENSHOT=.build/screenshot-stage.png PARLOR_RECORDING_SCREENSHOT=.build/screenshot-recording.png PARLOR_E2EE_SCREENSHOT=.build/screenshot-e2ee.png $(SUDO) bash Tests/browser/run.sh || browser_status=$$?; \
 	echo "== browser, the other SRTP profile (sfu_audience.py with AES_CM_128_HMAC_SHA1_80 forced; the run above negotiates GCM)"; \
