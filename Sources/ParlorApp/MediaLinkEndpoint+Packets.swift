@@ -127,17 +127,21 @@ extension MediaLinkEndpoint {
         }
     }
 
-    /// Opens the held datagrams whose epoch is now known; drops the rest as unknown. Loop thread.
+    /// Opens the held datagrams whose epoch is now known, in the order they came: in the same loop task that installed
+    /// their link, so none is overtaken by a later one read from the socket. The rest wait while the refresh runs
+    /// and are dropped as unknown once it has ended. Loop thread.
     func drainPending() {
-        guard !refreshing, !pending.isEmpty else { return }
+        guard !pending.isEmpty else { return }
         let held = pending
         pending = []
         for datagram in held {
             let packetEpoch = UInt32(datagram[1]) << 24 | UInt32(datagram[2]) << 16 | UInt32(datagram[3]) << 8 | UInt32(datagram[4])
-            if receivers[packetEpoch] == nil && !retiredEpochs.contains(packetEpoch) {
-                counters.dropped("unknown_epoch")
-            } else {
+            if receivers[packetEpoch] != nil || retiredEpochs.contains(packetEpoch) {
                 received(datagram)
+            } else if refreshing {
+                pending.append(datagram)
+            } else {
+                counters.dropped("unknown_epoch")
             }
         }
     }

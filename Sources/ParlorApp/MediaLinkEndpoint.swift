@@ -54,6 +54,8 @@ public final class MediaLinkEndpoint: @unchecked Sendable {  // loop state below
     // Loop-confined.
     var socket: UDPSocket?
     var links: [String: PeerLink] = [:]
+    /// By the peer's epoch, which the datagram header carries. Two peers drawing the same random epoch (odds 2^-32 a
+    /// pair) would share a slot: the later link wins and the other's packets fail authentication until it restarts.
     var receivers: [UInt32: PeerLink] = [:]
     var retiredEpochs: [UInt32] = []
     var pending: [[UInt8]] = []
@@ -107,7 +109,8 @@ public final class MediaLinkEndpoint: @unchecked Sendable {  // loop state below
             return .success(())
         }
         if case .failure(let error) = started {
-            stopThreads()
+            stopped.withLock { $0 = true }
+            stopThreads { [offers, nodeID] in try? offers.remove(nodeID: nodeID, offer: publishedOffer.withLock { $0 }) }
             throw error
         }
     }
@@ -127,6 +130,7 @@ public final class MediaLinkEndpoint: @unchecked Sendable {  // loop state below
     /// the freshness window, keys derived, sender and receiver installed. Returns the peer's epoch. Blocks.
     @discardableResult
     public func link(to nodeID: String) throws(MediaLinkSetupError) -> UInt32 {
+        guard !isStopped else { throw .stopped }
         let result: Result<UInt32, MediaLinkSetupError> = worker.submitAndWait { [self] in
             let rows: [PostgresMediaLinkOffers.Published]
             do { rows = try offers.live(exceptNodeID: self.nodeID, nodeID: nodeID) } catch { return .failure(.database("\(error)")) }
@@ -140,7 +144,8 @@ public final class MediaLinkEndpoint: @unchecked Sendable {  // loop state below
     /// are counted. Returns how many links were (re)installed. Blocks.
     @discardableResult
     public func refreshPeers() -> Int {
-        worker.submitAndWait { [self] in refreshOnWorker() }
+        guard !isStopped else { return 0 }
+        return worker.submitAndWait { [self] in refreshOnWorker() }
     }
 
     func refreshOnWorker() -> Int {
@@ -160,7 +165,8 @@ public final class MediaLinkEndpoint: @unchecked Sendable {  // loop state below
 
     /// Whether this endpoint has a link to `nodeID`, and its epoch (tests, metrics). Blocks.
     public func linkedEpoch(of nodeID: String) -> UInt32? {
-        loop.submitAndWait { [self] in links[nodeID]?.remoteEpoch }
+        guard !isStopped else { return nil }
+        return loop.submitAndWait { [self] in links[nodeID]?.remoteEpoch }
     }
 
     /// Seals `rtp` for `speaker` in `room` and sends it to `nodeID` over its link; a packet for a node without a link,
@@ -177,26 +183,36 @@ public final class MediaLinkEndpoint: @unchecked Sendable {  // loop state below
             return !stopped
         }
         guard first else { return }
-        let offer = publishedOffer.withLock { $0 }
-        do { try offers.remove(nodeID: nodeID, offer: offer) } catch {
-            logger.warning("media link offer not removed", ["error": "\(error)"])
+        stopThreads { [self] in
+            let offer = publishedOffer.withLock { $0 }
+            do { try offers.remove(nodeID: nodeID, offer: offer) } catch {
+                logger.warning("media link offer not removed", ["error": "\(error)"])
+            }
         }
-        stopThreads()
     }
 
-    private func stopThreads() {
+    /// In this order: no more renewals; the worker finishes what it was given (it may wait on the loop, which still
+    /// runs) and ends, so no renewal writes the offer again after `whenWorkerEnded` deletes it; then the socket and the loop.
+    private func stopThreads(whenWorkerEnded: () -> Void = {}) {
         loop.submitAndWait { [self] in
             if let renewalTimer { loop.cancelTimer(renewalTimer) }
+            renewalTimer = nil
+        }
+        worker.stop()
+        worker.waitUntilStopped()
+        whenWorkerEnded()
+        loop.submitAndWait { [self] in
             socket?.close()
             socket = nil
             links = [:]
             receivers = [:]
+            pending = []
         }
         loop.stop()
-        worker.stop()
         loop.waitUntilStopped()
-        worker.waitUntilStopped()
     }
+
+    var isStopped: Bool { stopped.withLock { $0 } }
 
     static func nowMilliseconds() -> Int64 { WallClock.nowMilliseconds() }
 }
@@ -211,6 +227,8 @@ public enum MediaLinkSetupError: Error, Sendable, Equatable, CustomStringConvert
     case badAddress(nodeID: String, address: String)
     case crypto(MediaLinkCryptoError)
     case database(String)
+    /// `stop()` was called.
+    case stopped
 
     public var description: String {
         switch self {
@@ -219,6 +237,7 @@ public enum MediaLinkSetupError: Error, Sendable, Equatable, CustomStringConvert
         case .badAddress(let nodeID, let address): return "media link address \(address) of node \(nodeID) is not a numeric HOST:PORT"
         case .crypto(let error): return "media link keys: \(error)"
         case .database(let error): return "media link offers not read: \(error)"
+        case .stopped: return "the media link endpoint is stopped"
         }
     }
 }
