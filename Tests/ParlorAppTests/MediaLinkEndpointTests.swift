@@ -171,6 +171,19 @@ import Testing
             guard case .refused(_, .stale) = error else { throw error }
         }
         #expect(a.counters.refusedOfferCount("stale") == 1)
+
+        // A's genuine offer copied into another node's row does not make a link to that node.
+        try Self.setLease(database, node: "NODE-x", fromNow: 600_000)
+        _ = try database.write {
+            try $0.run("INSERT INTO media_link_offers (node_id, address, offer, updated_at) SELECT 'NODE-x', address, offer, 0 FROM media_link_offers WHERE node_id = 'NODE-a'")
+        }
+        do {
+            try b.link(to: "NODE-x")
+            Issue.record("an offer under another node's id was accepted")
+        } catch {
+            guard case .refused(_, .malformed) = error else { throw error }
+        }
+        #expect(b.counters.refusedOfferCount("malformed") == 1)
     }
 }
 
