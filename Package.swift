@@ -75,7 +75,7 @@ let package = Package(
         .target(name: "ParlorRoomsPostgres", dependencies: ["ParlorRooms", "ParlorPostgres", "ParlorStore", "ParlorProtocol", "ParlorCodec",
                                                             "ParlorBasics"]),
         .target(name: "ParlorApp", dependencies: ["ParlorRooms", "ParlorRoomsSQLite", "ParlorRoomsPostgres", "ParlorPostgres", "ParlorHTTP", "ParlorProtocol", "ParlorMetrics", "ParlorStore", "ParlorLoop", "ParlorRecording",
-                                                  "ParlorCodec", "ParlorMedia", "ParlorSRTP", "COpenSSL"],
+                                                  "ParlorCodec", "ParlorMedia", "ParlorMediaLink", "ParlorSRTP", "COpenSSL"],
                 // The web client ships inside the binary: no files to deploy, nothing fetched at run time.
                 resources: [.embedInCode("Web")]),
         // ParlorMediaClient for `join --play/--record` (our SRTP, not libsrtp2).

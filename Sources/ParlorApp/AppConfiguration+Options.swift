@@ -23,7 +23,7 @@ extension AppConfiguration {
     /// options, then each concern's own group, kept in a file of its own.
     public static let options: [ConfigurationOption] = coreOptions + hostsOptions + shutdownOptions + webhookOptions
         + addressLimitOptions + audienceOptions + mediaOptions + replayOptions + srtpOptions + mediaWorkerOptions
-        + recordingOptions
+        + recordingOptions + clusterLinkOptions
 
     static let coreOptions: [ConfigurationOption] = [
         ConfigurationOption(flag: "--dev", environment: "PARLOR_DEV", defaultValue: "off",

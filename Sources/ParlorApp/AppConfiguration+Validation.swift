@@ -26,5 +26,6 @@ extension AppConfiguration {
         }
         if let jwtSecret { try Self.validateSecret(jwtSecret, "PARLOR_JWT_SECRET") }
         _ = try postgresURL
+        try validateClusterLink()
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import ParlorHTTP
 import ParlorLoop
+import ParlorMedia
 import ParlorRooms
 import ParlorSRTP
 
@@ -81,6 +82,13 @@ public struct AppConfiguration: Sendable {
     /// Makes the engine that records rooms (--media sfu only; MediaRecordingEngine.swift); nil: recording is refused
     /// with room:error:recording-unavailable.
     public var recordingEngine: RecordingEngineFactory? = .mediaRecorder
+    /// --cluster-media-address: where this node takes media-link datagrams from other nodes (PostgreSQL only); nil: no
+    /// link socket (AppConfiguration+OptionsClusterLink.swift).
+    public var clusterMediaAddress: TransportAddress?
+    /// --cluster-secret: signs the nodes' media link offers; nil: generated once and kept in the database.
+    public var clusterSecret: String?
+    /// How often a node signs its link offer again (the offers' freshness window is three times it); tests shorten it.
+    public var clusterLinkRenewal = TimeSpan.seconds(20)
 
     public init() {
         http.host = "0.0.0.0"

@@ -31,6 +31,9 @@ public final class ParlorApplication: Sendable {
     public let logger: Logger
     /// The forwarding unit (--media sfu); nil with --media mesh.
     public let media: MediaServer?
+    /// This node's end of the media links to other nodes (--cluster-media-address, PostgreSQL only); nil without it.
+    /// Not wired into the forwarding yet (issue 41, step 2): packets it receives go to its `onPacket` handler.
+    public let mediaLink: MediaLinkEndpoint?
     /// Writes this node's recordings (nil: recordings are refused); finished at shutdown, before the media server stops.
     private let recordingEngine: (any RecordingEngine)?
     private let group: EventLoopGroup
@@ -207,6 +210,7 @@ public final class ParlorApplication: Sendable {
                 try storage.registerNodeURL(configuration.nodeURL ?? Self.dialURL(host: configuration.http.host, port: server.port,
                                                                                   tls: server.usesTLS), store: roomStore, link: clusterLink)
             }
+            mediaLink = try Self.startMediaLink(configuration, storage: storage, store: roomStore, metrics: metrics, logger: logger)
         } catch {
             mainServer?.shutdown()
             executor.stop()
@@ -233,6 +237,7 @@ public final class ParlorApplication: Sendable {
         step("finishing recordings")
         recordingEngine?.stopAll()  // whole files now; their rows become interrupted at the next start
         step("stopping media")
+        mediaLink?.stop()  // its offer row goes while the database is open
         media?.stop()  // before the rooms thread: its last speaking-off events still find it running
         step("stopping the rooms and giving up the node lease")
         rooms.stop()

@@ -56,6 +56,8 @@ extension ServerMetrics {
         out.single("parlor_stream_slow_readers_closed_total", "counter", "Streamed HTTP responses cut off because their client read too slowly",
                    streamSlowReadersClosed.load())
 
+        mediaLink.write(into: &out)
+
         let process = ProcessStatistics.current()
         // The standard process metrics, each only where this platform reports it.
         let processMetrics: [(name: String, type: String, help: String, value: Double?)] = [

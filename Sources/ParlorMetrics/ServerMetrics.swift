@@ -42,6 +42,8 @@ public final class ServerMetrics: Sendable {
     /// Listeners of rooms' live streams (GET /rooms/{id}/live.ogg) and the live mixes running for them (one a room).
     public let liveListeners = MetricCell()
     public let liveMixes = MetricCell()
+    /// Node-to-node media links (--cluster-media-address).
+    public let mediaLink = MediaLinkCounters()
     private let rateLimitedCells: [RateLimit: MetricCell]
     private let requestTables: [ObjectIdentifier: LoopRequestCounts]
     private let loops: [EventLoop]
