@@ -312,16 +312,21 @@ def silent(listener, speaker_id, timeout=10):
 
 # ---------- Scenarios ----------
 
-def join_from_list(person, room_name, ready="memberId"):
-    """person joins room_name from their lobby's list; returns their member id once the hook `ready` is truthy too."""
+def click_join(person, room_name, timeout=15):
+    """Clicks room_name's Join button in person's lobby list; the button, or None at the deadline."""
     # Found and clicked in one try: the list may be drawn again (a member count changed) between finding the button
     # and clicking it, and the stale button's exception makes wait_for find it again.
-    def click_join():
+    def attempt():
         join = person.visible(f'#room-list button[aria-label="Join {room_name}"]')
         if join:
             join.click()
         return join
-    wait_for(f"the room in {person.name}'s list", click_join, timeout=15)
+    return wait_for(f"the room in {person.name}'s list", attempt, timeout=timeout)
+
+
+def join_from_list(person, room_name, ready="memberId"):
+    """person joins room_name from their lobby's list; returns their member id once the hook `ready` is truthy too."""
+    click_join(person, room_name)
     return wait_for(f"{person.name} in the room",
                     lambda: person.visible("#room-view") and person.hook(ready) and person.hook("memberId"))
 
@@ -331,10 +336,7 @@ def enter_room(alice, bob, room_name, prefix=""):
     alice.find("#create-name").send_keys(room_name, Keys.ENTER)
     alice_id = wait_for("alice in the room", lambda: alice.visible("#room-view") and alice.hook("memberId"))
     check(f"{prefix}alice creates and joins a room", alice_id, alice_id or "")
-    join = wait_for("the room in bob's list",
-                    lambda: bob.visible(f'#room-list button[aria-label="Join {room_name}"]'), timeout=15)
-    if join:
-        join.click()
+    click_join(bob, room_name)
     bob_id = wait_for("bob in the room", lambda: bob.visible("#room-view") and bob.hook("memberId"))
     check(f"{prefix}bob joins the room from the list", bob_id, bob_id or "")
     return alice_id, bob_id

@@ -11,7 +11,7 @@ stream" until it stops. Ends with `recording: N passed, M failed`.
 import os
 import urllib.request
 
-from browser_support import REPO, Person, check, enter_room, run_script, wait_for
+from browser_support import REPO, Person, check, click_join, enter_room, run_script, wait_for
 
 SCREENSHOT = os.environ.get("PARLOR_RECORDING_SCREENSHOT", os.path.join(REPO, "docs/images/recording-mark.png"))
 ROOM_NAME = "Podcast panel"
@@ -53,10 +53,7 @@ def scenario(server):
     carol = Person("carol", server.url, alice.browser)
     people.append(carol)
     carol.sign_in()
-    join = wait_for("the room in carol's list",
-                    lambda: carol.visible(f'#room-list button[aria-label="Join {ROOM_NAME}"]'), timeout=15)
-    if join:
-        join.click()
+    click_join(carol, ROOM_NAME)
     carol_in = wait_for("carol in the room", lambda: carol.visible("#room-view") and carol.hook("memberId"))
     shown = mark(carol) if carol_in else None  # at once: the join reply says so, no event awaited
     check("recording: carol, joining mid-recording, sees the mark at once", shown and "alice" in shown, shown or "")

@@ -23,7 +23,7 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select
 from websockets.sync.client import connect
 
-from browser_support import REPO, Person, check, run_script, wait_for
+from browser_support import REPO, Person, check, click_join, run_script, wait_for
 
 SCREENSHOT = os.environ.get("PARLOR_STAGE_AUDIENCE_SCREENSHOT", os.path.join(REPO, "docs/images/stage-audience.png"))
 ROOM_NAME = "Big town hall"
@@ -92,10 +92,7 @@ def audience(server):
         Select(alice.find("#create-mode")).select_by_value("stage")
         alice.find("#create-name").send_keys(ROOM_NAME, Keys.ENTER)
         cid = wait_for("alice in the room", lambda: alice.visible("#room-view") and alice.hook("roomId"))
-        join = wait_for("the room in bob's list",
-                        lambda: bob.visible(f'#room-list button[aria-label="Join {ROOM_NAME}"]'), timeout=15)
-        if join:
-            join.click()
+        click_join(bob, ROOM_NAME)
         bob_id = wait_for("bob in the room", lambda: bob.visible("#room-view") and bob.hook("memberId"))
         if not (cid and bob_id):
             check("audience: alice creates a stage room and bob joins it", False)

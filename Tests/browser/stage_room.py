@@ -23,7 +23,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select
 
-from browser_support import REPO, Person, Server, audio_flows, check, results, run_scenario, wait_for
+from browser_support import REPO, Person, Server, audio_flows, check, click_join, results, run_scenario, wait_for
 
 SCREENSHOT = os.environ.get("PARLOR_STAGE_SCREENSHOT", os.path.join(REPO, "docs/images/stage-room.png"))
 ROOM_NAME = "Town hall"
@@ -54,10 +54,7 @@ def role_everywhere(people, member_id, role):
 
 
 def join_from_list(person):
-    join = wait_for(f"the room in {person.name}'s list",
-                    lambda: person.visible(f'#room-list button[aria-label="Join {ROOM_NAME}"]'), timeout=15)
-    if join:
-        join.click()
+    click_join(person, ROOM_NAME)
     return wait_for(f"{person.name} in the room", lambda: person.visible("#room-view") and person.hook("memberId"))
 
 
@@ -202,18 +199,12 @@ def stage(server):
         dave = Person("dave", server.url)
         people.append(dave)
         if check("stage: dave signs in", dave.sign_in()):
-            join = wait_for("the room in dave's list",
-                            lambda: dave.visible(f'#room-list button[aria-label="Join {ROOM_NAME}"]'), timeout=10)
-            if join:
-                join.click()
+            click_join(dave, ROOM_NAME, timeout=10)
             check("stage: dave, new, cannot join the locked room and is told why", wait_for("the refusal", lambda: (
                 "locked" in dave.find("#status").text and dave.visible("#lobby-view") and not dave.hook("roomId"))),
                   f"status {dave.find('#status').text!r}")
         carol.find("#leave").click()
-        join = wait_for("the room in carol's list",
-                        lambda: carol.visible(f'#room-list button[aria-label="Join {ROOM_NAME}"]'), timeout=10)
-        if join:
-            join.click()
+        click_join(carol, ROOM_NAME, timeout=10)
         check("stage: carol comes back into the locked room and gets the chat history", wait_for("carol back", lambda: (
             carol.hook("roomId") and chat_lines(carol)
             == ["carol: Could you say more about the budget?", "bob: Sure, one moment."])),
