@@ -132,9 +132,7 @@ final class JoinMedia: @unchecked Sendable {  // `peer`, `player` and `recorder`
                 warn("audio:enable was refused (\(error.code): \(error.detail)): --play sends nothing the others hear")
             }
         }
-        let slots = recorder == nil ? 0 : (session.mediaSlots ?? 8)
-        let offer = peer.offer(slots: slots, sends: clip != nil)
-        let reply = try await session.rawRequest(RequestType.mediaOffer.rawValue, body: ["cid": .string(room), "sdp": .string(offer)])
+        let reply = try await offerMedia(session: session, room: room)
         guard let sdp = reply["sdp"]?.stringValue else { throw MediaClientError("media:offer's reply has no sdp") }
         let answer = try MediaAnswer(parsing: sdp)
         let sending = (try? SessionDescription(parsing: sdp))?.media.first?.direction == .recvonly
@@ -150,7 +148,7 @@ final class JoinMedia: @unchecked Sendable {  // `peer`, `player` and `recorder`
             do { try peer.connect(to: answer) } catch { return .failure(MediaClientError("\(error)")) }
             return .success(())
         }.get()
-        // Not a second `Interrupt.wait()`: its signal(SIG_IGN) would undo the dispatch source the command installed.
+        // The command's own interrupt task: it already left the room's join and output to this code.
         let waits = [
             Task { try? await Task.sleep(for: Self.connectDeadline); report.yield(.failed("no audio path within \(Self.connectDeadline)")) },
             Task { await stop.value; report.yield(.interrupted) },
@@ -202,14 +200,10 @@ final class JoinMedia: @unchecked Sendable {  // `peer`, `player` and `recorder`
                 }
             }
         }
-        let peer = self.peer
-        let sends = clip != nil
-        let slotCount = recorder == nil ? 0 : (session.mediaSlots ?? 8)
-        Task {
+        Task { [self] in
             for await state in session.connectionStates {
                 guard case .resumed(_, let resumed, _) = state, resumed.contains(room) else { continue }
-                let offer = peer.offer(slots: slotCount, sends: sends)
-                guard let reply = try? await session.rawRequest(RequestType.mediaOffer.rawValue, body: ["cid": .string(room), "sdp": .string(offer)]) else {
+                guard let reply = try? await offerMedia(session: session, room: room) else {
                     warn("media:offer after the resume failed: the audio path may be gone")
                     continue
                 }
@@ -217,6 +211,13 @@ final class JoinMedia: @unchecked Sendable {  // `peer`, `player` and `recorder`
                 loop.execute { recorder?.assign(slots) }
             }
         }
+    }
+
+    /// media:offer from this member's peer: a receive slot per possible speaker when recording (the server's count),
+    /// sending when playing. The same peer offers again after a resume, as a browser does.
+    private func offerMedia(session: ParlorSession, room: String) async throws(ParlorError) -> JSONValue {
+        let offer = peer.offer(slots: recorder == nil ? 0 : (session.mediaSlots ?? 8), sends: clip != nil)
+        return try await session.rawRequest(RequestType.mediaOffer.rawValue, body: ["cid": .string(room), "sdp": .string(offer)])
     }
 
     static func slots(_ value: JSONValue?) -> [(mid: String, member: String?)] {
