@@ -89,6 +89,10 @@ public struct AppConfiguration: Sendable {
     public var clusterSecret: String?
     /// How often a node signs its link offer again (the offers' freshness window is three times it); tests shorten it.
     public var clusterLinkRenewal = TimeSpan.seconds(20)
+    /// How often a node with speakers reads which other nodes listen in their rooms (MediaCascade.swift), and how long
+    /// an unused link lives.
+    public var clusterListenersPoll = TimeSpan.milliseconds(250)
+    public var clusterLinkIdleTeardown = TimeSpan.seconds(60)
 
     public init() {
         http.host = "0.0.0.0"

@@ -32,8 +32,9 @@ public final class ParlorApplication: Sendable {
     /// The forwarding unit (--media sfu); nil with --media mesh.
     public let media: MediaServer?
     /// This node's end of the media links to other nodes (--cluster-media-address, PostgreSQL only); nil without it.
-    /// Not wired into the forwarding yet (issue 41, step 2): packets it receives go to its `onPacket` handler.
     public let mediaLink: MediaLinkEndpoint?
+    /// The forwarding unit's use of the links: each node serves its own connections' media (MediaCascade.swift).
+    let mediaCascade: MediaCascade?
     /// Writes this node's recordings (nil: recordings are refused); finished at shutdown, before the media server stops.
     private let recordingEngine: (any RecordingEngine)?
     private let group: EventLoopGroup
@@ -99,6 +100,7 @@ public final class ParlorApplication: Sendable {
         }
         roomsConfiguration.visibility = configuration.resolvedRoomVisibility
         roomsConfiguration.recordingsDirectory = configuration.resolvedRecordingsDirectory
+        roomsConfiguration.mediaLinks = configuration.clusterMediaAddress != nil && configuration.rooms.mediaMode == .sfu
         // Webhook receivers hold their signing key: it must not be the JWT secret, which mints tokens for anyone.
         var webhookSecret: [UInt8] = []
         if !configuration.webhookURLs.isEmpty {
@@ -210,7 +212,8 @@ public final class ParlorApplication: Sendable {
                 try storage.registerNodeURL(configuration.nodeURL ?? Self.dialURL(host: configuration.http.host, port: server.port,
                                                                                   tls: server.usesTLS), store: roomStore, link: clusterLink)
             }
-            mediaLink = try Self.startMediaLink(configuration, storage: storage, store: roomStore, metrics: metrics, logger: logger)
+            (mediaLink, mediaCascade) = try Self.startMediaLink(configuration, storage: storage, store: roomStore, media: media,
+                                                                metrics: metrics, logger: logger)
         } catch {
             mainServer?.shutdown()
             executor.stop()
@@ -237,7 +240,8 @@ public final class ParlorApplication: Sendable {
         step("finishing recordings")
         recordingEngine?.stopAll()  // whole files now; their rows become interrupted at the next start
         step("stopping media")
-        mediaLink?.stop()  // its offer row goes while the database is open
+        mediaCascade?.stop()  // its listener rows go while the database is open
+        mediaLink?.stop()  // its offer row too
         media?.stop()  // before the rooms thread: its last speaking-off events still find it running
         step("stopping the rooms and giving up the node lease")
         rooms.stop()

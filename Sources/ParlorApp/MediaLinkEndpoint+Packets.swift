@@ -60,6 +60,7 @@ extension MediaLinkEndpoint {
                 retiredEpochs.removeAll { $0 == link.remoteEpoch }
                 links[link.nodeID] = link
                 receivers[link.remoteEpoch] = link
+                counters.links.set(links.count)
                 logger.info("media link keyed", ["node": link.nodeID, "address": link.destination.description, "epoch": "\(link.remoteEpoch)"])
                 return .success(link.remoteEpoch)
             }
@@ -88,7 +89,7 @@ extension MediaLinkEndpoint {
             counters.dropped("malformed")
             return
         }
-        let packetEpoch = UInt32(datagram[1]) << 24 | UInt32(datagram[2]) << 16 | UInt32(datagram[3]) << 8 | UInt32(datagram[4])
+        let packetEpoch = Self.epoch(of: datagram)
         guard let link = receivers[packetEpoch] else {
             if retiredEpochs.contains(packetEpoch) {
                 counters.dropped("wrong_epoch")
@@ -100,7 +101,9 @@ extension MediaLinkEndpoint {
         do throws(MediaLinkOpenError) {
             let packet = try link.receiver.open(datagram)
             counters.received.add()
+            link.lastActivity = MonotonicClock.now()
             handler.withLock { $0 }?(packet, link.nodeID)
+            if batchHandler.withLock({ $0 != nil }) { received.append((packet, link.nodeID)) }
         } catch {
             counters.dropped(error.counterLabel)
         }
@@ -119,7 +122,7 @@ extension MediaLinkEndpoint {
         refreshing = true
         lastRefresh = now
         worker.execute { [self] in
-            _ = refreshOnWorker()
+            _ = refreshOnWorker(.heldEpochs)
             loop.execute { [self] in
                 refreshing = false
                 drainPending()
@@ -135,7 +138,7 @@ extension MediaLinkEndpoint {
         let held = pending
         pending = []
         for datagram in held {
-            let packetEpoch = UInt32(datagram[1]) << 24 | UInt32(datagram[2]) << 16 | UInt32(datagram[3]) << 8 | UInt32(datagram[4])
+            let packetEpoch = Self.epoch(of: datagram)
             if receivers[packetEpoch] != nil || retiredEpochs.contains(packetEpoch) {
                 received(datagram)
             } else if refreshing {
@@ -144,6 +147,7 @@ extension MediaLinkEndpoint {
                 counters.dropped("unknown_epoch")
             }
         }
+        flushReceived()
     }
 
     /// Every `renewal`: the offer signed again with the current time, then the peers' offers read. Loop thread.
@@ -151,8 +155,9 @@ extension MediaLinkEndpoint {
         renewalTimer = loop.schedule(after: renewal) { [self] in
             worker.execute { [self] in
                 do { try publishOffer() } catch { logger.warning("media link offer not renewed", ["error": "\(error)"]) }
-                _ = refreshOnWorker()
+                _ = refreshOnWorker(.renewal)
             }
+            tearDownIdleLinks()
             scheduleRenewal()
         }
     }

@@ -46,6 +46,11 @@ public final class MediaLinkEndpoint: @unchecked Sendable {  // loop state below
     let counters: MediaLinkCounters
     let logger: Logger
     let handler = Locked<PacketHandler?>(nil)
+    let batchHandler = Locked<(@Sendable ([(packet: MediaLinkPacket, from: String)]) -> Void)?>(nil)
+    /// Speaker packets the media workers queued for other nodes (MediaLinkEndpoint+Forwarding.swift).
+    let outgoing = Locked<[Outgoing]>([])
+    /// A link neither wanted nor used for this long is torn down at the next renewal.
+    let idleTeardown: TimeSpan
     /// Every datagram sent, with its destination (tests capture them to replay or tamper with).
     let sentTap = Locked<(@Sendable ([UInt8], TransportAddress) -> Void)?>(nil)
     let publishedOffer = Locked<[UInt8]>([])
@@ -62,6 +67,9 @@ public final class MediaLinkEndpoint: @unchecked Sendable {  // loop state below
     var refreshing = false
     var lastRefresh: UInt64 = 0
     var renewalTimer: TimerID?
+    /// The nodes the forwarding unit sends to now (`want`), and the packets opened in the current read of the socket.
+    var wanted: Set<String> = []
+    var received: [(packet: MediaLinkPacket, from: String)] = []
 
     /// One peer's link, as installed on the loop.
     final class PeerLink {
@@ -70,6 +78,8 @@ public final class MediaLinkEndpoint: @unchecked Sendable {  // loop state below
         let destination: TransportAddress
         let sender: MediaLinkSender
         let receiver: MediaLinkReceiver
+        /// The last packet sent or received on it (monotonic ns), for the idle teardown.
+        var lastActivity = MonotonicClock.now()
 
         init(keys: MediaLinkKeys, destination: TransportAddress) throws(MediaLinkCryptoError) {
             nodeID = keys.remoteNodeID
@@ -82,13 +92,15 @@ public final class MediaLinkEndpoint: @unchecked Sendable {  // loop state below
 
     /// Binds `address`, publishes this node's offer and starts the threads. `signingSecret` is for tests only.
     init(nodeID: String, bindingTo address: TransportAddress, database: PostgresDatabase, secret: MediaLinkSecret,
-         counters: MediaLinkCounters, logger: Logger, renewal: TimeSpan = .seconds(20), signingSecret: MediaLinkSecret? = nil) throws {
+         counters: MediaLinkCounters, logger: Logger, renewal: TimeSpan = .seconds(20), idleTeardown: TimeSpan = .seconds(60),
+         signingSecret: MediaLinkSecret? = nil) throws {
         self.nodeID = nodeID
         self.secret = secret
         self.signingSecret = signingSecret ?? secret
         self.counters = counters
         self.logger = logger
         self.renewal = renewal
+        self.idleTeardown = idleTeardown
         offers = PostgresMediaLinkOffers(database: database)
         keyPair = try X25519KeyPair()
         localOffer = try LinkOffer.make(nodeID: nodeID, keyPair: keyPair, createdAtMilliseconds: Self.nowMilliseconds())
@@ -100,6 +112,7 @@ public final class MediaLinkEndpoint: @unchecked Sendable {  // loop state below
         localAddress = socket.localAddress
         self.socket = socket  // before the loop runs: from then on, the loop's alone
         receive = { [unowned self] datagram, _ in self.received(datagram) }
+        socket.batchEnded = { [unowned self] in self.flushReceived() }
         try publishOffer()
         loop.start()
         worker.start()
@@ -115,7 +128,8 @@ public final class MediaLinkEndpoint: @unchecked Sendable {  // loop state below
         }
     }
 
-    /// Where a packet that arrives over a link goes, on the link's thread (the forwarding is not wired yet).
+    /// Where each packet that arrives over a link goes, on the link's thread (tests; the forwarding unit takes them in
+    /// batches, `onPackets`).
     public func onPacket(_ body: PacketHandler?) { handler.withLock { $0 = body } }
 
     /// Signs this node's offer with the current time and writes it with the bound address.
@@ -131,12 +145,7 @@ public final class MediaLinkEndpoint: @unchecked Sendable {  // loop state below
     @discardableResult
     public func link(to nodeID: String) throws(MediaLinkSetupError) -> UInt32 {
         guard !isStopped else { throw .stopped }
-        let result: Result<UInt32, MediaLinkSetupError> = worker.submitAndWait { [self] in
-            let rows: [PostgresMediaLinkOffers.Published]
-            do { rows = try offers.live(exceptNodeID: self.nodeID, nodeID: nodeID) } catch { return .failure(.database("\(error)")) }
-            guard let row = rows.first else { return .failure(.noOffer(nodeID: nodeID)) }
-            return prepare(row).flatMap { install([$0]).first ?? .failure(.noOffer(nodeID: nodeID)) }
-        }
+        let result: Result<UInt32, MediaLinkSetupError> = worker.submitAndWait { [self] in linkOnWorker(to: nodeID) }
         return try result.get()
     }
 
@@ -148,19 +157,36 @@ public final class MediaLinkEndpoint: @unchecked Sendable {  // loop state below
         return worker.submitAndWait { [self] in refreshOnWorker() }
     }
 
-    func refreshOnWorker() -> Int {
+    /// Which peers a refresh (re)keys: every live one (`refreshPeers`); at a renewal, those linked or wanted (a peer
+    /// that restarted gets new keys); for datagrams held for an unknown epoch, the peers now at those epochs.
+    enum RefreshScope { case all, renewal, heldEpochs }
+
+    func refreshOnWorker(_ scope: RefreshScope = .all) -> Int {
         let rows: [PostgresMediaLinkOffers.Published]
         do { rows = try offers.live(exceptNodeID: nodeID) } catch {
             logger.warning("media link offers not read", ["error": "\(error)"])
             return 0
         }
-        let known = loop.submitAndWait { [self] in links.mapValues(\.remoteEpoch) }
+        let (known, wantedNodes, heldEpochs) = loop.submitAndWait { [self] in
+            (links.mapValues(\.remoteEpoch), wanted, Set(pending.map(Self.epoch(of:))))
+        }
         let prepared = rows.compactMap { row -> Prepared? in
             guard case .success(let prepared) = prepare(row) else { return nil }
-            return known[prepared.keys.remoteNodeID] == prepared.keys.remoteEpoch ? nil : prepared
+            let (node, epoch) = (prepared.keys.remoteNodeID, prepared.keys.remoteEpoch)
+            guard known[node] != epoch else { return nil }
+            switch scope {
+            case .all: return prepared
+            case .renewal: return known[node] != nil || wantedNodes.contains(node) ? prepared : nil
+            case .heldEpochs: return heldEpochs.contains(epoch) ? prepared : nil
+            }
         }
         guard !prepared.isEmpty else { return 0 }
         return install(prepared).filter { if case .success = $0 { true } else { false } }.count
+    }
+
+    /// The epoch in a datagram's header (at least `MediaLinkPacketFormat.headerLength` bytes).
+    static func epoch(of datagram: [UInt8]) -> UInt32 {
+        UInt32(datagram[1]) << 24 | UInt32(datagram[2]) << 16 | UInt32(datagram[3]) << 8 | UInt32(datagram[4])
     }
 
     /// Whether this endpoint has a link to `nodeID`, and its epoch (tests, metrics). Blocks.
@@ -244,15 +270,25 @@ public enum MediaLinkSetupError: Error, Sendable, Equatable, CustomStringConvert
 
 extension ParlorApplication {
     /// The media link endpoint when --cluster-media-address is set (validation made sure the database is
-    /// PostgreSQL), under --cluster-secret or the secret every node on the database shares ("media-link").
-    static func startMediaLink(_ configuration: AppConfiguration, storage: AppStorage, store: any RoomStore, metrics: ServerMetrics,
-                               logger: Logger) throws -> MediaLinkEndpoint? {
+    /// PostgreSQL), under --cluster-secret or the secret every node on the database shares ("media-link"); with the
+    /// forwarding unit, the cascade that carries its rooms' speakers over the links.
+    static func startMediaLink(_ configuration: AppConfiguration, storage: AppStorage, store: any RoomStore, media: MediaServer?,
+                               metrics: ServerMetrics, logger: Logger) throws -> (MediaLinkEndpoint?, MediaCascade?) {
         guard let address = configuration.clusterMediaAddress, case .postgres(let database) = storage,
-              let nodeID = (store as? PostgresRoomStore)?.nodeID else { return nil }
+              let nodeID = (store as? PostgresRoomStore)?.nodeID else { return (nil, nil) }
         let bytes = try configuration.clusterSecret.map { Array($0.utf8) } ?? storage.sharedSecret(named: "media-link") ?? []
         let endpoint = try MediaLinkEndpoint(nodeID: nodeID, bindingTo: address, database: database, secret: try MediaLinkSecret(bytes),
-                                             counters: metrics.mediaLink, logger: logger, renewal: configuration.clusterLinkRenewal)
+                                             counters: metrics.mediaLink, logger: logger, renewal: configuration.clusterLinkRenewal,
+                                             idleTeardown: configuration.clusterLinkIdleTeardown)
         logger.info("media link endpoint started", ["address": endpoint.localAddress.description, "node": nodeID, "epoch": "\(endpoint.epoch)"])
-        return endpoint
+        guard let media else { return (endpoint, nil) }
+        do {
+            let cascade = try MediaCascade(media: media, endpoint: endpoint, listeners: PostgresMediaRoomListeners(database: database, nodeID: nodeID),
+                                           pollInterval: configuration.clusterListenersPoll, logger: logger)
+            return (endpoint, cascade)
+        } catch {
+            endpoint.stop()
+            throw error
+        }
     }
 }

@@ -43,6 +43,8 @@ struct MediaGroup {
     /// In the order they opened: with no loudness to tell senders apart, earlier ones keep their slots.
     var records: [MediaSessionRecord] = []
     var senders: Set<String> = []
+    /// Speakers of the group on other nodes whose packets come over links, by member (MediaServer+Links.swift).
+    var remote: [String: RemoteSenderRecord] = [:]
     /// The last plan the workers were given.
     var plan = MediaGroupPlan()
 }
@@ -70,6 +72,7 @@ final class MediaWorkerCounters: Sendable {
     let handoffsReceived = Atomic<Int>(0)
     let forwarded = Atomic<Int>(0)
     let dropped = Atomic<Int>(0)
+    let linkedReceived = Atomic<Int>(0)
 }
 
 /// One worker's counters as tests read them (`MediaServer.workerStatistics`).
@@ -85,4 +88,6 @@ public struct MediaWorkerStatistics: Sendable, Equatable {
     /// Copies it encrypted and sent to its own subscribers.
     public var forwarded: Int
     public var dropped: Int
+    /// Packets of speakers on other nodes it took from the links (once per packet, on one worker).
+    public var linkedReceived: Int = 0
 }

@@ -10,6 +10,9 @@ public protocol MediaPacketTap: AnyObject, Sendable {
 public enum MediaTapPurpose: Sendable, Hashable, CaseIterable {
     case recording
     case liveStream
+    /// The media links to other nodes with listeners in the room (issue 41): only local speakers' packets, never
+    /// those that came over a link.
+    case link
 }
 
 extension MediaServer {
@@ -19,7 +22,12 @@ extension MediaServer {
     /// to a worker may arrive before the change does.
     public func setTap(group: String, purpose: MediaTapPurpose = .recording, _ tap: (any MediaPacketTap)?) {
         loop.execute { [self] in
+            if purpose != .link {
+                if tap == nil { listeningTaps[group]?.remove(purpose) } else { listeningTaps[group, default: []].insert(purpose) }
+                if listeningTaps[group]?.isEmpty == true { listeningTaps[group] = nil }
+            }
             for worker in workers { worker.run { $0.setTap(group: group, purpose: purpose, tap) } }
+            reportLocalGroup(group)
         }
     }
 }
@@ -33,11 +41,14 @@ extension MediaWorker {
         if taps[group]?.isEmpty == true { taps[group] = nil }
         let combined = combinedTap(of: group)
         for session in groupSessions[group] ?? [] { session.tap = combined }
+        let remote = combinedTap(of: group, excluding: .link)
+        for sender in groupRemoteSenders[group] ?? [] { sender.tap = remote }
     }
 
-    /// The group's taps as the one a session calls: none, the only one, or each in turn.
-    func combinedTap(of group: String) -> (any MediaPacketTap)? {
-        guard let taps = taps[group], !taps.isEmpty else { return nil }
+    /// The group's taps as the one a session calls: none, the only one, or each in turn. A speaker on another node's
+    /// packets are not sent on over links (`excluding: .link`): each node sends only its own speakers.
+    func combinedTap(of group: String, excluding excluded: MediaTapPurpose? = nil) -> (any MediaPacketTap)? {
+        guard let taps = taps[group]?.filter({ $0.key != excluded }), !taps.isEmpty else { return nil }
         if taps.count == 1 { return taps.first!.value }
         return TapSet(MediaTapPurpose.allCases.compactMap { taps[$0] })
     }

@@ -71,8 +71,10 @@ extension MediaServer {
         let name = record.setup.group
         groups[name]?.records.removeAll { $0 === record }
         if let group = groups[name], group.records.isEmpty, group.senders.isEmpty {
+            closeRemoteSenders(of: group)
             groups[name] = nil
             broadcast(MediaGroupPlan(), group: name)
+            reportLocalGroup(name)
         } else {
             reassignSlots(in: name)
         }
@@ -84,10 +86,13 @@ extension MediaServer {
         guard group.senders != members || groups[name] == nil else { return }
         group.senders = members
         if group.records.isEmpty, members.isEmpty {
+            closeRemoteSenders(of: group)
             groups[name] = nil
+            reportLocalGroup(name)
             return
         }
         groups[name] = group
+        pruneRemoteSenders(of: name)
         reassignSlots(in: name)
     }
 
@@ -96,18 +101,23 @@ extension MediaServer {
         record.setup.sends && group.senders.contains(record.member)
     }
 
-    /// Gives every subscriber of the group the group's senders other than its own member, the loudest recent ones
-    /// when there are more senders than slots; a sender keeps its slot while it stays chosen. Reports each
-    /// subscriber whose assignment changed (a new session's first senders too), then gives the workers the new plan.
+    /// Gives every subscriber of the group the group's senders other than its own member (local sessions and speakers
+    /// on other nodes alike), the loudest recent ones when there are more senders than slots; a sender keeps its slot
+    /// while it stays chosen. Reports each subscriber whose assignment changed (a new session's first senders too),
+    /// then gives the workers the new plan.
     func reassignSlots(in name: String) {
         loop.assertInLoop()
+        defer { reportLocalGroup(name) }
         guard var group = groups[name] else { return }
-        let senders = group.records.filter { isSender($0, in: group) }
-        // Loudest recent first; the order they opened breaks ties (a stable sort keeps it).
+        // Local senders in the order they opened, then remote ones by key (the order they were first heard).
+        let senders = group.records.filter { isSender($0, in: group) }.map { SlotCandidate(key: $0.key, member: $0.member, loudness: $0.loudness) }
+            + group.remote.values.sorted { $0.key < $1.key }.map { SlotCandidate(key: $0.key, member: $0.member, loudness: $0.loudness) }
+        // Loudest recent first; that order breaks ties (a stable sort keeps it).
         let ranked = senders.count < 2 ? senders
             : senders.enumerated().map { ($0.element.loudness.lastLoudAt.load(ordering: .relaxed), $0.offset, $0.element) }
                 .sorted { ($0.0, -$0.1) > ($1.0, -$1.1) }.map(\.2)
-        let memberByKey = Dictionary(group.records.map { ($0.key, $0.member) }, uniquingKeysWith: { first, _ in first })
+        var memberByKey = Dictionary(group.records.map { ($0.key, $0.member) }, uniquingKeysWith: { first, _ in first })
+        for record in group.remote.values { memberByKey[record.key] = record.member }
         for subscriber in group.records {
             let chosen = ranked.lazy.filter { $0.member != subscriber.member }.prefix(subscriber.sources.count)
             let chosenKeys = Set(chosen.map(\.key))
@@ -144,4 +154,11 @@ extension MediaServer {
     private func broadcast(_ plan: MediaGroupPlan, group name: String) {
         for worker in workers { worker.run { $0.apply(plan, group: name) } }
     }
+}
+
+/// A sender as the slots rank it: a local session or a speaker on another node.
+struct SlotCandidate {
+    let key: UInt64
+    let member: String
+    let loudness: SessionLoudness
 }

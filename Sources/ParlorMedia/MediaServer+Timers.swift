@@ -13,7 +13,7 @@ extension MediaServer: MediaTimers {
             workers[record.worker].run { $0.loseAddress(key: key, now: now) }
         }
         socket.send(&queue)
-        if records.isEmpty { tickTimer = nil } else { armTick() }
+        if records.isEmpty, remoteSenderCount == 0 { tickTimer = nil } else { armTick() }
     }
 
     /// Every `reportInterval`: the slots reconsidered where a group has several senders (with more senders than
@@ -21,9 +21,12 @@ extension MediaServer: MediaTimers {
     func report() {
         loop.assertInLoop()
         // Cheap when nothing changes (no event, no plan); needed whenever a subscriber has fewer slots than the group has senders.
-        for (name, group) in groups where group.records.count(where: { isSender($0, in: group) }) > 1 {
-            reassignSlots(in: name)
+        let now = MonotonicClock.now()
+        for (name, group) in groups {
+            // Speakers on other nodes whose packets stopped (their node died, or stopped sending) give up their slots.
+            let pruned = pruneRemoteSenders(of: name, now: now)
+            if pruned || group.records.count(where: { isSender($0, in: group) }) + group.remote.count > 1 { reassignSlots(in: name) }
         }
-        if records.isEmpty { reportTimer = nil } else { armReport() }
+        if records.isEmpty, remoteSenderCount == 0 { reportTimer = nil } else { armReport() }
     }
 }

@@ -43,6 +43,13 @@ public final class MediaServer: @unchecked Sendable {  // mutable state is touch
     var tickTimer: TimerID?
     var reportTimer: TimerID?
     var receiveDropped = 0
+    /// Speakers on other nodes (MediaServer+Links.swift): how many groups hold, the linked packets dropped here, the
+    /// groups with a recording or live-stream tap (they listen without a session), and who hears of the changes.
+    var remoteSenderCount = 0
+    var linkedDropped = 0, reportedLinkedDropped = 0
+    var listeningTaps: [String: Set<MediaTapPurpose>] = [:]
+    var reportedLocalGroups = MediaLocalGroups()
+    var localGroupsObserver: (@Sendable (MediaLocalGroups) -> Void)?
     /// STUN requests dropped unanswered because they did not authenticate.
     public internal(set) var unauthenticatedRequests = 0
     private var reportedDropped = 0, reportedUnauthenticated = 0

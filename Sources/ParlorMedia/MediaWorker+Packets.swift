@@ -86,7 +86,7 @@ extension MediaWorker {
     }
 
     /// One copy per subscriber: its payload type, its slot's rewriter, its SRTP sender, queued to its address.
-    private func forward(_ packet: [UInt8], header: RTPHeader, to subscribers: [(session: MediaSession, slot: Int)], now: UInt64) {
+    func forward(_ packet: [UInt8], header: RTPHeader, to subscribers: [(session: MediaSession, slot: Int)], now: UInt64) {
         for (subscriber, index) in subscribers {
             guard let outbound = subscriber.outbound, let address = subscriber.address, index < subscriber.slots.count else { continue }
             scratch.removeAll(keepingCapacity: true)

@@ -40,6 +40,9 @@ final class MediaWorker: @unchecked Sendable {  // mutable state is touched only
     /// Senders on other workers → this worker's subscribers (session, slot) that carry them.
     var handedOffForwardTo: [UInt64: [(session: MediaSession, slot: Int)]] = [:]
     var handedOffSenders: [String: [UInt64]] = [:]
+    /// Speakers on other nodes whose linked packets this worker takes (MediaWorker+Links.swift), by key and by group.
+    var remoteSenders: [UInt64: RemoteSender] = [:]
+    var groupRemoteSenders: [String: [RemoteSender]] = [:]
     /// Each tapped group's tap (`MediaServer.setTap`); a session of the group carries it from its opening.
     var taps: [String: [MediaTapPurpose: any MediaPacketTap]] = [:]
     /// Reused for every forwarded packet and every batch: no allocation per subscriber.
@@ -50,7 +53,7 @@ final class MediaWorker: @unchecked Sendable {  // mutable state is touched only
     var closedSinceTrim = 0
     var tickTimer: TimerID?
     var reportTimer: TimerID?
-    var forwarded = 0, dropped = 0, decrypted = 0, handedOff = 0, handoffsReceived = 0
+    var forwarded = 0, dropped = 0, decrypted = 0, handedOff = 0, handoffsReceived = 0, linkedReceived = 0
     private var reportedForwarded = 0, reportedDropped = 0, reportedHandedOff = 0
 
     init(index: Int, workerCount: Int, loop: EventLoop, socket: UDPSocket, configuration: MediaServerConfiguration,
@@ -80,7 +83,8 @@ final class MediaWorker: @unchecked Sendable {  // mutable state is touched only
         MediaWorkerStatistics(sessions: counters.sessions.load(ordering: .relaxed), decrypted: counters.decrypted.load(ordering: .relaxed),
                               handedOff: counters.handedOff.load(ordering: .relaxed),
                               handoffsReceived: counters.handoffsReceived.load(ordering: .relaxed),
-                              forwarded: counters.forwarded.load(ordering: .relaxed), dropped: counters.dropped.load(ordering: .relaxed))
+                              forwarded: counters.forwarded.load(ordering: .relaxed), dropped: counters.dropped.load(ordering: .relaxed),
+                              linkedReceived: counters.linkedReceived.load(ordering: .relaxed))
     }
 
     // MARK: Sessions (from the receive loop, in its order)
@@ -166,12 +170,17 @@ final class MediaWorker: @unchecked Sendable {  // mutable state is touched only
             session.forwardTo.removeAll(keepingCapacity: true)
             session.handoffTo.removeAll(keepingCapacity: true)
         }
+        for sender in groupRemoteSenders[name] ?? [] {
+            sender.forwardTo.removeAll(keepingCapacity: true)
+            sender.handoffTo.removeAll(keepingCapacity: true)
+        }
         for sender in handedOffSenders.removeValue(forKey: name) ?? [] { handedOffForwardTo[sender] = nil }
-        var remoteSenders: [UInt64] = []
+        var otherWorkers: [UInt64] = []
         for entry in plan.subscribers {
             guard entry.worker == index else {
                 for case let source? in entry.sources {
                     if let sender = sessions[source], !sender.handoffTo.contains(entry.worker) { sender.handoffTo.append(entry.worker) }
+                    if let sender = remoteSenders[source], !sender.handoffTo.contains(entry.worker) { sender.handoffTo.append(entry.worker) }
                 }
                 continue
             }
@@ -181,19 +190,23 @@ final class MediaWorker: @unchecked Sendable {  // mutable state is touched only
                 guard let source else { continue }
                 if let sender = sessions[source] {
                     sender.forwardTo.append((subscriber, slot))
+                } else if let sender = remoteSenders[source] {
+                    sender.forwardTo.append((subscriber, slot))
                 } else {
-                    if handedOffForwardTo[source] == nil { remoteSenders.append(source) }
+                    if handedOffForwardTo[source] == nil { otherWorkers.append(source) }
                     handedOffForwardTo[source, default: []].append((subscriber, slot))
                 }
             }
         }
-        if !remoteSenders.isEmpty { handedOffSenders[name] = remoteSenders }
+        if !otherWorkers.isEmpty { handedOffSenders[name] = otherWorkers }
     }
 
     /// Closes every session (no close_notify) and stops the timers; worker 0's socket is the server's to close.
     func stop() {
         loop.assertInLoop()
         for key in Array(sessions.keys) { close(key: key, notify: false) }
+        remoteSenders = [:]
+        groupRemoteSenders = [:]
         cancelTimers()
         socket.send(&queue)
         if index > 0 { socket.close() }
@@ -211,6 +224,7 @@ final class MediaWorker: @unchecked Sendable {  // mutable state is touched only
         counters.handoffsReceived.store(handoffsReceived, ordering: .relaxed)
         counters.forwarded.store(forwarded, ordering: .relaxed)
         counters.dropped.store(dropped, ordering: .relaxed)
+        counters.linkedReceived.store(linkedReceived, ordering: .relaxed)
         if let metrics {  // before the send: whoever received a copy finds it counted
             metrics.mediaPacketsForwarded.add(forwarded - reportedForwarded)
             metrics.mediaPacketsDropped.add(dropped - reportedDropped)

@@ -11,6 +11,9 @@ public final class MediaLinkCounters: Sendable {
 
     public let sent = MetricCell()
     public let received = MetricCell()
+    /// Links keyed now, and links torn down because no room needed them (issue 41: links exist on demand).
+    public let links = MetricCell()
+    public let tornDown = MetricCell()
     private let dropped: [String: MetricCell]
     private let unsent: [String: MetricCell]
     private let refusedOffers: [String: MetricCell]
@@ -32,6 +35,9 @@ public final class MediaLinkCounters: Sendable {
         out.single("parlor_media_link_packets_sent_total", "counter", "Media link datagrams sealed and sent to other nodes", sent.load())
         out.single("parlor_media_link_packets_received_total", "counter", "Media link datagrams from other nodes that authenticated and were handed on",
                    received.load())
+        out.single("parlor_media_links", "gauge", "Media links to other nodes keyed now", links.load())
+        out.single("parlor_media_links_torn_down_total", "counter", "Media links torn down because no room needed them for a while",
+                   tornDown.load())
         out.family("parlor_media_link_packets_dropped_total", "counter", "Media link datagrams received and dropped, by reason")
         for reason in Self.dropReasons { out.sample("parlor_media_link_packets_dropped_total", droppedCount(reason), labels: [("reason", reason)]) }
         out.family("parlor_media_link_packets_unsent_total", "counter", "Packets for other nodes not sent, by reason")

@@ -29,6 +29,8 @@ extension MediaSessions {
                 step.batch.broadcast(event, in: room)
             }
             batch.merge(step.batch)
+            // With media links the speaker's packets come here over a link: the slots rank it as it speaks.
+            server?.remoteSpeaking(group: roomID, member: memberID, on: on)
         case .restart(let home, let roomID):
             homes.homeStopped(home, in: roomID, &batch)
         case .timedOut(let request):

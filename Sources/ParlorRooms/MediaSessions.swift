@@ -68,7 +68,8 @@ final class MediaSessions {
         }
         try admitOffer(from: caller)
         let key = MediaSessionKey(clientID: caller.client.id, roomID: room.id)
-        if let home = try homes.remoteHome(of: room.id, &step) {
+        // With media links every node serves its own connections; otherwise the room's media home serves them all.
+        if !rules.configuration.mediaLinks, let home = try homes.remoteHome(of: room.id, &step) {
             // A session here from when this node was the home is over: the room's audio is served elsewhere now.
             if let id = sessionIDs[key] {
                 endSession(id)
@@ -237,7 +238,8 @@ extension MediaSessions {
                     member.audioEnabled && !member.audioMuted && StageRules.mayEnableAudio(room.role(of: member.user.id))
                 }.map(\.id))
             } ?? []
-            let hasSessions = sessionsByRoom[roomID] != nil
+            // With media links a node without sessions may still take a room's remote speakers (its recording).
+            let hasSessions = sessionsByRoom[roomID] != nil || (rules.configuration.mediaLinks && room?.recording != nil)
             guard senders[roomID] != roomSenders, hasSessions || senders[roomID] != nil else { continue }
             senders[roomID] = roomSenders.isEmpty && !hasSessions ? nil : roomSenders
             server.setSenders(group: roomID, members: roomSenders)
@@ -262,8 +264,9 @@ extension MediaSessions {
             guard let room = rules.state.rooms[roomID], let member = room.member(memberID) else { return }
             if let message = try step.applyMedia(.speaking(on), to: member, in: room) {
                 step.batch.broadcast(message, in: room)
-                // Some session of the room came through another node: every node hears it from the home.
-                if sessionsByRoom[roomID]?.contains(where: { sessions[$0]?.key.clientID == nil }) == true {
+                // Some session of the room came through another node (every node hears it from the home), or with
+                // media links speaking is decided where the speaker's session is: every other node hears it from here.
+                if rules.configuration.mediaLinks || sessionsByRoom[roomID]?.contains(where: { sessions[$0]?.key.clientID == nil }) == true {
                     try homes.announceSpeaking(memberID, on: on, in: roomID, &step)
                 }
             }

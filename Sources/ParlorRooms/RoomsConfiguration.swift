@@ -9,6 +9,9 @@ public struct RoomsConfiguration: Sendable {
     public var nodeLease = TimeSpan.seconds(15)
     /// With several nodes: how long a media:offer relayed to the room's media home waits for its answer.
     public var mediaRelayTimeout = TimeSpan.seconds(10)
+    /// With several nodes and media links between them (--cluster-media-address): each node answers its own
+    /// connections' offers and the speakers cross the links (issue 41); the media home then only places recordings.
+    public var mediaLinks = false
     /// At most one rooms transaction starts per window; commands arriving meanwhile wait for its end and share the
     /// next one (group commit). Under load that saves a commit, its WAL frames and a wake-up of each loop per
     /// command for up to this much latency; a command after a quiet window is applied at once. Zero: no wait.

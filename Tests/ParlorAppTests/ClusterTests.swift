@@ -335,7 +335,7 @@ import Testing
         let admin = try PostgresConnection(url: url)
         let migrations = try admin.query("SELECT id FROM schema_migrations ORDER BY id").compactMap { $0.string("id") }
         #expect(migrations == ["001_initial", "002_cluster_nodes", "003_media_home", "004_member_attachments", "005_webhook_outbox", "006_identity_hardening",
-                              "007_recordings", "008_e2ee_rooms", "009_stream_public", "010_node_http_url", "011_media_link_offers"])
+                              "007_recordings", "008_e2ee_rooms", "009_stream_public", "010_node_http_url", "011_media_link_offers", "012_media_room_listeners"])
         #expect(try admin.queryOne("SELECT COUNT(*) AS n FROM nodes")?.int("n") == 2, "each node holds a lease")
     }
 }

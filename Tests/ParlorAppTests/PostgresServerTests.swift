@@ -128,12 +128,12 @@ import Testing
         let url = try TestPostgres.shared().makeDatabase()
         let before = try CLITests.run(["migrate", "--status", "--json", "--database", url.string])
         #expect(before.status == 0)
-        #expect(before.output.contains(#""pending":["001_initial","002_cluster_nodes","003_media_home","004_member_attachments","005_webhook_outbox","006_identity_hardening","007_recordings","008_e2ee_rooms","009_stream_public","010_node_http_url","011_media_link_offers"]"#), "\(before.output)")
+        #expect(before.output.contains(#""pending":["001_initial","002_cluster_nodes","003_media_home","004_member_attachments","005_webhook_outbox","006_identity_hardening","007_recordings","008_e2ee_rooms","009_stream_public","010_node_http_url","011_media_link_offers","012_media_room_listeners"]"#), "\(before.output)")
         #expect(try CLITests.run(["migrate", "--database", url.string]).status == 0)
         let after = try CLITests.run(["migrate", "--status", "--json", "--database", url.string])
         let report = try JSONSerialization.jsonObject(with: Data(after.output.utf8)) as? [String: Any]
         #expect((report?["applied"] as? [[String: Any]])?.map { $0["id"] as? String } == ["001_initial", "002_cluster_nodes", "003_media_home", "004_member_attachments", "005_webhook_outbox", "006_identity_hardening",
-                                                                                          "007_recordings", "008_e2ee_rooms", "009_stream_public", "010_node_http_url", "011_media_link_offers"])
+                                                                                          "007_recordings", "008_e2ee_rooms", "009_stream_public", "010_node_http_url", "011_media_link_offers", "012_media_room_listeners"])
         #expect((report?["pending"] as? [Any])?.isEmpty == true)
         let unreachable = try CLITests.run(["migrate", "--database", try TestPostgres.shared().url(database: "no_such_database").string])
         #expect(unreachable.status == 1)
