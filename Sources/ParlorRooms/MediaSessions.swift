@@ -214,7 +214,7 @@ extension MediaSessions {
         rules.assertOnRoomsThread()
         guard let server else { return }
         homes.prune(roomIDs)
-        guard !roomIDs.isEmpty, !sessions.isEmpty || !senders.isEmpty else { return }
+        guard !roomIDs.isEmpty, !sessions.isEmpty || !senders.isEmpty || rules.configuration.mediaLinks else { return }
         for roomID in roomIDs {
             let room = rules.state.rooms[roomID]
             let ids = sessionsByRoom[roomID] ?? []

@@ -1,5 +1,6 @@
 import Foundation
-import ParlorApp
+@testable import ParlorApp
+import ParlorMedia
 import ParlorLoop
 import ParlorPostgres
 import PostgresTestCluster
@@ -32,11 +33,14 @@ import Testing
         var media: MediaTestClient?
         var answer = ""
 
-        init(_ app: ParlorApplication, _ name: String, in room: String, speaker: Bool) throws {
+        init(socket: TestWebSocket, id: String, name: String) {
+            self.socket = socket
+            self.id = id
             self.name = name
-            socket = try TestWebSocket(app, name: name)
-            id = try #require(try socket.join(room)["member_id"] as? String)
-            if speaker { _ = try socket.call("audio:enable", ["cid": room]) }
+        }
+
+        convenience init(_ app: ParlorApplication, _ name: String, in room: String, speaker: Bool) throws {
+            try self.init(TestWebSocket(app, name: name), name, in: room, speaker: speaker)
         }
 
         func offer(_ room: String, loop: EventLoop, sends: Bool, slots: Int = 3) throws {
@@ -99,6 +103,11 @@ import Testing
             try alice.media?.startStreaming(SFUTests.payload("warming up"), level: 20)
             for (_, listener) in listeners { _ = try SFUTests.slots(listener.socket, room, carrying: alice.id) }
             try alice.media?.stopStreaming()
+            let linkB = try #require(nodes[1].mediaLink)
+            let captured = Locked<[[UInt8]]>([])
+            nodes[0].mediaLink?.sentTap.withLock { tap in
+                tap = { datagram, destination in if destination == linkB.localAddress { captured.withLock { $0.append(datagram) } } }
+            }
             let fence = SFUTests.payload("fence")
             try alice.media?.send(fence, level: 20)
             for (_, listener) in listeners { try listener.media?.waitForPacket { $0.payload == fence } }
@@ -120,6 +129,24 @@ import Testing
             let linked = nodes.map { $0.media?.workerStatistics.reduce(0) { $0 + $1.linkedReceived } ?? -1 }
             #expect(linked[0] == 0 && linked[1] > 0 && linked[2] > 0)
             #expect(alice.media?.received.isEmpty == true)
+            // Speaking (400 ms of her audio above the threshold) is decided on alice's node and heard on every node.
+            for (_, listener) in listeners { _ = try listener.socket.event("audio:speaking:on", in: room, member: alice.id) }
+
+            // A replayed and a forged datagram on the link to B are dropped and counted; B's listeners hear nothing twice.
+            let original = try #require(captured.withLock { $0.last })
+            let raw = try RawUDPSender()
+            try raw.send(original, to: linkB.localAddress)
+            var forged = original
+            forged[5 + 7] &+= 100  // a sequence number not sent yet
+            forged[forged.count - 1] ^= 0x01
+            try raw.send(forged, to: linkB.localAddress)
+            let marker = SFUTests.payload("alice after the replay")
+            try alice.media?.send(marker, level: 40)
+            for (index, listener) in listeners where index == 1 {
+                try listener.media?.waitForPacket { $0.payload == marker }
+                #expect(listener.payloads(from: "alice ") == sent + [marker], "\(listener.name) heard a replayed or forged packet")
+            }
+            #expect(linkB.counters.droppedCount("replayed") == 1 && linkB.counters.droppedCount("forged") == 1)
         }
     }
 
