@@ -238,8 +238,9 @@ extension MediaSessions {
                     member.audioEnabled && !member.audioMuted && StageRules.mayEnableAudio(room.role(of: member.user.id))
                 }.map(\.id))
             } ?? []
-            // With media links a node without sessions may still take a room's remote speakers (its recording).
-            let hasSessions = sessionsByRoom[roomID] != nil || (rules.configuration.mediaLinks && room?.recording != nil)
+            // With media links a node without sessions may still take an open room's remote speakers (for its
+            // recording or live stream).
+            let hasSessions = sessionsByRoom[roomID] != nil || (rules.configuration.mediaLinks && room != nil)
             guard senders[roomID] != roomSenders, hasSessions || senders[roomID] != nil else { continue }
             senders[roomID] = roomSenders.isEmpty && !hasSessions ? nil : roomSenders
             server.setSenders(group: roomID, members: roomSenders)

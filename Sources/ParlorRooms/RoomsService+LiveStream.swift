@@ -69,7 +69,8 @@ extension RoomsService {
                 throw RoomError(.roomForbidden, "only the members of room \(roomID) may listen to its live stream (it is not public)")
             }
         }
-        if let home = try mediaSessions.homes.remoteHome(of: room.id, &step) {
+        // With media links any node mixes the stream: listening there brings it every speaker over the links.
+        if !configuration.mediaLinks, let home = try mediaSessions.homes.remoteHome(of: room.id, &step) {
             throw RoomError(.roomNotFound, "room \(roomID)'s audio is mixed on node \(home): its live stream is served there")
         }
         return .object([:])
