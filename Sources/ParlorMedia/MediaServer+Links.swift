@@ -35,6 +35,8 @@ final class RemoteSenderRecord {
     let member: String
     let worker: Int
     let loudness = SessionLoudness()
+    /// Whether its node last said it speaks: while it does, the slots rank it as loud now.
+    var speaking = false
     var lastPacketAt: UInt64
 
     init(key: UInt64, member: String, worker: Int, now: UInt64) {
@@ -78,9 +80,10 @@ extension MediaServer {
     /// A speaker on another node started or stopped speaking (its node decided, and told every node): the slots rank
     /// it by that, as they rank local speakers by their audio level. Any thread.
     public func remoteSpeaking(group: String, member: String, on: Bool) {
-        guard on else { return }
         loop.execute { [self] in
-            groups[group]?.remote[member]?.loudness.lastLoudAt.store(MonotonicClock.now(), ordering: .relaxed)
+            guard let record = groups[group]?.remote[member] else { return }
+            record.speaking = on
+            record.loudness.lastLoudAt.store(MonotonicClock.now(), ordering: .relaxed)
         }
     }
 

@@ -110,12 +110,15 @@ extension MediaServer {
         defer { reportLocalGroup(name) }
         guard var group = groups[name] else { return }
         // Local senders in the order they opened, then remote ones by key (the order they were first heard).
-        let senders = group.records.filter { isSender($0, in: group) }.map { SlotCandidate(key: $0.key, member: $0.member, loudness: $0.loudness) }
-            + group.remote.values.sorted { $0.key < $1.key }.map { SlotCandidate(key: $0.key, member: $0.member, loudness: $0.loudness) }
+        // A remote speaker whose node says it speaks counts as loud now (its node reads the audio level, not this one).
+        let now = MonotonicClock.now()
+        let senders = group.records.filter { isSender($0, in: group) }
+            .map { SlotCandidate(key: $0.key, member: $0.member, lastLoudAt: $0.loudness.lastLoudAt.load(ordering: .relaxed)) }
+            + group.remote.values.sorted { $0.key < $1.key }
+            .map { SlotCandidate(key: $0.key, member: $0.member, lastLoudAt: $0.speaking ? now : $0.loudness.lastLoudAt.load(ordering: .relaxed)) }
         // Loudest recent first; that order breaks ties (a stable sort keeps it).
         let ranked = senders.count < 2 ? senders
-            : senders.enumerated().map { ($0.element.loudness.lastLoudAt.load(ordering: .relaxed), $0.offset, $0.element) }
-                .sorted { ($0.0, -$0.1) > ($1.0, -$1.1) }.map(\.2)
+            : senders.enumerated().map { ($0.element.lastLoudAt, $0.offset, $0.element) }.sorted { ($0.0, -$0.1) > ($1.0, -$1.1) }.map(\.2)
         var memberByKey = Dictionary(group.records.map { ($0.key, $0.member) }, uniquingKeysWith: { first, _ in first })
         for record in group.remote.values { memberByKey[record.key] = record.member }
         for subscriber in group.records {
@@ -160,5 +163,6 @@ extension MediaServer {
 struct SlotCandidate {
     let key: UInt64
     let member: String
-    let loudness: SessionLoudness
+    /// When it was last loud (monotonic ns), read once for the ranking.
+    let lastLoudAt: UInt64
 }

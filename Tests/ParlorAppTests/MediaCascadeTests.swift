@@ -10,7 +10,7 @@ import Testing
 /// media, and each speaker's packets cross a media link once to every other node with listeners in the room. Real
 /// parts: the test process's PostgreSQL, servers on port 0 sharing a database, in-process media clients over UDP.
 @Suite struct MediaCascadeTests {
-    static func node(_ url: PostgresURL) throws -> ParlorApplication {
+    static func node(_ url: PostgresURL, _ configure: (inout AppConfiguration) -> Void = { _ in }) throws -> ParlorApplication {
         var configuration = AppConfiguration.testing()
         configuration.databasePath = url.string
         configuration.jwtSecret = nil
@@ -20,6 +20,7 @@ import Testing
         configuration.clusterMediaAddress = try AppConfiguration.parse(arguments: ["--cluster-media-address", "127.0.0.1:0"],
                                                                        environment: [:]).clusterMediaAddress
         configuration.clusterListenersPoll = .milliseconds(100)
+        configure(&configuration)
         let app = try buildApplication(configuration)
         #expect(app.mediaLink != nil)
         return app
@@ -201,6 +202,45 @@ import Testing
             }
             try alice.media?.stopStreaming()
             try bob.media?.stopStreaming()
+        }
+    }
+}
+
+extension MediaCascadeTests {
+    /// Links exist on demand: a node that never shares a room's audio with another keys no link to it, and a link no
+    /// room needs any more is torn down once idle (here after 1 s, checked at each 1 s renewal).
+    @Test func linksAreKeyedOnDemandAndTornDownWhenIdle() throws {
+        let url = try TestPostgres.shared().makeDatabase()
+        let nodes = try (0..<3).map { _ in
+            try Self.node(url) { configuration in
+                configuration.clusterLinkRenewal = .seconds(1)
+                configuration.clusterLinkIdleTeardown = .seconds(1)
+            }
+        }
+        defer { nodes.forEach { $0.shutdown() } }
+        try Self.withMediaLoop { loop in
+            let room = try createRoom(nodes[0])
+            let alice = try Member(nodes[0], "alice", in: room, speaker: true)
+            let bert = try Member(nodes[1], "bert", in: room, speaker: false)
+            _ = try Member(nodes[2], "cleo", in: room, speaker: false)  // joined, but no media session: C never listens
+            defer { [alice, bert].forEach { $0.media?.close() } }
+            try bert.offer(room, loop: loop, sends: false)
+            try alice.offer(room, loop: loop, sends: true)
+            let stream = SFUTests.payload("alice streaming")
+            try alice.media?.startStreaming(stream, level: 20)
+            try bert.media?.waitForPacket { $0.payload == stream }
+            #expect(Self.linkCounter(nodes[0], "parlor_media_links") == 1 && Self.linkCounter(nodes[1], "parlor_media_links") == 1)
+            #expect(nodes[0].mediaLink?.linkedEpoch(of: nodes[1].mediaLink?.nodeID ?? "") != nil)
+            #expect(Self.linkCounter(nodes[2], "parlor_media_links") == 0, "node C keyed links it never needed")
+
+            // bert closes his media: B no longer listens, A stops sending, and both ends tear the link down.
+            _ = try bert.socket.call("media:close", ["cid": room])
+            try eventually {
+                Self.linkCounter(nodes[0], "parlor_media_links") == 0 && Self.linkCounter(nodes[1], "parlor_media_links") == 0
+            }
+            #expect(Self.linkCounter(nodes[0], "parlor_media_links_torn_down_total") == 1)
+            #expect(Self.linkCounter(nodes[1], "parlor_media_links_torn_down_total") == 1)
+            try alice.media?.stopStreaming()
         }
     }
 }
