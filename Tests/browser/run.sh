@@ -59,16 +59,18 @@ fi
 "$python" -c 'import websockets.sync.client' 2>/dev/null \
     || fail "$python cannot import websockets (stage_audience.py's plain listeners): $python -m pip install websockets"
 
+has_nginx() { [ -x /usr/sbin/nginx ] || command -v nginx >/dev/null; }
+has_postgres() { ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; }
 if [ "${PARLOR_BROWSER_CLUSTER:-0}" = 1 ]; then
-    if ! command -v nginx >/dev/null && [ ! -x /usr/sbin/nginx ] || ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+    if ! has_nginx || ! has_postgres; then
         if [ "${PARLOR_BROWSER_INSTALL:-1}" = 1 ] && command -v apt-get >/dev/null; then
             echo "browser: installing nginx-light and postgresql" >&2
             apt-get update -qq >&2 || true
             DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx-light postgresql >&2 || true
         fi
     fi
-    [ -x /usr/sbin/nginx ] || command -v nginx >/dev/null || fail "nginx is missing: apt-get install nginx-light"
-    ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || fail "PostgreSQL is missing: apt-get install postgresql"
+    has_nginx || fail "nginx is missing: apt-get install nginx-light"
+    has_postgres || fail "PostgreSQL is missing: apt-get install postgresql"
 fi
 
 parlor_bin=${PARLOR_BIN:-$repo/.build/debug/parlor}
