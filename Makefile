@@ -5,8 +5,8 @@
 #               its shell recipe, the Python interop test, the web client's unit tests (node --test Tests/web), the
 #               Python and JavaScript clients' suites (clients/python, clients/js) and
 #               the browser tests (direct and through TURN; the audience test once more with the AES_CM SRTP profile
-#               forced), and build every fuzz target and run each for FUZZ_CHECK_SECONDS (so a target that stops
-#               building fails)
+#               forced; the stage test once more over two nodes behind nginx), and build every fuzz target and run
+#               each for FUZZ_CHECK_SECONDS (so a target that stops building fails)
 #
 # `make run` uses the debug build on purpose: from a clean clone it compiles in well under half the time of
 # `-c release`, and it is the binary the tests use too. For a release binary see docker/Dockerfile, or run
@@ -39,7 +39,8 @@ APT_PACKAGES := libsqlite3-dev libssl-dev libjwt-dev libpq-dev libopus-dev pkg-c
 # pg_ctl in a temporary directory, on a free loopback port, as the postgres user when run as root), and opus-tools
 # (opusinfo) and ffmpeg, the independent readers the recording files are checked with; nodejs runs the web client's
 # unit tests (Tests/web: `node --test`, WebCrypto built in); node-ws is the WebSocket the JavaScript client loads on a
-# Node without one (clients/js, NODE_PATH=/usr/share/nodejs).
+# Node without one (clients/js, NODE_PATH=/usr/share/nodejs); nginx-light is the balancer in front of several nodes
+# (ClusterBalancerTests, and the browser stage test over two nodes).
 TEST_APT_PACKAGES := chromium chromium-driver coturn iproute2 postgresql nginx-light opus-tools ffmpeg nodejs node-ws
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 VENV_STAMP := $(VENV)/.installed
@@ -49,7 +50,7 @@ REQUIREMENTS := Tests/interop/requirements.txt
 
 help:
 	@echo "make run      build (debug) and serve on http://localhost:8080 with data in ./data"
-	@echo "make test     swift test, the docs/testing.md consumer package and shell and audio recipes, the Python interop test, the web unit tests, the Python and JavaScript clients' suites (with docs/testing.md's recipes) and the browser tests (two users, through TURN, a stage room, an SFU audience)"
+	@echo "make test     swift test, the docs/testing.md consumer package and shell and audio recipes, the Python interop test, the web unit tests, the Python and JavaScript clients' suites (with docs/testing.md's recipes) and the browser tests (two users, through TURN, a stage room (also over two nodes behind nginx), an SFU audience)"
 	@echo "make deps     install missing Debian packages: $(APT_PACKAGES)"
 	@echo "make build    swift build (debug)"
 	@echo "make venv     $(VENV) with the interop test's Python packages ($(REQUIREMENTS))"
@@ -160,6 +161,8 @@ test: test-deps venv build
 	PARLOR_BIN=$(PARLOR_BIN) BROWSER_PYTHON=$(VENV)/bin/python PARLOR_SCREENSHOT=.build/screenshot-room.png PARLOR_STAGE_SCREENSHOT=.build/screenshot-stage.png PARLOR_RECORDING_SCREENSHOT=.build/screenshot-recording.png PARLOR_E2EE_SCREENSHOT=.build/screenshot-e2ee.png $(SUDO) bash Tests/browser/run.sh || browser_status=$$?; \
 	echo "== browser, the other SRTP profile (sfu_audience.py with AES_CM_128_HMAC_SHA1_80 forced; the run above negotiates GCM)"; \
 	$(SUDO) env PARLOR_SRTP_PROFILES=AES_CM_128_HMAC_SHA1_80 PARLOR_BIN=$(PARLOR_BIN) BROWSER_PYTHON=$(VENV)/bin/python bash Tests/browser/run.sh sfu_audience.py || browser_status=$$?; \
+	echo "== browser, two nodes (stage_room.py through nginx over two nodes on one PostgreSQL; the audio crosses their media link)"; \
+	$(SUDO) env PARLOR_BROWSER_CLUSTER=1 PARLOR_BIN=$(PARLOR_BIN) BROWSER_PYTHON=$(VENV)/bin/python PARLOR_STAGE_SCREENSHOT=.build/screenshot-stage-cluster.png bash Tests/browser/run.sh stage_room.py || browser_status=$$?; \
 	echo "== fuzz check (Tests/Fuzz/run.sh $(FUZZ_CHECK_SECONDS): every target builds and runs; log .build/fuzz-check.log)"; \
 	wait $$fuzz_pid || fuzz_status=$$?; \
 	grep -E '^(build of|[a-z-]+ +(ok|FAILED) )|^    ' .build/fuzz-check.log || tail -20 .build/fuzz-check.log; \

@@ -63,10 +63,10 @@ def stop_child(process):
 
 
 class Server:
-    def __init__(self, *extra):
+    def __init__(self, *extra, database=":memory:"):
         self.log = tempfile.NamedTemporaryFile(prefix="parlor-browser-", suffix=".log", delete=False)
         self.process = subprocess.Popen(
-            [PARLOR_BIN, "serve", "--host", "127.0.0.1", "--port", "0", "--database", ":memory:", *extra],
+            [PARLOR_BIN, "serve", "--host", "127.0.0.1", "--port", "0", "--database", database, *extra],
             stdout=subprocess.PIPE, stderr=self.log, text=True)
         first = {}
         reader = threading.Thread(target=lambda: first.setdefault("line", self.process.stdout.readline()), daemon=True)

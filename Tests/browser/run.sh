@@ -8,6 +8,8 @@
 # run (default: all seven), e.g.
 # `run.sh turn_relay.py`.
 # PARLOR_SRTP_PROFILES (e.g. AES_CM_128_HMAC_SHA1_80) forces the servers' SRTP profile, as `make browser-srtp` does.
+# PARLOR_BROWSER_CLUSTER=1 runs stage_room.py's pages through nginx over two nodes sharing a PostgreSQL the script
+# starts, its audio crossing their media link (issue 41; needs nginx-light and postgresql), as `make test` does.
 #
 # Everything (server, coturn, chromedriver, browsers) runs in a private network namespace whose only interface is
 # `lo`, so WebRTC can only use loopback and nothing leaves the machine.
@@ -57,6 +59,20 @@ fi
 "$python" -c 'import websockets.sync.client' 2>/dev/null \
     || fail "$python cannot import websockets (stage_audience.py's plain listeners): $python -m pip install websockets"
 
+has_nginx() { [ -x /usr/sbin/nginx ] || command -v nginx >/dev/null; }
+has_postgres() { ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; }
+if [ "${PARLOR_BROWSER_CLUSTER:-0}" = 1 ]; then
+    if ! has_nginx || ! has_postgres; then
+        if [ "${PARLOR_BROWSER_INSTALL:-1}" = 1 ] && command -v apt-get >/dev/null; then
+            echo "browser: installing nginx-light and postgresql" >&2
+            apt-get update -qq >&2 || true
+            DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx-light postgresql >&2 || true
+        fi
+    fi
+    has_nginx || fail "nginx is missing: apt-get install nginx-light"
+    has_postgres || fail "PostgreSQL is missing: apt-get install postgresql"
+fi
+
 parlor_bin=${PARLOR_BIN:-$repo/.build/debug/parlor}
 [ -x "$parlor_bin" ] || fail "no server binary at $parlor_bin: run swift build first (or set PARLOR_BIN)"
 
@@ -65,6 +81,8 @@ ip netns add "$namespace" || fail "cannot create network namespace $namespace"
 # The scripts' temporary files (Chromium's profile and shared-memory directories, coturn's database, the TLS data
 # directory) go here and leave with the run: each run used to leave some 50 directories in /tmp.
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/parlor-browser.XXXXXX")
+# PostgreSQL (PARLOR_BROWSER_CLUSTER) runs as postgres, which must pass through to its directory in here.
+chmod 711 "$scratch"
 cleanup() {
     # Whatever still runs in our namespace was started by this run (a browser left by a crash): end it by PID.
     for pid in $(ip netns pids "$namespace" 2>/dev/null); do kill "$pid" 2>/dev/null || true; done
