@@ -2,6 +2,7 @@ import ParlorLoop
 import ParlorMedia
 import ParlorMediaLink
 import ParlorRoomsPostgres
+import Synchronization
 
 /// One room's audio across nodes (issue 41): this node's forwarding unit serves its own connections, and each of
 /// its speakers' packets crosses a media link once to every other node that listens in the room.
@@ -29,6 +30,9 @@ final class MediaCascade: @unchecked Sendable {  // state below is touched on `e
     private var targets: [String: [String]] = [:]
     private var pollTimer: TimerID?
     private var stopped = false
+    /// Cleared by `stop` (any thread reads it): the media loop's reports stop reaching the database thread, which
+    /// ends soon after.
+    private let running = Atomic<Bool>(true)
 
     init(media: MediaServer, endpoint: MediaLinkEndpoint, listeners: PostgresMediaRoomListeners, pollInterval: TimeSpan, logger: Logger) throws {
         self.media = media
@@ -41,13 +45,14 @@ final class MediaCascade: @unchecked Sendable {  // state below is touched on `e
             media.receiveLinked(batch.map { LinkedPacket(group: $0.packet.room, member: $0.packet.speaker, rtp: $0.packet.rtp) })
         }
         media.observeLocalGroups { [weak self] groups in
-            guard let self else { return }
+            guard let self, running.load(ordering: .acquiring) else { return }
             endpoint.worker.execute { [self] in localGroupsChanged(groups) }
         }
     }
 
     /// Stops polling, removes every link tap and this node's rows (a clean stop). Blocks; call before the endpoint stops.
     func stop() {
+        running.store(false, ordering: .releasing)
         endpoint.worker.submitAndWait { [self] in
             stopped = true
             if let pollTimer { endpoint.worker.cancelTimer(pollTimer) }

@@ -6,6 +6,9 @@ import ParlorProtocol
 public protocol ClusterTransaction: RoomTransaction {
     /// This process's node id, recorded on the memberships and sessions it holds.
     var nodeID: String { get }
+    /// Tells every other node, at the commit, to send `message` (a room's message that is not stored, at most a few
+    /// KiB) to its connections in the room (`ClusterSignal.unstored`).
+    func notifyUnstored(roomID: String, message: [UInt8]) throws
     /// The room's last event id and whether it is closed (nil: no such room). `lock`: hold the room's row until the
     /// commit, so no other node changes the room (or allocates an event id in it) before this transaction ends.
     func roomHead(id: String, lock: Bool) throws -> (lastEventID: Int64, closed: Bool)?
@@ -77,6 +80,9 @@ public enum ClusterSignal: Sendable, Equatable {
     case userChanged(String, revoked: Bool)
     /// The forwarding unit's media home (MediaHomes.swift): relayed messages, speaking, a home lost.
     case mediaHome(MediaHomeSignal)
+    /// A room's message that is not stored (a reaction), sent by `node` to its own connections in the room: every
+    /// other node sends it to its connections there.
+    case unstored(node: String, roomID: String, message: [UInt8])
 }
 
 /// The link between nodes (PostgreSQL: LISTEN/NOTIFY and the node's heartbeat). It calls the handler from a

@@ -120,6 +120,9 @@ final class ClusterSync {
             try mediaHomes.releaseMediaHomes(transaction, &batch)
         case .cluster(.mediaHome(let signal)):
             try mediaHomes.handleMediaHome(signal, transaction, &batch)
+        case .cluster(.unstored(let node, let roomID, let message)):
+            guard node != transaction.nodeID, let room = rules.state.rooms[roomID] else { return }
+            batch.broadcast(message, in: room)
         case .cluster(.signals):
             try deliverSignals(transaction, &batch)
         case .cluster(.roomChanged) where isRedundantNotification(command):
@@ -241,7 +244,7 @@ final class ClusterSync {
         case .cluster(.roomChanged(let roomID, _)):
             return ([roomID], false, nil)
         case .cluster(.resync), .cluster(.nodesExpired), .cluster(.signals), .cluster(.userChanged), .cluster(.leaseLost),
-             .cluster(.mediaHome):
+             .cluster(.mediaHome), .cluster(.unstored):
             return ([], false, nil)  // handled in prepare(for:)
         }
     }

@@ -21,6 +21,8 @@ extension RoomContext {
             "body": ["member_id": .string(member.id), "user": member.user.json, "emoji": .string(emoji)],
         ])
         step.batch.broadcast(message, in: room)
+        // Not stored, so no event tells the other nodes: they are told directly, for their connections in the room.
+        if let transaction = step.store as? any ClusterTransaction { try transaction.notifyUnstored(roomID: room.id, message: message) }
     }
 
     /// The member's own rate first, then its address's; each counts the message only if both let it through.

@@ -12,6 +12,8 @@ public final class PostgresClusterLink: ClusterLink, @unchecked Sendable {  // `
     static let signalPrefix = "signal "
     /// "user USR-…": the user's claim or tokens changed; "revoke USR-…": an admin revoked its tokens.
     static let userPrefix = "user ", revokePrefix = "revoke "
+    /// "unstored NODE ROOM MESSAGE": a room's message that is not stored (`ClusterSignal.unstored`).
+    static let unstoredPrefix = "unstored "
     public let nodeID: String
     private let database: PostgresDatabase
     /// Milliseconds a node's lease lasts after each heartbeat.
@@ -43,6 +45,13 @@ public final class PostgresClusterLink: ClusterLink, @unchecked Sendable {  // `
                 }
                 if payload.hasPrefix(MediaHomeSignal.prefix) {
                     if let signal = MediaHomeSignal(payload: payload, nodeID: nodeID) { handler(.mediaHome(signal)) }
+                    return
+                }
+                if payload.hasPrefix(Self.unstoredPrefix) {
+                    let parts = payload.dropFirst(Self.unstoredPrefix.count).split(separator: " ", maxSplits: 2)
+                    if parts.count == 3, parts[0] != nodeID {
+                        handler(.unstored(node: String(parts[0]), roomID: String(parts[1]), message: Array(parts[2].utf8)))
+                    }
                     return
                 }
                 for (prefix, revoked) in [(Self.userPrefix, false), (Self.revokePrefix, true)] where payload.hasPrefix(prefix) {

@@ -128,6 +128,13 @@ extension PostgresRoomTransaction: ClusterTransaction {
         return frame.count >= start ? Array(frame[start...]) : []
     }
 
+    func notifyUnstored(roomID: String, message: [UInt8]) throws {
+        let payload = "\(PostgresClusterLink.unstoredPrefix)\(nodeID) \(roomID) " + String(decoding: message, as: UTF8.self)
+        // NOTIFY's payload is under 8,000 bytes; a reaction is far smaller, so a bigger message is a caller's mistake.
+        guard payload.utf8.count < 7_900 else { throw RoomError(.serverInternal, "an unstored message of \(message.count) bytes cannot be relayed") }
+        try db.run("SELECT pg_notify('\(PostgresClusterLink.channel)', $1::text)", [.text(payload)])
+    }
+
     /// Tells every listening node that the room changed, when (and only if) this transaction commits.
     func notifyRoomChanged(_ roomID: String, eventID: Int64) throws {
         try db.run("SELECT pg_notify('\(PostgresClusterLink.channel)', $1::text)", [.text("\(roomID) \(eventID)")])

@@ -153,4 +153,25 @@ import Testing
         #expect(try http(b, "GET", "/rooms", token: alice.jwt).status == 401,
                 "the previous holder's tokens end with the hand-over")
     }
+
+    /// A reaction is not stored, so no event carries it to the other nodes: it is relayed to them, and members joined
+    /// through another node see it once (found by the stage browser test over two nodes).
+    @Test func aReactionReachesMembersOnEveryNodeOnce() throws {
+        let url = try TestPostgres.shared().makeDatabase()
+        let nodes = try (0..<2).map { _ in try ClusterTests.node(url) }
+        defer { nodes.forEach { $0.shutdown() } }
+        let room = try createRoom(nodes[0])
+        let carol = try TestWebSocket(nodes[0], name: "carol")
+        let alice = try TestWebSocket(nodes[1], name: "alice")
+        let carolMember = try #require(try carol.join(room)["member_id"] as? String)
+        _ = try alice.join(room)
+        _ = try carol.call("reaction:send", ["cid": room, "emoji": "👏"])
+        let seen = try alice.event("reaction", in: room, member: carolMember)
+        #expect((seen["body"] as? [String: Any])?["emoji"] as? String == "👏")
+        _ = try carol.event("reaction", in: room, member: carolMember)
+        // Once: a message sent after it arrives with nothing like it before.
+        _ = try carol.call("message:send", ["cid": room, "text": "after"])
+        _ = try alice.event("message:text", in: room)
+        #expect(!alice.inbox.contains { $0["type"] as? String == "reaction" }, "the reaction came twice")
+    }
 }

@@ -236,12 +236,6 @@ class Cluster:
                                    "WHERE m.state = 'JOINED'")
         return {member: url for member, url in rows}
 
-    def split_by_node(self, member_id, people):
-        """people, a list of (Person, member id): ([those held by member_id's node], [the others])."""
-        node_of = self.node_of_members()
-        same = [person for person, member in people if node_of.get(member) == node_of.get(member_id)]
-        return same, [person for person, _ in people if person not in same]
-
     def check_audio_crossed(self, prefix, speaker, heard):
         """Checks that the pages landed on every node and that a speaker's audio crossed a media link: `speaker` is
         (name, member id), `heard` a list of (name, member id, whether audio_flows passed) for the listeners."""

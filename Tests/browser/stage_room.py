@@ -179,21 +179,13 @@ def stage(server):
             chat_lines(p) == ["carol: Could you say more about the budget?", "bob: Sure, one moment."] for p in everyone),
             timeout=5), f"alice's chat: {chat_lines(alice)}")
         carol.find('#reactions button[data-emoji="👏"]').click()
-        viewers, elsewhere = [alice], []
-        if isinstance(server, Cluster):
-            # A reaction (broadcast, never stored) reaches only the pages held by its sender's node so far (reported
-            # with issue 41): checked on the pages of carol's node, and only noted on the others.
-            viewers, elsewhere = server.split_by_node(carol_id, [(alice, alice_id), (bob, bob_id), (carol, carol_id)])
-
         def reaction_shown(person):
             return mark_shown(person, carol_id, ".tile-reaction") and tile_of(person, carol_id).find_element(
                 By.CSS_SELECTOR, ".tile-reaction").text == "👏"
-        check("stage: carol's reaction shows on her tile", wait_for("the reaction", lambda: all(
-            reaction_shown(p) for p in viewers), timeout=5), f"on {', '.join(p.name for p in viewers)}'s pages")
-        for person in elsewhere:
-            shown = wait_for(f"carol's reaction on {person.name}'s page", lambda: reaction_shown(person), timeout=3)
-            print(f"  note: carol's reaction on {person.name}'s page, on another node: "
-                  f"{'shown' if shown else 'not shown'}", flush=True)
+        # alice's page: with two nodes (PARLOR_BROWSER_CLUSTER=1) it is on another node than carol's in every run
+        # seen, and a reaction (never stored) reaches it relayed between the nodes.
+        check("stage: carol's reaction shows on her tile", wait_for("the reaction", lambda: reaction_shown(alice), timeout=5),
+              "on alice's page")
 
         # The picture for the README: the moderator's view, with the stage, the audience and the chat.
         alice.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
