@@ -32,7 +32,7 @@ extension MediaCascadeTests {
         }
         let bPort = try ExecutableTests.port(fromListeningLine: try child.readLine())
 
-        try Self.withMediaLoop { loop in
+        try withMediaClientLoop { loop in
             let room = try createRoom(a)
             let alice = try Member(a, "alice", in: room, speaker: true)
             let bobGrant = try auth(port: bPort, name: "bob")
@@ -88,13 +88,5 @@ extension MediaCascadeTests {
                         "\(listener.name) missed some of alice's packets: \(unwrapped.count) over \(unwrapped.last! - unwrapped.first! + 1)")
             }
         }
-    }
-}
-
-extension MediaCascadeTests.Member {
-    convenience init(_ socket: TestWebSocket, _ name: String, in room: String, speaker: Bool) throws {
-        let id = try #require(try socket.join(room)["member_id"] as? String)
-        if speaker { _ = try socket.call("audio:enable", ["cid": room]) }
-        self.init(socket: socket, id: id, name: name)
     }
 }

@@ -33,7 +33,7 @@ extension MediaCascadeTests {
         let directories = (0..<2).map { _ in NSTemporaryDirectory() + "/parlor-recordings-\(UUID().uuidString)" }
         let nodes = try directories.map { try Self.recordingNode(url, directory: $0) }
         defer { nodes.forEach { $0.shutdown() } }
-        try Self.withMediaLoop { loop in
+        try withMediaClientLoop { loop in
             let aliceToken = try token(nodes[0], "alice")  // the room's creator: she may record it
             let created = try http(nodes[0], "POST", "/rooms", json: #"{"display_name":"Panel"}"#, token: aliceToken)
             let room = try #require(created.object["id"] as? String)
@@ -68,7 +68,7 @@ extension MediaCascadeTests {
         let url = try TestPostgres.shared().makeDatabase()
         let nodes = try (0..<2).map { _ in try Self.recordingNode(url, directory: NSTemporaryDirectory() + "/parlor-unused-\(UUID().uuidString)") }
         defer { nodes.forEach { $0.shutdown() } }
-        try Self.withMediaLoop { loop in
+        try withMediaClientLoop { loop in
             let aliceToken = try token(nodes[0], "alice")
             let created = try http(nodes[0], "POST", "/rooms", json: #"{"display_name":"Panel"}"#, token: aliceToken)
             let room = try #require(created.object["id"] as? String)

@@ -26,53 +26,14 @@ import Testing
         return app
     }
 
-    /// A member on some node: its WebSocket, and its peer connection once it offered.
-    final class Member {
-        let socket: TestWebSocket
-        let id: String
-        let name: String
-        var media: MediaTestClient?
-        var answer = ""
+    typealias Member = NodeMediaMember
 
-        init(socket: TestWebSocket, id: String, name: String) {
-            self.socket = socket
-            self.id = id
-            self.name = name
-        }
-
-        convenience init(_ app: ParlorApplication, _ name: String, in room: String, speaker: Bool) throws {
-            try self.init(TestWebSocket(app, name: name), name, in: room, speaker: speaker)
-        }
-
-        func offer(_ room: String, loop: EventLoop, sends: Bool, slots: Int = 3) throws {
-            media?.close()
-            let media = try MediaTestClient(loop: loop, slots: slots, sends: sends)
-            self.media = media
-            let reply = try socket.call("media:offer", ["cid": room, "sdp": media.offer])
-            answer = try #require(reply["sdp"] as? String)
-            try media.connect(answer: answer)
-        }
-
-        /// Whether the answer's candidate is `app`'s forwarding unit.
-        func answered(by app: ParlorApplication) -> Bool {
-            guard let port = app.media?.localAddress.port else { return false }
-            return answer.contains(" \(port) typ host")
-        }
-
-        /// The payloads received so far that start with `prefix`.
-        func payloads(from prefix: String) -> [[UInt8]] {
-            (media?.received ?? []).map(\.payload).filter { $0.starts(with: Array(prefix.utf8)) }
-        }
-    }
-
-    static func withMediaLoop<T>(_ body: (EventLoop) throws -> T) throws -> T {
-        let loop = try EventLoop(name: "test-media-clients")
-        loop.start()
-        defer {
-            loop.stop()
-            loop.waitUntilStopped()
-        }
-        return try body(loop)
+    /// Three nodes on a fresh database and a room created through the first; the nodes are stopped afterwards.
+    static func withThreeNodes(_ body: ([ParlorApplication], EventLoop, String) throws -> Void) throws {
+        let url = try TestPostgres.shared().makeDatabase()
+        let nodes = try (0..<3).map { _ in try node(url) }
+        defer { nodes.forEach { $0.shutdown() } }
+        try withMediaClientLoop { loop in try body(nodes, loop, try createRoom(nodes[0])) }
     }
 
     static func linkCounter(_ app: ParlorApplication, _ name: String) -> Int {
@@ -83,11 +44,7 @@ import Testing
     /// A speaker on node A, listeners on A, B (two) and C: every listener hears the speaker's payloads intact, each from
     /// its own node, and A sends each packet once to B and once to C, not once per remote listener.
     @Test func aSpeakerCrossesOnceToEachNodeWithListeners() throws {
-        let url = try TestPostgres.shared().makeDatabase()
-        let nodes = try (0..<3).map { _ in try Self.node(url) }
-        defer { nodes.forEach { $0.shutdown() } }
-        try Self.withMediaLoop { loop in
-            let room = try createRoom(nodes[0])
+        try Self.withThreeNodes { nodes, loop, room in
             let alice = try Member(nodes[0], "alice", in: room, speaker: true)
             let listeners = try [(0, "lena"), (1, "bert"), (1, "bess"), (2, "cleo")].map { index, name in
                 (index, try Member(nodes[index], name, in: room, speaker: false))
@@ -154,11 +111,7 @@ import Testing
     /// Speakers on A and B, listeners on C: each listener gets both on separate slots; a mute asked on A silences
     /// alice on C within a second, while bob goes on.
     @Test func speakersOnTwoNodesReachAThirdAndAMuteSilencesEverywhere() throws {
-        let url = try TestPostgres.shared().makeDatabase()
-        let nodes = try (0..<3).map { _ in try Self.node(url) }
-        defer { nodes.forEach { $0.shutdown() } }
-        try Self.withMediaLoop { loop in
-            let room = try createRoom(nodes[0])
+        try Self.withThreeNodes { nodes, loop, room in
             let alice = try Member(nodes[0], "alice", in: room, speaker: true)
             let bob = try Member(nodes[1], "bob", in: room, speaker: true)
             let listeners = try ["cleo", "carl"].map { try Member(nodes[2], $0, in: room, speaker: false) }
@@ -218,7 +171,7 @@ extension MediaCascadeTests {
             }
         }
         defer { nodes.forEach { $0.shutdown() } }
-        try Self.withMediaLoop { loop in
+        try withMediaClientLoop { loop in
             let room = try createRoom(nodes[0])
             let alice = try Member(nodes[0], "alice", in: room, speaker: true)
             let bert = try Member(nodes[1], "bert", in: room, speaker: false)

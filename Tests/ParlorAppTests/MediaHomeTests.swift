@@ -21,45 +21,7 @@ import Testing
         return try buildApplication(configuration)
     }
 
-    /// A member on some node: its WebSocket, and its peer connection once it offered.
-    private final class Member {
-        var socket: TestWebSocket
-        let id: String
-        var media: MediaTestClient?
-        var answer = ""
-
-        init(_ app: ParlorApplication, _ name: String, in room: String, speaker: Bool) throws {
-            socket = try TestWebSocket(app, name: name)
-            id = try #require(try socket.join(room)["member_id"] as? String)
-            if speaker { _ = try socket.call("audio:enable", ["cid": room]) }
-        }
-
-        /// Offers a new peer connection (a microphone when `sends`) and connects it with the answer.
-        func offer(_ room: String, loop: EventLoop, sends: Bool) throws {
-            media?.close()
-            let media = try MediaTestClient(loop: loop, slots: 3, sends: sends)
-            self.media = media
-            let reply = try socket.call("media:offer", ["cid": room, "sdp": media.offer])
-            answer = try #require(reply["sdp"] as? String)
-            try media.connect(answer: answer)
-        }
-
-        /// Whether the answer's candidate is `app`'s forwarding unit.
-        func answered(by app: ParlorApplication) -> Bool {
-            guard let port = app.media?.localAddress.port else { return false }
-            return answer.contains(" \(port) typ host")
-        }
-    }
-
-    private static func withMediaLoop<T>(_ body: (EventLoop) throws -> T) throws -> T {
-        let loop = try EventLoop(name: "test-media-clients")
-        loop.start()
-        defer {
-            loop.stop()
-            loop.waitUntilStopped()
-        }
-        return try body(loop)
-    }
+    private typealias Member = NodeMediaMember
 
     /// Two nodes on a fresh database, a room created through node 0, alice (a speaker) joined through node 0 and bob
     /// (a listener) through node 1; their peer connections are closed and the nodes stopped afterwards.
@@ -67,7 +29,7 @@ import Testing
         let url = try TestPostgres.shared().makeDatabase()
         let nodes = try (0..<2).map { _ in try node(url) }
         defer { nodes.forEach { $0.shutdown() } }
-        try withMediaLoop { loop in
+        try withMediaClientLoop { loop in
             let room = try createRoom(nodes[0])
             let alice = try Member(nodes[0], "alice", in: room, speaker: true)
             let bob = try Member(nodes[1], "bob", in: room, speaker: false)
@@ -139,7 +101,7 @@ import Testing
         let url = try TestPostgres.shared().makeDatabase()
         let nodes = try (0..<3).map { _ in try Self.node(url) }
         defer { nodes.forEach { $0.shutdown() } }
-        try Self.withMediaLoop { loop in
+        try withMediaClientLoop { loop in
             let room = try createRoom(nodes[1])
             let carol = try Member(nodes[0], "carol", in: room, speaker: false)
             let alice = try Member(nodes[1], "alice", in: room, speaker: true)
@@ -195,7 +157,7 @@ import Testing
         let url = try TestPostgres.shared().makeDatabase()
         let node = try Self.node(url, relayTimeout: 0.5)
         defer { node.shutdown() }
-        try Self.withMediaLoop { loop in
+        try withMediaClientLoop { loop in
             let room = try createRoom(node)
             let admin = try PostgresConnection(url: url)
             _ = try admin.run("INSERT INTO nodes (id, started_at, lease_until) VALUES ('NODE-silent', 0, 9000000000000000)")
