@@ -98,8 +98,11 @@ extension MediaServer {
 
     /// The group's record of `packet`'s speaker, made now (and the group marked for new slots) when it is new.
     private func remoteSender(_ packet: LinkedPacket, now: UInt64, regrouped: inout Set<String>) -> RemoteSenderRecord? {
-        guard var group = groups[packet.group], group.senders.contains(packet.member), isListening(packet.group, group) else { return nil }
+        guard var group = groups[packet.group], group.senders.contains(packet.member) else { return nil }
         if let record = group.remote[packet.member] { return record }
+        // Kept while the group has a subscriber or a tap (a group that stops listening drops its remote speakers
+        // when they time out: the speaker's node learns within a poll that it no longer needs to send).
+        guard isListening(packet.group, group) else { return nil }
         // A member whose own session sends here (a second connection through this node) is heard from here.
         guard !group.records.contains(where: { $0.member == packet.member && isSender($0, in: group) }) else { return nil }
         nextKey += 1
