@@ -10,8 +10,8 @@ import Synchronization
 /// - Where this node listens (a session that receives, a recording, a live stream: `MediaLocalGroups.listening`) is
 ///   written to `media_room_listeners` when it changes.
 /// - For the rooms where it has speakers (`sending`), the other live nodes listening there are read every
-///   `pollInterval`; each such node gets a link (set up now if missing) and the room a `.link` tap, which queues
-///   each permitted speaker packet once per node (`MediaLinkEndpoint.send(room:speaker:rtp:to:)`).
+///   `pollInterval`; each such node gets a link (set up now if missing) and the room a relay (`LinkOutlet`), which
+///   seals each permitted speaker packet once per node into the media worker's queue (`MediaLinkEndpoint.seal`).
 /// - Packets from other nodes go to the forwarding unit in the batches the link socket reads (`receiveLinked`).
 ///
 /// All its state lives on the link endpoint's database thread (`endpoint.worker`); the media loop and the link thread
@@ -26,7 +26,7 @@ final class MediaCascade: @unchecked Sendable {  // state below is touched on `e
     private var local = MediaLocalGroups()
     /// The rooms this node's row says it listens in, as last written.
     private var published: Set<String> = []
-    /// Per room with a speaker here, the nodes its packets go to (sorted), as the room's link tap has them.
+    /// Per room with a speaker here, the nodes its packets go to (sorted), as the room's relay has them.
     private var targets: [String: [String]] = [:]
     private var pollTimer: TimerID?
     private var stopped = false
@@ -50,14 +50,14 @@ final class MediaCascade: @unchecked Sendable {  // state below is touched on `e
         }
     }
 
-    /// Stops polling, removes every link tap and this node's rows (a clean stop). Blocks; call before the endpoint stops.
+    /// Stops polling, removes every relay and this node's rows (a clean stop). Blocks; call before the endpoint stops.
     func stop() {
         running.store(false, ordering: .releasing)
         endpoint.worker.submitAndWait { [self] in
             stopped = true
             if let pollTimer { endpoint.worker.cancelTimer(pollTimer) }
             pollTimer = nil
-            for room in targets.keys { media.setTap(group: room, purpose: .link, nil) }
+            for room in targets.keys { media.setRelay(group: room, nil) }
             targets = [:]
             do { try listeners.removeOwnAndGone() } catch { logger.warning("media listeners not removed", ["error": "\(error)"]) }
         }
@@ -70,7 +70,7 @@ final class MediaCascade: @unchecked Sendable {  // state below is touched on `e
         poll()
     }
 
-    /// Writes where this node listens if that changed, then brings each sending room's link tap up to date.
+    /// Writes where this node listens if that changed, then brings each sending room's relay up to date.
     private func poll() {
         if let pollTimer { endpoint.worker.cancelTimer(pollTimer) }
         pollTimer = nil
@@ -95,8 +95,7 @@ final class MediaCascade: @unchecked Sendable {  // state below is touched on `e
             next = next.filter { !$0.value.isEmpty }
             endpoint.want(Set(next.values.joined()))
             for room in Set(targets.keys).union(next.keys) where targets[room] != next[room] {
-                media.setTap(group: room, purpose: .link,
-                             next[room].map { LinkOutlet(room: room, nodes: $0, endpoint: endpoint) })
+                media.setRelay(group: room, next[room].map { LinkOutlet(room: room, nodes: $0, endpoint: endpoint) })
             }
             targets = next
         } catch {
@@ -108,8 +107,9 @@ final class MediaCascade: @unchecked Sendable {  // state below is touched on `e
     }
 }
 
-/// A room's `.link` tap: each permitted packet of a speaker here, queued once for each node listening in the room.
-final class LinkOutlet: MediaPacketTap {
+/// A room's relay: each packet a speaker here may send, sealed once for each node listening in the room, into the
+/// media worker's queue.
+final class LinkOutlet: MediaPacketRelay {
     let room: String
     let nodes: [String]
     let endpoint: MediaLinkEndpoint
@@ -120,7 +120,7 @@ final class LinkOutlet: MediaPacketTap {
         self.endpoint = endpoint
     }
 
-    func received(rtp: [UInt8], member: String, arrival: UInt64) {
-        endpoint.send(room: room, speaker: member, rtp: rtp, to: nodes)
+    func relay(rtp: [UInt8], member: String, into queue: inout UDPSendQueue) {
+        endpoint.seal(room: room, speaker: member, rtp: rtp, to: nodes, into: &queue)
     }
 }

@@ -3,26 +3,30 @@ import ParlorMedia
 import ParlorMediaLink
 import ParlorRoomsPostgres
 
-/// The links as the forwarding unit uses them (issue 41): speaker packets queued from the media workers and sealed
-/// and sent in batches on the link thread, packets received handed on one batch at a time, and links set up for
-/// the nodes the forwarding unit wants and torn down when they have been idle.
+/// The links as the forwarding unit uses them (issue 41): speaker packets sealed on the media worker that decrypted
+/// them and sent with its batch from the media port (a hop to the link thread per packet cost a context switch,
+/// more than the rest of a link's cost: bench/README.md), packets received handed on one batch at a time, and links
+/// set up for the nodes the forwarding unit wants and torn down when they have been idle.
 extension MediaLinkEndpoint {
-    /// A speaker packet for each of `nodes`, as a media worker queued it.
-    struct Outgoing {
-        let room: String
-        let speaker: String
-        let rtp: [UInt8]
-        let nodes: [String]
-    }
-
-    /// Queues `rtp` of `speaker` in `room` for each of `nodes`; the queue goes out on the link thread in one batch of
-    /// `sendmmsg` calls, however many workers filled it. Any thread; never blocks on the network.
-    public func send(room: String, speaker: String, rtp: [UInt8], to nodes: [String]) {
-        let first = outgoing.withLock { queue in
-            queue.append(Outgoing(room: room, speaker: speaker, rtp: rtp, nodes: nodes))
-            return queue.count == 1
+    /// Seals `rtp` of `speaker` in `room` once for each of `nodes` that has a link and appends the datagrams to
+    /// `queue` (a media worker's, sent with its batch). Any thread; never blocks on the network.
+    public func seal(room: String, speaker: String, rtp: [UInt8], to nodes: [String], into queue: inout UDPSendQueue) {
+        let peers = sealers.withLock { $0 }
+        let tap = sentTap.withLock { $0 }
+        for node in nodes {
+            guard let link = peers[node] else {
+                counters.unsent("no_link")
+                continue
+            }
+            do throws(MediaLinkSealError) {
+                let datagram = try link.sealed(room: room, speaker: speaker, rtp: rtp)
+                queue.append(datagram, to: link.destination)
+                counters.sent.add()
+                tap?(datagram, link.destination)
+            } catch {
+                counters.unsent("unsealable")
+            }
         }
-        if first { loop.execute { [self] in sendOutgoing() } }
     }
 
     /// Where packets received over links go, one batch per read of the socket, on the link thread.
@@ -51,37 +55,6 @@ extension MediaLinkEndpoint {
         return prepare(row).flatMap { install([$0]).first ?? .failure(.noOffer(nodeID: nodeID)) }
     }
 
-    /// Link thread: seals every queued packet for each of its nodes and sends them in batches.
-    func sendOutgoing() {
-        let queued = outgoing.withLock { queue in
-            defer { queue.removeAll(keepingCapacity: true) }
-            return queue
-        }
-        guard let socket else { return }
-        let now = MonotonicClock.now()
-        var datagrams: [UDPDatagram] = []
-        datagrams.reserveCapacity(queued.count * 2)
-        for item in queued {
-            for node in item.nodes {
-                guard let link = links[node] else {
-                    counters.unsent("no_link")
-                    continue
-                }
-                do throws(MediaLinkSealError) {
-                    datagrams.append(UDPDatagram(bytes: try link.sender.seal(room: item.room, speaker: item.speaker, rtp: item.rtp),
-                                                 destination: link.destination))
-                    link.lastActivity = now
-                } catch {
-                    counters.unsent("unsealable")
-                }
-            }
-        }
-        guard !datagrams.isEmpty else { return }
-        let sent = socket.send(datagrams)
-        counters.sent.add(sent)
-        if let tap = sentTap.withLock({ $0 }) { for datagram in datagrams { tap(datagram.bytes, datagram.destination) } }
-    }
-
     /// Link thread: the packets opened since the last call go to the batch handler.
     func flushReceived() {
         guard !received.isEmpty else { return }
@@ -97,9 +70,22 @@ extension MediaLinkEndpoint {
         for (node, link) in links where !wanted.contains(node) && now &- link.lastActivity >= idleTeardown.nanoseconds {
             links[node] = nil
             receivers[link.remoteEpoch] = nil
+            sealers.withLock { [links] in $0 = links }
             counters.tornDown.add()
             counters.links.set(links.count)
             logger.info("media link idle: torn down", ["node": node])
         }
+    }
+}
+
+extension MediaLinkEndpoint.PeerLink {
+    /// One datagram sealed under the link's sender lock.
+    func sealed(room: String, speaker: String, rtp: [UInt8]) throws(MediaLinkSealError) -> [UInt8] {
+        let result: Result<[UInt8], MediaLinkSealError> = sender.withLock { sender in
+            do throws(MediaLinkSealError) { return .success(try sender.seal(room: room, speaker: speaker, rtp: rtp)) } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
     }
 }

@@ -61,6 +61,7 @@ extension MediaLinkEndpoint {
                 links[link.nodeID] = link
                 receivers[link.remoteEpoch] = link
                 counters.links.set(links.count)
+                sealers.withLock { [links] in $0 = links }
                 logger.info("media link keyed", ["node": link.nodeID, "address": link.destination.description, "epoch": "\(link.remoteEpoch)"])
                 return .success(link.remoteEpoch)
             }
@@ -75,7 +76,7 @@ extension MediaLinkEndpoint {
             return
         }
         let datagram: [UInt8]
-        do throws(MediaLinkSealError) { datagram = try link.sender.seal(room: room, speaker: speaker, rtp: rtp) } catch {
+        do throws(MediaLinkSealError) { datagram = try link.sealed(room: room, speaker: speaker, rtp: rtp) } catch {
             counters.unsent("unsealable")
             return
         }

@@ -47,8 +47,9 @@ public final class MediaLinkEndpoint: @unchecked Sendable {  // loop state below
     let logger: Logger
     let handler = Locked<PacketHandler?>(nil)
     let batchHandler = Locked<(@Sendable ([(packet: MediaLinkPacket, from: String)]) -> Void)?>(nil)
-    /// Speaker packets the media workers queued for other nodes (MediaLinkEndpoint+Forwarding.swift).
-    let outgoing = Locked<[Outgoing]>([])
+    /// The installed links by node, as the media workers read them to seal (MediaLinkEndpoint+Forwarding.swift): a copy
+    /// of `links` the loop publishes after each change.
+    let sealers = Locked<[String: PeerLink]>([:])
     /// A link neither wanted nor used for this long is torn down at the next renewal.
     let idleTeardown: TimeSpan
     /// Every datagram sent, with its destination (tests capture them to replay or tamper with).
@@ -72,11 +73,12 @@ public final class MediaLinkEndpoint: @unchecked Sendable {  // loop state below
     var received: [(packet: MediaLinkPacket, from: String)] = []
 
     /// One peer's link, as installed on the loop.
-    final class PeerLink {
+    final class PeerLink: @unchecked Sendable {  // immutable but for `lastActivity` (loop only); `sender` is locked
         let nodeID: String
         let remoteEpoch: UInt32
         let destination: TransportAddress
-        let sender: MediaLinkSender
+        /// Sealed under its lock: the media workers relaying speakers seal here, each on its own thread.
+        let sender: Locked<MediaLinkSender>
         let receiver: MediaLinkReceiver
         /// The last packet sent or received on it (monotonic ns), for the idle teardown.
         var lastActivity = MonotonicClock.now()
@@ -85,7 +87,7 @@ public final class MediaLinkEndpoint: @unchecked Sendable {  // loop state below
             nodeID = keys.remoteNodeID
             remoteEpoch = keys.remoteEpoch
             self.destination = destination
-            sender = try MediaLinkSender(keys: keys)
+            sender = Locked(try MediaLinkSender(keys: keys))
             receiver = try MediaLinkReceiver(keys: keys)
         }
     }
@@ -231,6 +233,7 @@ public final class MediaLinkEndpoint: @unchecked Sendable {  // loop state below
             socket?.close()
             socket = nil
             links = [:]
+            sealers.withLock { $0 = [:] }
             receivers = [:]
             pending = []
         }

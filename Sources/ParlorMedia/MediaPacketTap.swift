@@ -10,9 +10,13 @@ public protocol MediaPacketTap: AnyObject, Sendable {
 public enum MediaTapPurpose: Sendable, Hashable, CaseIterable {
     case recording
     case liveStream
-    /// The media links to other nodes with listeners in the room (issue 41): only local speakers' packets, never
-    /// those that came over a link.
-    case link
+}
+
+/// Sends a group's speakers' packets on to other nodes (issue 41): called on the media worker that decrypted each
+/// packet a local speaker may send (never one that came over a link), it appends what to send (one sealed datagram
+/// per node) to the worker's queue, which goes out with the worker's batch. It must return at once, never block.
+public protocol MediaPacketRelay: AnyObject, Sendable {
+    func relay(rtp: [UInt8], member: String, into queue: inout UDPSendQueue)
 }
 
 extension MediaServer {
@@ -22,12 +26,18 @@ extension MediaServer {
     /// to a worker may arrive before the change does.
     public func setTap(group: String, purpose: MediaTapPurpose = .recording, _ tap: (any MediaPacketTap)?) {
         loop.execute { [self] in
-            if purpose != .link {
-                if tap == nil { listeningTaps[group]?.remove(purpose) } else { listeningTaps[group, default: []].insert(purpose) }
-                if listeningTaps[group]?.isEmpty == true { listeningTaps[group] = nil }
-            }
+            if tap == nil { listeningTaps[group]?.remove(purpose) } else { listeningTaps[group, default: []].insert(purpose) }
+            if listeningTaps[group]?.isEmpty == true { listeningTaps[group] = nil }
             for worker in workers { worker.run { $0.setTap(group: group, purpose: purpose, tap) } }
             reportLocalGroup(group)
+        }
+    }
+
+    /// Installs `relay` for `group`'s local speakers (nil removes it). Any thread, without waiting; in call order with
+    /// `open` and `setSenders`, like `setTap`.
+    public func setRelay(group: String, _ relay: (any MediaPacketRelay)?) {
+        loop.execute { [self] in
+            for worker in workers { worker.run { $0.setRelay(group: group, relay) } }
         }
     }
 }
@@ -41,14 +51,18 @@ extension MediaWorker {
         if taps[group]?.isEmpty == true { taps[group] = nil }
         let combined = combinedTap(of: group)
         for session in groupSessions[group] ?? [] { session.tap = combined }
-        let remote = combinedTap(of: group, excluding: .link)
-        for sender in groupRemoteSenders[group] ?? [] { sender.tap = remote }
+        for sender in groupRemoteSenders[group] ?? [] { sender.tap = combined }
     }
 
-    /// The group's taps as the one a session calls: none, the only one, or each in turn. A speaker on another node's
-    /// packets are not sent on over links (`excluding: .link`): each node sends only its own speakers.
-    func combinedTap(of group: String, excluding excluded: MediaTapPurpose? = nil) -> (any MediaPacketTap)? {
-        guard let taps = taps[group]?.filter({ $0.key != excluded }), !taps.isEmpty else { return nil }
+    func setRelay(group: String, _ relay: (any MediaPacketRelay)?) {
+        loop.assertInLoop()
+        relays[group] = relay
+        for session in groupSessions[group] ?? [] { session.relay = relay }
+    }
+
+    /// The group's taps as the one a session calls: none, the only one, or each in turn.
+    func combinedTap(of group: String) -> (any MediaPacketTap)? {
+        guard let taps = taps[group], !taps.isEmpty else { return nil }
         if taps.count == 1 { return taps.first!.value }
         return TapSet(MediaTapPurpose.allCases.compactMap { taps[$0] })
     }

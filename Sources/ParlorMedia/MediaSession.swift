@@ -28,6 +28,8 @@ final class MediaSession {
     var maySend = false
     /// Its group's tap, if any: every packet it may send goes there too (a recording).
     var tap: (any MediaPacketTap)?
+    /// Its group's relay to other nodes, if any: every packet it may send is sealed for them into the worker's queue.
+    var relay: (any MediaPacketRelay)?
     var speaking = SpeakingDetector()
     /// The statistics of the source it sends, for our receiver reports.
     var reception: RTPReceptionStatistics?

@@ -9,7 +9,7 @@ final class RemoteSender {
     /// This worker's subscribers whose slots carry it, and the other workers with such subscribers (the group's plan).
     var forwardTo: [(session: MediaSession, slot: Int)] = []
     var handoffTo: [Int] = []
-    /// The group's recording and live-stream taps (never its link tap: each node sends only its own speakers on).
+    /// The group's recording and live-stream taps (no relay: each node sends only its own speakers to other nodes).
     var tap: (any MediaPacketTap)?
 
     init(key: UInt64, group: String, member: String) {
@@ -23,7 +23,7 @@ extension MediaWorker {
     func openRemote(key: UInt64, group: String, member: String) {
         loop.assertInLoop()
         let sender = RemoteSender(key: key, group: group, member: member)
-        sender.tap = combinedTap(of: group, excluding: .link)
+        sender.tap = combinedTap(of: group)
         remoteSenders[key] = sender
         groupRemoteSenders[group, default: []].append(sender)
     }

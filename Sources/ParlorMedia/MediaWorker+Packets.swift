@@ -78,6 +78,7 @@ extension MediaWorker {
             if let change { emit(.speaking(group: session.setup.group, member: session.member, on: change)) }
         }
         session.tap?.received(rtp: packet, member: session.member, arrival: now)
+        session.relay?.relay(rtp: packet, member: session.member, into: &queue)
         forward(packet, header: header, to: session.forwardTo, now: now)
         for target in session.handoffTo {
             outbox[target].append(HandedOff(sender: session.key, packet: packet))

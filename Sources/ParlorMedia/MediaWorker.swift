@@ -45,6 +45,8 @@ final class MediaWorker: @unchecked Sendable {  // mutable state is touched only
     var groupRemoteSenders: [String: [RemoteSender]] = [:]
     /// Each tapped group's tap (`MediaServer.setTap`); a session of the group carries it from its opening.
     var taps: [String: [MediaTapPurpose: any MediaPacketTap]] = [:]
+    /// Each relayed group's relay to other nodes (`MediaServer.setRelay`), put on its sessions like the taps.
+    var relays: [String: any MediaPacketRelay] = [:]
     /// Reused for every forwarded packet and every batch: no allocation per subscriber.
     var queue = UDPSendQueue()
     var scratch: [UInt8] = []
@@ -100,6 +102,7 @@ final class MediaWorker: @unchecked Sendable {  // mutable state is touched only
         }
         let session = MediaSession(setup: setup, key: key, loudness: loudness, dtls: dtls, now: MonotonicClock.now())
         session.tap = combinedTap(of: setup.group)
+        session.relay = relays[setup.group]
         sessions[key] = session
         groupSessions[setup.group, default: []].append(session)
         counters.sessions.store(sessions.count, ordering: .relaxed)
