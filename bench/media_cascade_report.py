@@ -78,17 +78,18 @@ def main():
         if local:
             points = [(s["nodes"][0]["listeners"], cost(s, 0, kind)) for s in local["steps"]]
             figures["per_listener_us"], figures["alone_fit_us"] = fit(points)
-        if link:
+        # Each difference needs both kinds of window (CASCADE_LINK=10,10 has no speaker-alone one).
+        if link and all(alone_and_loaded(link, kind)):
             alone, loaded = alone_and_loaded(link, kind)
             figures["link_alone_us"], figures["link_loaded_us"] = statistics.fmean(alone), statistics.fmean(loaded)
             figures["per_link_us"] = figures["link_loaded_us"] - figures["link_alone_us"]
             print(f"\n[{kind}] link run, A µs per speaker packet: alone {span(alone)}; listeners on B only {span(loaded)}")
-        if runs["link2"] and "per_link_us" in figures:
+        if runs["link2"] and "per_link_us" in figures and all(alone_and_loaded(runs["link2"], kind)):
             alone, loaded = alone_and_loaded(runs["link2"], kind)
             figures["two_links_us"] = statistics.fmean(loaded) - statistics.fmean(alone)
             print(f"[{kind}] link2 run, A µs per speaker packet: alone {span(alone)}; listeners on B and C only {span(loaded)}: "
                   f"two links {figures['two_links_us']:.2f} µs, the second adds {figures['two_links_us'] - figures['per_link_us']:.2f}")
-        if spread and "per_listener_us" in figures and "per_link_us" in figures:
+        if spread and "per_listener_us" in figures and "per_link_us" in figures and all(alone_and_loaded(spread, kind)):
             alone, loaded = alone_and_loaded(spread, kind)
             loaded_steps = [s for s in spread["steps"] if s["listeners"] > 0]
             own = statistics.fmean(s["nodes"][0]["listeners"] for s in loaded_steps)
