@@ -13,6 +13,9 @@ struct CPUSample {
     /// generator, and busy seconds of the machine (all cores).
     let server: Double
     let threads: [String: Double]
+    /// Seconds each thread ran by /proc/…/task/…/schedstat (nanoseconds, not clock ticks: a window's few
+    /// milliseconds of media-link work show).
+    let runtimes: [String: Double]
     /// The thread ids whose name (/proc/…/comm) starts with "parlor-media".
     let mediaThreads: Set<String>
     /// The thread ids named "parlor-record": a recording's tracks' thread (`RoomRecorder`), one per recording (its mix
@@ -26,18 +29,19 @@ struct CPUSample {
     static let ticksPerSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
 
     static func take(serverPID: Int32) -> CPUSample {
-        var threads: [String: Double] = [:]
+        var threads: [String: Double] = [:], runtimes: [String: Double] = [:]
         var mediaThreads: Set<String> = [], recorderThreads: Set<String> = []
         var names: [String: String] = [:]
         for task in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(serverPID)/task")) ?? [] {
             threads[task] = ticks("/proc/\(serverPID)/task/\(task)/stat").map { $0 / ticksPerSecond }
+            runtimes[task] = runtime("/proc/\(serverPID)/task/\(task)/schedstat")
             let name = (try? String(contentsOfFile: "/proc/\(serverPID)/task/\(task)/comm", encoding: .utf8)) ?? ""
             if name.hasPrefix("parlor-media") { mediaThreads.insert(task) }
             if name.hasPrefix("parlor-record") { recorderThreads.insert(task) }
             names[task] = name.trimmingCharacters(in: .whitespacesAndNewlines)
         }
         return CPUSample(at: DispatchTime.now().uptimeNanoseconds, server: (ticks("/proc/\(serverPID)/stat") ?? 0) / ticksPerSecond,
-                         threads: threads, mediaThreads: mediaThreads, recorderThreads: recorderThreads, names: names, generator: (ticks("/proc/self/stat") ?? 0) / ticksPerSecond,
+                         threads: threads, runtimes: runtimes, mediaThreads: mediaThreads, recorderThreads: recorderThreads, names: names, generator: (ticks("/proc/self/stat") ?? 0) / ticksPerSecond,
                          machineBusy: machineBusyTicks() / ticksPerSecond)
     }
 
@@ -49,6 +53,20 @@ struct CPUSample {
         // After ")": state is field 3, so utime (14) and stime (15) are at offsets 11 and 12.
         guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
         return user + system
+    }
+
+    /// The first field of a schedstat file (nanoseconds on a CPU), in seconds.
+    static func runtime(_ path: String) -> Double? {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8), let first = text.split(separator: " ").first,
+              let nanoseconds = Double(first) else { return nil }
+        return nanoseconds / 1e9
+    }
+
+    /// Seconds the threads in both samples ran between them by schedstat: all of them, and those named parlor-media*
+    /// (the media workers, and on a cluster node the media link's threads, "parlor-media-li…").
+    static func runtime(_ before: CPUSample, _ after: CPUSample) -> (all: Double, media: Double) {
+        let spent = after.runtimes.compactMap { id, end in before.runtimes[id].map { (id, end - $0) } }
+        return (spent.map(\.1).reduce(0, +), spent.filter { after.mediaThreads.contains($0.0) }.map(\.1).reduce(0, +))
     }
 
     /// CPU seconds of the media threads between two samples: all `parlor-media*` threads together, or the busiest

@@ -3,7 +3,7 @@ import ParlorMedia
 import ParlorMediaClient
 
 /// The listeners (and speakers' receive side) of one generator loop: their peers, and what they received inside the
-/// measured window: packets per member and a latency histogram. Loop-thread state; the main thread reads it through
+/// measured window: packets per member and a latency histogram per node the members joined. Loop-thread state; the main thread reads it through
 /// `submitAndWait`.
 final class ListenerShard: @unchecked Sendable {  // every field is touched only on `loop`
     let loop: EventLoop
@@ -11,23 +11,27 @@ final class ListenerShard: @unchecked Sendable {  // every field is touched only
     /// The window: ticks (payload sequences) counted, [from, to).
     private var window: Range<UInt32> = 0..<0
     private var counts: [Int] = []
-    private(set) var histogram = LatencyHistogram()
+    /// Each peer's node (index into the bench's --url list), and a histogram per node.
+    private var nodes: [Int] = []
+    private var histograms: [LatencyHistogram]
     /// Packets outside any payload we sent, or undecodable: should stay 0.
     private var foreign = 0
     /// Every probe packet received, whatever its sequence: the forwarding rate while the server is behind.
     private var arrivals = 0
 
-    init(index: Int) throws {
+    init(index: Int, nodes: Int = 1) throws {
+        histograms = Array(repeating: LatencyHistogram(), count: nodes)
         loop = try EventLoop(name: "media-bench-rx-\(index)")
         loop.start()
     }
 
-    /// Adds a peer on this loop and returns its index in the shard. Loop thread.
-    func add(_ peer: MediaPeer) -> Int {
+    /// Adds a peer (of node `node`) on this loop and returns its index in the shard. Loop thread.
+    func add(_ peer: MediaPeer, node: Int = 0) -> Int {
         loop.assertInLoop()
         let index = peers.count
         peers.append(peer)
         counts.append(0)
+        nodes.append(node)
         peer.received = { [unowned self] header, packet in record(index, header, packet) }
         return index
     }
@@ -38,7 +42,7 @@ final class ListenerShard: @unchecked Sendable {  // every field is touched only
         arrivals += 1
         guard window.contains(payload.sequence) else { return }
         counts[index] += 1
-        histogram.record(nanoseconds: now &- payload.sentAt)
+        histograms[nodes[index]].record(nanoseconds: now &- payload.sentAt)
     }
 
     /// Starts a new window (any thread).
@@ -46,14 +50,14 @@ final class ListenerShard: @unchecked Sendable {  // every field is touched only
         _ = loop.submitAndWait { [self] in
             self.window = window
             for index in counts.indices { counts[index] = 0 }
-            histogram = LatencyHistogram()
+            histograms = Array(repeating: LatencyHistogram(), count: histograms.count)
             return true
         }
     }
 
-    /// Per-member counts and the histogram of the window (any thread).
-    func collect() -> (counts: [Int], histogram: LatencyHistogram, foreign: Int) {
-        loop.submitAndWait { [self] in (counts, histogram, foreign) }
+    /// Per-member counts with each member's node, and the histogram of each node, of the window (any thread).
+    func collect() -> (counts: [Int], nodes: [Int], histograms: [LatencyHistogram], foreign: Int) {
+        loop.submitAndWait { [self] in (counts, nodes, histograms, foreign) }
     }
 
     /// Probe packets received so far (any thread).

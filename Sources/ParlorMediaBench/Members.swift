@@ -9,20 +9,28 @@ import ParlorProtocol
 /// same peers join a Janus VideoRoom instead (`JanusRoom`).
 final class Members: @unchecked Sendable {  // immutable after init; each call uses its own HTTPSetup
     let port: Int
+    /// Every node's port (the first is `port`), and the node index of listener i: `spread[i % spread.count]`.
+    let ports: [Int]
+    let spread: [Int]
     let janus: JanusRoom?
     let roomID: String
     let runTag: String
     let keeper: Keeper
     let slots: Int
 
-    init(port: Int, roomID: String, runTag: String, keeper: Keeper, slots: Int, janus: JanusRoom? = nil) {
-        self.port = port
+    init(ports: [Int], spread: [Int], roomID: String, runTag: String, keeper: Keeper, slots: Int, janus: JanusRoom? = nil) {
+        self.port = ports.first ?? 0
+        self.ports = ports.isEmpty ? [0] : ports
+        self.spread = spread
         self.janus = janus
         self.roomID = roomID
         self.runTag = runTag
         self.keeper = keeper
         self.slots = slots
     }
+
+    /// The node (index into `ports`) member `index` joins: speakers the first, listeners by `spread`.
+    func node(of index: Int, speaker: Bool) -> Int { speaker ? 0 : spread[index % spread.count] }
 
     /// One member; `adopt` runs on `loop` before the peer connects (to attach its receive path). Returns the
     /// connected peer.
@@ -38,7 +46,7 @@ final class Members: @unchecked Sendable {  // immutable after init; each call u
             localHost = answer.address.host
         } else {
             let token = try http.token(name: "mbench-\(runTag)-\(speaker ? "s" : "l")\(index)")
-            let parlor = try Signalling(port: port, token: token)
+            let parlor = try Signalling(port: ports[node(of: index, speaker: speaker)], token: token)
             try parlor.call(.conversationJoin, ["cid": roomID])
             if speaker { try parlor.call(.audioEnable, ["cid": roomID]) }
             let reply = try parlor.call(.mediaOffer, ["cid": roomID, "sdp": peer.offer(slots: slots, sends: speaker)])
@@ -75,12 +83,13 @@ final class Members: @unchecked Sendable {  // immutable after init; each call u
             group.enter()
             Thread { [self] in
                 defer { group.leave() }
-                let http = HTTPSetup(port: port)
+                let https = ports.map { HTTPSetup(port: $0) }
                 let janusAPI = janus.map { JanusAPI(port: $0.port, basePath: $0.basePath) }
                 var index = range.lowerBound + thread
                 while index < range.upperBound, firstError.withLock({ $0 == nil }) {
                     let member = index
                     do {
+                        let http = https[node(of: member, speaker: speaker)]
                         let peer = try join(index: member, speaker: speaker, http: http, janusAPI: janusAPI, loop: loopFor(member)) { adopt(member, $0) }
                         sample.withLock { if $0 == nil { $0 = peer } }
                     } catch {

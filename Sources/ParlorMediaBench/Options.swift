@@ -3,9 +3,15 @@ import Foundation
 /// parlor-media-bench's command line.
 struct Options {
     var port = 0
+    /// `--url A,B,…`: every node's port (cluster nodes on one PostgreSQL); the room and the speakers are on the first.
+    var ports: [Int] = []
+    /// `--listener-spread W0,W1,…`: listener i joins node `spreadPattern[i % count]`, each node index Wk times.
+    var spreadPattern: [Int] = [0]
     /// `--janus`: Janus's HTTP API instead of Parlor's (the VideoRoom plugin; one speaker).
     var janusURL: URL?
     var serverPID: Int32 = 0
+    /// `--server-pid A,B,…`: each node's process, in `--url`'s order (CPU per node in every step).
+    var serverPIDs: [Int32] = []
     var speakers = 1
     var listenerSteps: [Int] = [100]
     var windowSeconds = 10.0
@@ -25,8 +31,8 @@ struct Options {
     var liveListeners = 0
 
     static let usage = """
-        usage: parlor-media-bench (--url http://127.0.0.1:PORT | --janus http://127.0.0.1:PORT/janus) --server-pid PID
-                                  [--speakers S] [--listeners N1,N2,…]
+        usage: parlor-media-bench (--url http://127.0.0.1:PORT[,…] | --janus http://127.0.0.1:PORT/janus) --server-pid PID[,…]
+                                  [--speakers S] [--listeners N1,N2,…] [--listener-spread W1,W2,…]
                                   [--window SECONDS] [--settle SECONDS] [--threads T] [--setup-threads T]
                                   [--payload-bytes B] [--floor-sockets K] [--floor-seconds S] [--floor-rate R]
                                   [--stop-above-loss PERCENT] [--label NAME] [--json] [--record]
@@ -42,7 +48,11 @@ struct Options {
         (POST /rooms/ID/recordings): every speaker's track and the mix are written for the whole ramp, and each step
         reports the server's recorder threads (parlor-record) apart. With --live-listeners N the room's creator joins
         and N HTTP listeners read GET /rooms/ID/live.ogg for the whole ramp; each step reports the live mix's thread
-        (parlor-live) and the event loops' threads apart, and the bytes the listeners read.
+        (parlor-live) and the event loops' threads apart, and the bytes the listeners read. Several --url (nodes of
+        one cluster, issue 41) with as many --server-pid: the room and the speakers are on the first node, listeners
+        spread over the nodes by the weights of --listener-spread (default: all on the first), and each step reports
+        every node's CPU and its listeners' loss and latency. A step of 0 listeners measures the speakers alone;
+        steps may repeat (another window at the same count).
         """
 
     static func parse(_ arguments: [String]) throws -> Options {
@@ -61,18 +71,28 @@ struct Options {
             let name = arguments[index]
             switch name {
             case "--url":
-                let url = try value()
-                guard let port = URLComponents(string: url)?.port, url.hasPrefix("http://127.0.0.1:") else {
-                    throw BenchError("--url must be http://127.0.0.1:PORT (loopback only)")
+                options.ports = try value().split(separator: ",").map { url in
+                    guard let port = URLComponents(string: String(url))?.port, url.hasPrefix("http://127.0.0.1:") else {
+                        throw BenchError("--url must be http://127.0.0.1:PORT (loopback only)")
+                    }
+                    return port
                 }
-                options.port = port
+                options.port = options.ports.first ?? 0
+            case "--listener-spread":
+                let weights: [Int] = try value().split(separator: ",").map { try number(String($0), name) }
+                guard weights.allSatisfy({ (0...1000).contains($0) }), weights.contains(where: { $0 > 0 }) else {
+                    throw BenchError("--listener-spread: weights 0…1000, one above 0")
+                }
+                options.spreadPattern = weights.enumerated().flatMap { Array(repeating: $0.offset, count: $0.element) }
             case "--janus":
                 let url = try value()
                 guard let parsed = URL(string: url), parsed.port != nil, url.hasPrefix("http://127.0.0.1:") else {
                     throw BenchError("--janus must be http://127.0.0.1:PORT/PATH (loopback only)")
                 }
                 options.janusURL = parsed
-            case "--server-pid": options.serverPID = try number(try value(), name)
+            case "--server-pid":
+                options.serverPIDs = try value().split(separator: ",").map { try number(String($0), name) }
+                options.serverPID = options.serverPIDs.first ?? 0
             case "--speakers": options.speakers = try number(try value(), name)
             case "--listeners": options.listenerSteps = try value().split(separator: ",").map { try number(String($0), name) }
             case "--window": options.windowSeconds = try number(try value(), name)
@@ -103,8 +123,14 @@ struct Options {
         guard (1...64).contains(options.speakers), (1...16).contains(options.threads), (1...32).contains(options.setupThreads) else {
             throw BenchError("--speakers 1…64, --threads 1…16, --setup-threads 1…32")
         }
-        guard !options.listenerSteps.isEmpty, options.listenerSteps.allSatisfy({ (1...20_000).contains($0) }),
-              options.listenerSteps == options.listenerSteps.sorted() else { throw BenchError("--listeners: increasing counts, 1…20,000") }
+        guard !options.listenerSteps.isEmpty, options.listenerSteps.allSatisfy({ (0...20_000).contains($0) }),
+              options.listenerSteps == options.listenerSteps.sorted() else { throw BenchError("--listeners: non-decreasing counts, 0…20,000") }
+        guard options.janusURL != nil || options.serverPIDs.count == max(options.ports.count, 1) else {
+            throw BenchError("--server-pid: one PID per --url")
+        }
+        guard options.spreadPattern.allSatisfy({ $0 < max(options.ports.count, 1) }) else {
+            throw BenchError("--listener-spread: one weight per --url at most")
+        }
         guard (ProbePayloadLimits.minimum...1000).contains(options.payloadBytes) else { throw BenchError("--payload-bytes 18…1000") }
         guard (0.5...120).contains(options.windowSeconds), (0...60).contains(options.settleSeconds), (0.2...30).contains(options.floorSeconds),
               (1...5000).contains(options.floorSockets), (1000...2_000_000).contains(options.floorRate) else {

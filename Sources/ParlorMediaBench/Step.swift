@@ -11,6 +11,26 @@ struct StepResult: Codable {
     var wsClosedByServer: Int
     /// With --live-listeners: the live stream's listeners in the window.
     var live: Live?
+    /// Packets the speakers sent in the window (ticks × speakers): the divisor of CPU per speaker packet.
+    var speakerPackets: Int?
+    /// Parlor: each node (one without several --url)'s CPU, and its listeners' delivery and latency.
+    var nodes: [NodeShare]?
+
+    /// One node of a cluster in the window.
+    struct NodeShare: Codable {
+        var node: Int
+        var pid: Int32
+        var listeners: Int
+        /// The whole process in cores: by clock ticks (/proc/PID/stat), and by its threads' schedstat nanoseconds.
+        var serverCores: Double
+        var runtimeCores: Double
+        /// Its parlor-media* threads (media workers, media link threads) by schedstat, in cores.
+        var mediaRuntimeCores: Double
+        /// Each thread that ran in the window, as "name/tid" (names are cut at 15 bytes), in cores by schedstat.
+        var threadCores: [String: Double]
+        var lossPercent: Double
+        var latency: Latency
+    }
 
     struct Live: Codable {
         var listeners: Int
@@ -34,6 +54,7 @@ struct StepResult: Codable {
     /// Send-to-arrival latency of the listeners' packets in the window (nil: none arrived).
     struct Latency: Codable {
         var p50Milliseconds: Double?
+        var p95Milliseconds: Double?
         var p99Milliseconds: Double?
         var p999Milliseconds: Double?
         var maxMilliseconds: Double?

@@ -49,8 +49,8 @@ do {
     }
     keeper = try Keeper()
     clock = try SpeakerClock(payloadBytes: options.payloadBytes)
-    shards = try (0..<options.threads).map { try ListenerShard(index: $0) }
-    members = Members(port: options.port, roomID: room, runTag: runTag, keeper: keeper, slots: options.speakers, janus: janus)
+    shards = try (0..<options.threads).map { try ListenerShard(index: $0, nodes: max(options.ports.count, 1)) }
+    members = Members(ports: options.ports, spread: options.spreadPattern, roomID: room, runTag: runTag, keeper: keeper, slots: options.speakers, janus: janus)
 } catch { die("setup: \(error)") }
 
 // The floor, in the same run, first: before any peer exists, so the probes' SRTP contexts are the only ones in this
@@ -103,10 +103,10 @@ for target in options.listenerSteps {
         let started = MonotonicClock.now()
         clock.setPaused(true)
         defer { clock.setPaused(false) }
-        let allShards = shards
+        let allShards = shards, allMembers = members
         _ = try members.joinAll(joined..<target, threads: options.setupThreads, speaker: false,
                                 loopFor: { allShards[$0 % allShards.count].loop }) { index, peer in
-            _ = allShards[index % allShards.count].add(peer)
+            _ = allShards[index % allShards.count].add(peer, node: allMembers.node(of: index, speaker: false))
         }
         joined = target
         log("  \(target) listeners connected in \(String(format: "%.1f", Double(MonotonicClock.now() - started) / 1e9)) s; settling \(options.settleSeconds) s")
@@ -126,19 +126,26 @@ for target in options.listenerSteps {
     let arrivalsBefore = shards.reduce(clock.arrivalCount) { $0 + $1.arrivalCount }
     let liveBytesBefore = liveListeners?.bytesRead ?? 0
     let before = CPUSample.take(serverPID: options.serverPID)
+    let nodesBefore = options.serverPIDs.dropFirst().map { CPUSample.take(serverPID: $0) }
     guard sleepUntil({ clock.tick >= window.upperBound }, limit: options.windowSeconds + 10) else { die("the speakers' clock stopped") }
     let after = CPUSample.take(serverPID: options.serverPID)
+    let nodesAfter = options.serverPIDs.dropFirst().map { CPUSample.take(serverPID: $0) }
     let arrivalsAfter = shards.reduce(clock.arrivalCount) { $0 + $1.arrivalCount }
     let liveBytesAfter = liveListeners?.bytesRead ?? 0
     usleep(500_000)  // what arrives later than this after the window counts as lost
 
-    var counts: [Int] = []
+    var counts: [Int] = [], countNodes: [Int] = []
     var histogram = LatencyHistogram()
+    var nodeHistograms = Array(repeating: LatencyHistogram(), count: max(options.ports.count, 1))
     var foreign = 0
     for shard in shards {
         let collected = shard.collect()
         counts += collected.counts
-        histogram.merge(collected.histogram)
+        countNodes += collected.nodes
+        for (node, part) in collected.histograms.enumerated() {
+            histogram.merge(part)
+            nodeHistograms[node].merge(part)
+        }
         foreign += collected.foreign
     }
     let speakerSide = clock.collect()
@@ -155,11 +162,9 @@ for target in options.listenerSteps {
     let step = StepResult(
         listeners: target, speakers: options.speakers, windowSeconds: elapsed, forwardedPerSecond: Double(forwarded) / elapsed,
         delivery: .init(expectedPerListener: expected, delivered: delivered, speakerDelivered: speakerSide.received,
-                        lossPercent: 100 * (1 - Double(delivered) / Double(expected * target)),
+                        lossPercent: target > 0 ? 100 * (1 - Double(delivered) / Double(expected * target)) : 0,
                         worstListenerLossPercent: losses.max() ?? 0, listenersOver1Percent: losses.filter { $0 > 1 }.count),
-        latency: .init(p50Milliseconds: histogram.percentile(0.5), p99Milliseconds: histogram.percentile(0.99),
-                       p999Milliseconds: histogram.percentile(0.999),
-                       maxMilliseconds: histogram.total > 0 ? Double(histogram.maximum) / 1e6 : nil),
+        latency: histogram.latency,
         cpu: .init(mediaThreadCores: media.map { $0 / elapsed }, recorderThreadCores: CPUSample.recorderThreads(before, after).map { $0 / elapsed },
                    mixThreadCores: CPUSample.threads(named: "parlor-mix", before, after).map { $0 / elapsed },
                    liveThreadCores: CPUSample.threads(named: "parlor-live", before, after).map { $0 / elapsed },
@@ -171,7 +176,11 @@ for target in options.listenerSteps {
                    otherCores: max(0, (after.machineBusy - before.machineBusy) - server - generator) / elapsed),
         foreignPackets: foreign, wsClosedByServer: keeper.closedByServer,
         live: liveListeners.map { .init(listeners: options.liveListeners, bytesPerSecond: Double(liveBytesAfter - liveBytesBefore) / elapsed,
-                                         closedByServer: $0.closedByServer) })
+                                         closedByServer: $0.closedByServer) },
+        speakerPackets: expected,
+        nodes: options.janusURL == nil ? NodeShares.make(pids: options.serverPIDs, before: [before] + nodesBefore, after: [after] + nodesAfter,
+                                                              elapsed: elapsed, expected: expected, counts: counts, countNodes: countNodes,
+                                                              histograms: nodeHistograms) : nil)
     result.steps.append(step)
     log(Report.row(step))
     if step.delivery.lossPercent > options.stopAboveLoss {
