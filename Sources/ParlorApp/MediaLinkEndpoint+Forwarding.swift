@@ -34,17 +34,10 @@ extension MediaLinkEndpoint {
         batchHandler.withLock { $0 = body }
     }
 
-    /// The nodes the forwarding unit sends to: each gets a link now if it has none (on the database thread, without
-    /// waiting), and none of them is torn down while wanted. Any thread.
+    /// The nodes the forwarding unit sends to (it keys their links itself, `linkOnWorker`): none of them is torn down
+    /// while wanted, and a renewal re-keys them when their node restarts. Any thread.
     public func want(_ nodes: Set<String>) {
-        loop.execute { [self] in
-            wanted = nodes
-            let missing = nodes.filter { links[$0] == nil }
-            guard !missing.isEmpty else { return }
-            worker.execute { [self] in
-                for node in missing.sorted() { _ = linkOnWorker(to: node) }
-            }
-        }
+        loop.execute { [self] in wanted = nodes }
     }
 
     /// `link(to:)` on the database thread.
@@ -55,7 +48,7 @@ extension MediaLinkEndpoint {
         return prepare(row).flatMap { install([$0]).first ?? .failure(.noOffer(nodeID: nodeID)) }
     }
 
-    /// Link thread: the packets opened since the last call go to the batch handler.
+    /// Link thread: the packets opened since the last call go to the batch handler (dropped when none is set).
     func flushReceived() {
         guard !received.isEmpty else { return }
         let batch = received

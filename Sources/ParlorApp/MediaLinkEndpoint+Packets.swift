@@ -104,7 +104,7 @@ extension MediaLinkEndpoint {
             counters.received.add()
             link.lastActivity = MonotonicClock.now()
             handler.withLock { $0 }?(packet, link.nodeID)
-            if batchHandler.withLock({ $0 != nil }) { received.append((packet, link.nodeID)) }
+            received.append((packet, link.nodeID))
         } catch {
             counters.dropped(error.counterLabel)
         }
